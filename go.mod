@@ -1,0 +1,3 @@
+module github.com/pgline/pgline
+
+go 1.26
