@@ -1,0 +1,137 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// DataRow is a validated DataRow ('D') body and a cursor over its columns.
+//
+//	int16 n, n × (int32 length or -1 for NULL, length bytes)
+//
+// Column values alias the body. A DataRow is a small value: decoding and
+// walking one allocates nothing.
+type DataRow struct {
+	body []byte // the whole body
+	n    int    // number of columns
+	off  int    // offset in body of the next column for Next
+	i    int    // index of the next column for Next
+}
+
+// ParseDataRow checks that body is a well-formed DataRow: a non-negative
+// column count and, for each column, a length of -1 (NULL) or one that fits
+// in what is left of the body, with no bytes left over.
+func ParseDataRow(body []byte) (DataRow, error) {
+	if len(body) < 2 {
+		return DataRow{}, protoErr("DataRow: truncated")
+	}
+	n := int(int16(binary.BigEndian.Uint16(body)))
+	if n < 0 {
+		return DataRow{}, protoErr(fmt.Sprintf("DataRow: negative column count %d", n))
+	}
+	off := 2
+	for i := 0; i < n; i++ {
+		if len(body)-off < 4 {
+			return DataRow{}, protoErr(fmt.Sprintf("DataRow: column %d: truncated", i))
+		}
+		l := int(int32(binary.BigEndian.Uint32(body[off:])))
+		off += 4
+		if l == -1 {
+			continue
+		}
+		if l < 0 {
+			return DataRow{}, protoErr(fmt.Sprintf("DataRow: column %d: invalid length %d", i, l))
+		}
+		if l > len(body)-off {
+			return DataRow{}, protoErr(fmt.Sprintf("DataRow: column %d: length %d exceeds message", i, l))
+		}
+		off += l
+	}
+	if off != len(body) {
+		return DataRow{}, protoErr(fmt.Sprintf("DataRow: %d trailing bytes", len(body)-off))
+	}
+	return DataRow{body: body, n: n, off: 2}, nil
+}
+
+// NumColumns returns the number of columns in the row.
+func (d *DataRow) NumColumns() int { return d.n }
+
+// Next returns the next column's value, or isNull true for NULL, and ok false
+// after the last column.
+func (d *DataRow) Next() (value []byte, isNull, ok bool) {
+	if d.i >= d.n {
+		return nil, false, false
+	}
+	d.i++
+	l := int(int32(binary.BigEndian.Uint32(d.body[d.off:])))
+	d.off += 4
+	if l < 0 {
+		return nil, true, true
+	}
+	value = d.body[d.off : d.off+l : d.off+l]
+	d.off += l
+	return value, false, true
+}
+
+// Reset rewinds Next to the first column.
+func (d *DataRow) Reset() { d.off, d.i = 2, 0 }
+
+// Column returns column i (0-based), or isNull true for NULL. It walks the row
+// from the start: use Next or Values to visit every column. It panics if i is
+// out of range, like a slice index.
+func (d *DataRow) Column(i int) (value []byte, isNull bool) {
+	if i < 0 || i >= d.n {
+		panic(fmt.Sprintf("wire: DataRow column %d out of range [0,%d)", i, d.n))
+	}
+	off := 2
+	for {
+		l := int(int32(binary.BigEndian.Uint32(d.body[off:])))
+		off += 4
+		if i == 0 {
+			if l < 0 {
+				return nil, true
+			}
+			return d.body[off : off+l : off+l], false
+		}
+		if l > 0 {
+			off += l
+		}
+		i--
+	}
+}
+
+// Values appends every column value to dst[:0] and returns it; NULL is nil
+// and an empty value is non-nil. Reusing dst makes it allocation-free.
+func (d *DataRow) Values(dst [][]byte) [][]byte {
+	dst = dst[:0]
+	off := 2
+	for range d.n {
+		l := int(int32(binary.BigEndian.Uint32(d.body[off:])))
+		off += 4
+		if l < 0 {
+			dst = append(dst, nil)
+			continue
+		}
+		dst = append(dst, d.body[off:off+l:off+l])
+		off += l
+	}
+	return dst
+}
+
+// AppendDataRow appends a DataRow message (sent by servers); a nil value is
+// NULL.
+func AppendDataRow(dst []byte, values [][]byte) ([]byte, error) {
+	orig := len(dst)
+	dst, start := BeginMessage(dst, MsgDataRow)
+	if len(values) > 1<<15-1 {
+		return dst[:orig], ErrMessageTooLong
+	}
+	dst = AppendInt16(dst, int16(len(values)))
+	var err error
+	for _, v := range values {
+		if dst, err = appendBytes(dst, v); err != nil {
+			return dst[:orig], err
+		}
+	}
+	return FinishMessage(dst, start)
+}

@@ -1,0 +1,300 @@
+package wire
+
+import (
+	"bytes"
+	"io"
+	"reflect"
+	"testing"
+)
+
+// decodeBackend decodes body with the decoder for backend message type typ.
+func decodeBackend(typ byte, body []byte) (any, error) {
+	switch typ {
+	case MsgAuthentication:
+		return ParseAuthentication(body)
+	case MsgBackendKeyData:
+		return ParseBackendKeyData(body)
+	case MsgCommandComplete:
+		return ParseCommandComplete(body)
+	case MsgCopyInResponse, MsgCopyOutResponse, MsgCopyBothResponse:
+		return ParseCopyResponse(body)
+	case MsgDataRow:
+		d, err := ParseDataRow(body)
+		if err != nil {
+			return nil, err
+		}
+		return d.Values(nil), nil
+	case MsgErrorResponse, MsgNoticeResponse:
+		return ParseErrorFields(body)
+	case MsgFunctionCallResponse:
+		return ParseFunctionCallResponse(body)
+	case MsgNegotiateProtocolVersion:
+		return ParseNegotiateProtocolVersion(body)
+	case MsgNotificationResponse:
+		return ParseNotificationResponse(body)
+	case MsgParameterDescription:
+		return ParseParameterDescription(body)
+	case MsgParameterStatus:
+		return ParseParameterStatus(body)
+	case MsgReadyForQuery:
+		return ParseReadyForQuery(body)
+	case MsgRowDescription:
+		return ParseRowDescription(body, nil)
+	}
+	return body, nil
+}
+
+// decodeFrontend decodes body with the decoder for frontend message type typ
+// (0: a startup-phase message).
+func decodeFrontend(typ byte, body []byte) (any, error) {
+	switch typ {
+	case 0:
+		code, err := StartupCode(body)
+		if err != nil {
+			return nil, err
+		}
+		if code == CancelRequestCode {
+			return ParseCancelRequest(body)
+		}
+		return ParseStartupMessage(body)
+	case MsgBind:
+		return ParseBind(body)
+	case MsgClose:
+		return ParseClose(body)
+	case MsgCopyFail:
+		return ParseCopyFail(body)
+	case MsgDescribe:
+		return ParseDescribe(body)
+	case MsgExecute:
+		return ParseExecute(body)
+	case MsgParse:
+		return ParseParse(body)
+	case MsgPassword:
+		if _, err := ParsePassword(body); err == nil {
+			return nil, nil
+		}
+		return ParseSASLInitialResponse(body)
+	case MsgQuery:
+		return ParseQuery(body)
+	}
+	return body, nil
+}
+
+// addBackendSeeds adds every backend golden message and malformed variants.
+func addBackendSeeds(f *testing.F) {
+	for _, tc := range backendGolden {
+		g := unhex(f, tc.golden)
+		f.Add(g[0], g[5:])
+	}
+	for _, h := range []string{
+		"0001 ffffffff", "0001 fffffffe", "0002 ffffffff 7fffffff", "0001 00000010 61",
+		"0001 80000000", "ffff", "0000", "",
+	} {
+		f.Add(byte(MsgDataRow), unhex(f, h))
+	}
+	f.Add(byte(MsgFunctionCallResponse), unhex(f, "fffffffe"))
+	f.Add(byte(MsgFunctionCallResponse), unhex(f, "00000010 61"))
+	f.Add(byte(MsgRowDescription), unhex(f, "ffff"))
+	f.Add(byte(MsgRowDescription), unhex(f, "7fff 6100"))
+	f.Add(byte(MsgNegotiateProtocolVersion), unhex(f, "00000000 ffffffff"))
+	f.Add(byte(MsgParameterDescription), unhex(f, "ffff 00000017"))
+	f.Add(byte(MsgAuthentication), unhex(f, "0000000a 4100"))
+}
+
+func FuzzBackendDecoders(f *testing.F) {
+	addBackendSeeds(f)
+	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
+		if _, err := decodeBackend(typ, body); err != nil && !isProtocolError(err) {
+			t.Fatalf("%q: error %v is not a *ProtocolError", typ, err)
+		}
+	})
+}
+
+// FuzzDataRow checks that a row that parses re-encodes to the same bytes and
+// that Next, Column and Values agree.
+func FuzzDataRow(f *testing.F) {
+	addBackendSeeds(f)
+	f.Fuzz(func(t *testing.T, _ byte, body []byte) {
+		d, err := ParseDataRow(body)
+		if err != nil {
+			if !isProtocolError(err) {
+				t.Fatalf("error %v is not a *ProtocolError", err)
+			}
+			return
+		}
+		vals := d.Values(nil)
+		if len(vals) != d.NumColumns() {
+			t.Fatalf("%d values for %d columns", len(vals), d.NumColumns())
+		}
+		for i, want := range vals {
+			v, null, ok := d.Next()
+			cv, cnull := d.Column(i)
+			if !ok || null != (want == nil) || cnull != null || !bytes.Equal(v, want) || !bytes.Equal(cv, want) {
+				t.Fatalf("column %d: Next %q %v %v, Column %q %v, Values %q", i, v, null, ok, cv, cnull, want)
+			}
+		}
+		if _, _, ok := d.Next(); ok {
+			t.Fatal("Next past the end")
+		}
+		enc, err := AppendDataRow(nil, vals)
+		if err != nil || !bytes.Equal(enc[5:], body) {
+			t.Fatalf("re-encoded %x, %v; want %x", enc, err, body)
+		}
+	})
+}
+
+// FuzzRowDescription checks that a description that parses re-encodes to the
+// same bytes.
+func FuzzRowDescription(f *testing.F) {
+	addBackendSeeds(f)
+	f.Fuzz(func(t *testing.T, _ byte, body []byte) {
+		fields, err := ParseRowDescription(body, nil)
+		if err != nil {
+			if !isProtocolError(err) {
+				t.Fatalf("error %v is not a *ProtocolError", err)
+			}
+			return
+		}
+		enc, err := AppendRowDescription(nil, fields)
+		if err != nil || !bytes.Equal(enc[5:], body) {
+			t.Fatalf("re-encoded %x, %v; want %x", enc, err, body)
+		}
+	})
+}
+
+// FuzzErrorFields checks that fields that parse survive an encode/decode
+// round trip.
+func FuzzErrorFields(f *testing.F) {
+	addBackendSeeds(f)
+	f.Fuzz(func(t *testing.T, _ byte, body []byte) {
+		ef, err := ParseErrorFields(body)
+		if err != nil {
+			if !isProtocolError(err) {
+				t.Fatalf("error %v is not a *ProtocolError", err)
+			}
+			return
+		}
+		enc, err := AppendErrorFields(nil, MsgErrorResponse, ef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseErrorFields(enc[5:])
+		if err != nil || back != ef {
+			t.Fatalf("round trip %+v, %v; want %+v", back, err, ef)
+		}
+	})
+}
+
+func FuzzFrontendDecoders(f *testing.F) {
+	for _, tc := range frontendGolden {
+		g := unhex(f, tc.golden)
+		if tc.startup {
+			f.Add(byte(0), g[4:])
+		} else {
+			f.Add(g[0], g[5:])
+		}
+	}
+	f.Add(byte(MsgBind), unhex(f, "00 00 0000 0001 fffffffe 0000"))
+	f.Add(byte(MsgBind), unhex(f, "00 00 0000 0002 ffffffff 00000010 0000"))
+	f.Add(byte(MsgBind), unhex(f, "00 00 ffff 0000"))
+	f.Add(byte(MsgPassword), unhex(f, "4d00 fffffffe"))
+	f.Add(byte(MsgPassword), unhex(f, "4d00 00000010 61"))
+	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
+		v, err := decodeFrontend(typ, body)
+		if err != nil && !isProtocolError(err) {
+			t.Fatalf("%q: error %v is not a *ProtocolError", typ, err)
+		}
+		// A Bind that decodes re-encodes to the same bytes.
+		if b, ok := v.(Bind); ok && err == nil && (len(b.ParamFormats) <= 1 || len(b.ParamFormats) == len(b.Params)) {
+			enc, err := AppendBind(nil, b.Portal, b.Statement, b.ParamFormats, b.Params, b.ResultFormats)
+			if err != nil && err != ErrNulInString {
+				t.Fatal(err)
+			}
+			if err == nil && !bytes.Equal(enc[5:], body) {
+				t.Fatalf("Bind re-encoded %x, want %x", enc[5:], body)
+			}
+		}
+	})
+}
+
+// FuzzReader feeds arbitrary bytes through Next, or through NextHeader and
+// the streaming calls, until an error, with a small buffer so that large
+// messages take the slow paths.
+func FuzzReader(f *testing.F) {
+	for _, tc := range backendGolden {
+		f.Add(unhex(f, tc.golden), false)
+	}
+	var all []byte
+	for _, tc := range backendGolden {
+		all = append(all, unhex(f, tc.golden)...)
+	}
+	f.Add(all, false)
+	f.Add(all, true)
+	f.Add(frame(msg{MsgCopyData, bytes.Repeat([]byte("x"), 100)}), true)
+	f.Add(unhex(f, "44 00000003"), false)
+	f.Add(unhex(f, "44 80000000"), false)
+	f.Add(unhex(f, "44 7fffffff"), false)
+	f.Add(unhex(f, "44 00000100 0001"), true)
+	f.Add(unhex(f, "44 0000000a 0001 ffffffff"), false)
+	f.Add(unhex(f, "44 0000000a 0001 fffffffe"), false)
+	f.Fuzz(func(t *testing.T, data []byte, stream bool) {
+		r := NewReader(bytes.NewReader(data), 16, 1<<16)
+		for range len(data) + 1 {
+			var err error
+			if stream {
+				var n int
+				if _, n, err = r.NextHeader(); err == nil {
+					half := make([]byte, n/2)
+					if err = r.ReadFull(half); err == nil {
+						if err = r.Discard(n / 4); err == nil {
+							var rest []byte
+							rest, err = r.Body()
+							if err == nil && len(rest) != n-n/2-n/4 {
+								t.Fatalf("Body returned %d bytes, want %d", len(rest), n-n/2-n/4)
+							}
+						}
+					}
+				}
+			} else {
+				var typ byte
+				var body []byte
+				typ, body, err = r.Next()
+				if err == nil {
+					if _, derr := decodeBackend(typ, body); derr != nil && !isProtocolError(derr) {
+						t.Fatalf("decoder error %v is not a *ProtocolError", derr)
+					}
+				}
+			}
+			if err != nil {
+				if err != io.EOF && !isProtocolError(err) {
+					t.Fatalf("error %v is neither io.EOF nor a *ProtocolError", err)
+				}
+				return
+			}
+			if len(r.buf) != 16 {
+				t.Fatalf("buffer size changed to %d", len(r.buf))
+			}
+		}
+		t.Fatal("more messages than bytes")
+	})
+}
+
+func FuzzReadFrontendMessage(f *testing.F) {
+	for _, tc := range frontendGolden {
+		f.Add(unhex(f, tc.golden), tc.startup)
+	}
+	f.Add(unhex(f, "51 80000000"), false)
+	f.Add(unhex(f, "ffffffff"), true)
+	f.Fuzz(func(t *testing.T, data []byte, startup bool) {
+		typ, body, err := ReadFrontendMessage(bytes.NewReader(data), startup)
+		if err != nil {
+			if err != io.EOF && !isProtocolError(err) {
+				t.Fatalf("error %v is neither io.EOF nor a *ProtocolError", err)
+			}
+			return
+		}
+		if v, err := decodeFrontend(typ, body); err != nil && !isProtocolError(err) {
+			t.Fatalf("decoder error %v (%v) is not a *ProtocolError", err, reflect.TypeOf(v))
+		}
+	})
+}
