@@ -1,0 +1,188 @@
+package pgline
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// oneOf returns the value of key, or def when it is empty, and checks that
+// it is one of allowed.
+func oneOf(s settings, key, def string, allowed ...string) (string, error) {
+	v := s.get(key)
+	if v == "" {
+		return def, nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", s.invalid(key, "must be one of "+strings.Join(allowed, ", "))
+}
+
+// parseBool reads a libpq-style boolean: 1/0, true/false, on/off, yes/no,
+// t/f, y/n (any letter case).
+func parseBool(s settings, key string, def bool) (bool, error) {
+	v := strings.ToLower(strings.TrimSpace(s.get(key)))
+	switch v {
+	case "":
+		return def, nil
+	case "1", "t", "true", "on", "y", "yes":
+		return true, nil
+	case "0", "f", "false", "off", "n", "no":
+		return false, nil
+	}
+	return false, s.invalid(key, "must be 1 or 0 (true or false)")
+}
+
+// parseTLSSettings reads the ssl* keys. The per-user files
+// ~/.postgresql/root.crt, postgresql.crt and postgresql.key are the
+// defaults of sslrootcert, sslcert and sslkey when they exist.
+// sslrootcert=system makes verify-full the default sslmode and rules out
+// every weaker one, as in libpq.
+func parseTLSSettings(s settings, src *configSource, c *Config) error {
+	var err error
+	c.SSLRootCert = s.get("sslrootcert")
+	def := "prefer"
+	if c.SSLRootCert == "system" {
+		def = "verify-full"
+	}
+	c.SSLMode, err = oneOf(s, "sslmode", def, "disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+	if err != nil {
+		return err
+	}
+	if c.SSLRootCert == "system" && c.SSLMode != "verify-full" {
+		return s.invalid("sslmode", "sslrootcert=system requires sslmode verify-full")
+	}
+	if c.SSLRootCert == "" {
+		c.SSLRootCert = src.defaultSSLFile("root.crt")
+	}
+	if c.SSLCert = s.get("sslcert"); c.SSLCert == "" {
+		c.SSLCert = src.defaultSSLFile("postgresql.crt")
+	}
+	if c.SSLKey = s.get("sslkey"); c.SSLKey == "" {
+		c.SSLKey = src.defaultSSLFile("postgresql.key")
+	}
+	c.SSLPassword = s.get("sslpassword")
+	if s.get("sslnegotiation") == "direct" {
+		return s.invalid("sslnegotiation", "direct TLS negotiation is not supported; use postgres")
+	}
+	if c.SSLNegotiation, err = oneOf(s, "sslnegotiation", "postgres", "postgres"); err != nil {
+		return err
+	}
+	c.SSLSNI, err = parseBool(s, "sslsni", true)
+	return err
+}
+
+// parseSessionSettings reads channel_binding, require_auth,
+// target_session_attrs and load_balance_hosts.
+func parseSessionSettings(s settings, c *Config) error {
+	var err error
+	if c.ChannelBinding, err = oneOf(s, "channel_binding", "prefer", "disable", "prefer", "require"); err != nil {
+		return err
+	}
+	c.RequireAuth = s.get("require_auth")
+	if err := checkRequireAuthList(c.RequireAuth); err != "" {
+		return s.invalid("require_auth", err)
+	}
+	if c.TargetSessionAttrs, err = oneOf(s, "target_session_attrs", "any",
+		"any", "read-write", "read-only", "primary", "standby", "prefer-standby"); err != nil {
+		return err
+	}
+	c.LoadBalanceHosts, err = oneOf(s, "load_balance_hosts", "disable", "disable", "random")
+	return err
+}
+
+// requireAuthMethods are the method names libpq's require_auth accepts.
+var requireAuthMethods = []string{"password", "md5", "gss", "sspi", "scram-sha-256", "oauth", "none"}
+
+// checkRequireAuthList checks a require_auth list: known method names,
+// each at most once, either all or none negated with "!". It returns why
+// the list is invalid, or "".
+func checkRequireAuthList(list string) string {
+	if list == "" {
+		return ""
+	}
+	seen := make(map[string]bool)
+	entries := strings.Split(list, ",")
+	negated := strings.HasPrefix(entries[0], "!")
+	for _, e := range entries {
+		name, neg := strings.CutPrefix(e, "!")
+		if neg != negated {
+			return "negated (!) and non-negated methods cannot be mixed"
+		}
+		known := false
+		for _, m := range requireAuthMethods {
+			known = known || name == m
+		}
+		if !known {
+			return "methods must be among " + strings.Join(requireAuthMethods, ", ") + ", optionally negated with \"!\""
+		}
+		if seen[name] {
+			return "a method is listed more than once"
+		}
+		seen[name] = true
+	}
+	return ""
+}
+
+// parsePglineSettings reads read_buffer_size and max_message_size and
+// checks the pool and statement cache keys kept in dsnParams.
+func parsePglineSettings(s settings, c *Config) error {
+	var err error
+	if c.ReadBufferSize, err = parseIntKey(s, "read_buffer_size", defaultReadBufferSize, 1024, 1<<30); err != nil {
+		return err
+	}
+	if c.MaxMessageSize, err = parseIntKey(s, "max_message_size", defaultMaxMessageSize, 1024, 1<<31-1); err != nil {
+		return err
+	}
+	if _, err := oneOf(s, "statement_cache_mode", "prepare", "prepare", "describe", "none"); err != nil {
+		return err
+	}
+	if _, err := parseIntKey(s, "statement_cache_capacity", 0, 0, 1<<30); err != nil {
+		return err
+	}
+	if _, err := parseIntKey(s, "pool_max_pipeline", 1, 1, 1<<30); err != nil {
+		return err
+	}
+	maxConns, err := parseIntKey(s, "pool_max_conns", 0, 1, 1<<20)
+	if err != nil {
+		return err
+	}
+	minConns, err := parseIntKey(s, "pool_min_conns", 0, 0, 1<<20)
+	if err != nil {
+		return err
+	}
+	if maxConns > 0 && minConns > maxConns {
+		return s.invalid("pool_min_conns", "must not exceed pool_max_conns")
+	}
+	for _, k := range []string{"pool_max_conn_lifetime", "pool_max_conn_idle_time", "pool_health_check_period"} {
+		if v := s.get(k); v != "" {
+			if d, err := time.ParseDuration(v); err != nil || d < 0 {
+				return s.invalid(k, "must be a non-negative duration such as 30s or 1h")
+			}
+		}
+	}
+	return nil
+}
+
+// parseIntKey reads an integer key in [lo, hi], or def when it is empty.
+func parseIntKey(s settings, key string, def, lo, hi int) (int, error) {
+	v := strings.TrimSpace(s.get(key))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, s.invalid(key, "must be a whole number from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
+	}
+	return n, nil
+}
+
+// dsnParam returns a pgline-specific DSN key kept for higher layers
+// (statement_cache_* and pool_*), and whether the DSN set it.
+func (c *Config) dsnParam(key string) (string, bool) {
+	v, ok := c.dsnParams[key]
+	return v, ok
+}
