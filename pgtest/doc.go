@@ -1,0 +1,66 @@
+// Package pgtest starts a throwaway PostgreSQL cluster for tests and
+// benchmarks: initdb into a fresh temporary directory, a free port on
+// 127.0.0.1 (and ::1), a Unix socket, and the users, pg_hba.conf entries and
+// TLS certificates the test asks for. It uses only the standard library and
+// the PostgreSQL programs initdb, pg_ctl, postgres and psql.
+//
+// # Using it from TestMain
+//
+// Start one cluster per test binary with Run and share it:
+//
+//	var srv *pgtest.Server
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(pgtest.Run(m, pgtest.Options{
+//			TLS: true,
+//			Users: []pgtest.User{
+//				{Name: "alice", Password: "secret", Method: "scram-sha-256"},
+//			},
+//		}, &srv))
+//	}
+//
+//	func TestSomething(t *testing.T) {
+//		dsn := srv.DSN("user=alice", "password=secret") // later keys win
+//		...
+//	}
+//
+// Run stops the cluster and removes its directory after the tests. If the
+// cluster cannot start, Run prints why and returns 1: tests that need a
+// server never skip silently. Start and Stop do the same by hand, for a
+// cluster of one test's own.
+//
+// Server.Exec and Server.Query run SQL as the superuser "postgres" through
+// psql over the Unix socket, for setup and checks that must not depend on
+// the driver under test.
+//
+// Each cluster has its own directory and port, so several test binaries
+// (go test ./...) can run at once. A cluster left behind by a test binary
+// that was killed is stopped and removed by the next Start.
+//
+// # Binaries
+//
+// initdb, pg_ctl and postgres are taken from PATH (following symlinks to
+// their real directory) or else from the highest version under
+// /usr/lib/postgresql/*/bin; psql from the same directory or PATH. Without
+// them Start fails and says what to install (apt-get install -y postgresql).
+//
+// # An existing server: PGLINE_TEST_DSN
+//
+// When the environment variable PGLINE_TEST_DSN holds a DSN (key=value or
+// postgres:// URL), Start and Run start nothing: the Server describes that
+// server (External is true), DSN returns it plus any extra pairs, Exec and
+// Query run psql against it, and Stop does nothing. Options are ignored, so
+// tests needing particular users or TLS must create them there themselves.
+//
+//	PGLINE_TEST_DSN='host=db.example port=5432 user=postgres password=x' go test ./...
+//
+// # Running as root
+//
+// PostgreSQL refuses to run as root. When the test process is root (as in
+// many containers), initdb, pg_ctl and the server run as the user "postgres"
+// if it exists, else "nobody"; the temporary directory is given to that
+// user. psql and the test itself stay root, which may read every file; the
+// client key (ClientKeyFile) stays owned by the test process with mode 0600,
+// as libpq demands. The temporary directory must be reachable by that user:
+// if TMPDIR points into /root, set it to /tmp.
+package pgtest
