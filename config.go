@@ -1,0 +1,105 @@
+package pgline
+
+import (
+	"crypto/tls"
+	"time"
+)
+
+// Config describes how to reach a PostgreSQL server and what to ask of the
+// session. Build one with ParseConfig, which reads a DSN and the libpq PG*
+// environment variables; fields may be changed before ConnectConfig. A Config
+// must not be changed once it has been passed to ConnectConfig.
+type Config struct {
+	// Hosts are tried in order (or in random order when LoadBalanceHosts is
+	// "random"); the first one that accepts the connection and matches
+	// TargetSessionAttrs wins.
+	Hosts []HostConfig
+
+	User     string
+	Password string // empty: look in PassFile per host
+	Database string
+
+	// PassFile is the password file (libpq's passfile / PGPASSFILE,
+	// default ~/.pgpass). The lookup already happened in ParseConfig: the
+	// password found for each host is in HostConfig.Password.
+	PassFile string
+
+	ApplicationName string
+	// Options are command-line options sent to the server at startup
+	// (libpq's options / PGOPTIONS), for example "-c geqo=off".
+	Options string
+	// RuntimeParams are sent in the StartupMessage as they are; any DSN key
+	// that pgline does not know lands here (for example search_path).
+	RuntimeParams map[string]string
+
+	// ConnectTimeout bounds each host attempt (TCP connect, TLS and
+	// authentication). Zero means no timeout beyond ctx.
+	ConnectTimeout time.Duration
+
+	// SSLMode is one of disable, allow, prefer (the default), require,
+	// verify-ca, verify-full.
+	SSLMode        string
+	SSLRootCert    string // file with CA certificates, or "system"
+	SSLCert        string // client certificate file
+	SSLKey         string // client key file
+	SSLPassword    string // unused unless the key is encrypted (not supported yet)
+	SSLNegotiation string // "postgres" (default)
+	SSLSNI         bool   // send the host name with TLS SNI (default true)
+	// TLSConfig, when set, replaces the TLS settings derived from the
+	// ssl* fields (SSLMode still decides whether TLS is tried and needed).
+	TLSConfig *tls.Config
+
+	// ChannelBinding is disable, prefer (the default) or require.
+	ChannelBinding string
+	// RequireAuth lists the authentication methods the client accepts
+	// (libpq's require_auth): password, md5, scram-sha-256, none, with an
+	// optional leading "!" to negate the list. Empty accepts all.
+	RequireAuth string
+
+	// TargetSessionAttrs is any (default), read-write, read-only, primary,
+	// standby or prefer-standby.
+	TargetSessionAttrs string
+	// LoadBalanceHosts is disable (default) or random.
+	LoadBalanceHosts string
+
+	// ReadBufferSize is the size of the connection's read buffer (default
+	// 64 KiB). MaxMessageSize caps DataRow, CopyData, error and notice
+	// messages (default 1 GiB); larger messages are a protocol error.
+	ReadBufferSize int
+	MaxMessageSize int
+
+	// CancelTimeout bounds how long a statement whose ctx ended may go on
+	// after pgline sent its CancelRequest; then the connection is closed.
+	// Zero means 10 seconds.
+	CancelTimeout time.Duration
+
+	// OnNotice, when set, is called with every NoticeResponse the server
+	// sends. It runs on the goroutine reading the connection: it must not
+	// block or call back into the Conn.
+	OnNotice func(*Notice)
+
+	// dsnParams keeps the pgline-specific keys that higher layers (the
+	// statement cache, the pool) read.
+	dsnParams map[string]string
+}
+
+// HostConfig is one entry of a host list.
+type HostConfig struct {
+	// Host is a host name, an IP address, or an absolute directory holding
+	// the server's Unix socket (.s.PGSQL.<port>).
+	Host string
+	// HostAddr, when set, is the numeric address dialled instead of
+	// resolving Host (libpq's hostaddr); Host is still used for TLS
+	// verification and the password file.
+	HostAddr string
+	Port     uint16
+	// Password is the password for this host: Config.Password if set,
+	// otherwise what the password file gives for this host, port, database
+	// and user.
+	Password string
+}
+
+// IsUnixSocket reports whether h names a Unix socket directory.
+func (h HostConfig) IsUnixSocket() bool {
+	return h.HostAddr == "" && len(h.Host) > 0 && h.Host[0] == '/'
+}

@@ -1,0 +1,326 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pgline/pgline/internal/wire"
+	"github.com/pgline/pgline/pgtype"
+)
+
+// Conn is one connection to a PostgreSQL server. It is safe for concurrent
+// use by multiple goroutines; statements from different goroutines are
+// serialised on the connection.
+type Conn struct {
+	cfg  *Config
+	host HostConfig // the host this connection reached
+
+	netConn net.Conn // the socket, or the TLS connection over it
+	tls     bool     // netConn is a *tls.Conn
+
+	pid, secretKey uint32 // BackendKeyData, for CancelRequest
+
+	closed   atomic.Bool
+	fatal    atomic.Pointer[error] // the error that closed the connection, if any
+	txStatus atomic.Uint32         // from the last ReadyForQuery: 'I', 'T' or 'E'
+
+	// slot holds one token while a request uses the connection (from
+	// sending its messages until its reply is read to ReadyForQuery, which
+	// for Query is when its Rows is closed). The holder owns the fields
+	// below.
+	slot  chan struct{}
+	rd    *wire.Reader
+	wbuf  []byte // frontend messages are appended here, then flushed
+	stmts *stmtCache
+	types *pgtype.Map
+	rows  Rows // reused by Query when the previous Rows was closed
+
+	paramsMu sync.RWMutex // protects params
+	params   map[string]string
+}
+
+// Close ends the session (Terminate) and closes the socket. It is safe to
+// call more than once.
+func (c *Conn) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	// Terminate is sent when no request holds the connection; a short
+	// deadline keeps Close from hanging on a dead peer. A request in
+	// progress sees its socket closed and fails.
+	select {
+	case c.slot <- struct{}{}:
+		c.netConn.SetWriteDeadline(time.Now().Add(time.Second))
+		c.netConn.Write(wire.AppendTerminate(nil))
+		defer c.release()
+	default:
+	}
+	return c.netConn.Close()
+}
+
+// acquire takes the connection for one request, waiting for the request
+// before it to finish, or for ctx to end.
+func (c *Conn) acquire(ctx context.Context) error {
+	if c.closed.Load() {
+		return c.closedErr()
+	}
+	if err := ctx.Err(); err != nil {
+		return err // nothing is sent for a request whose ctx is done
+	}
+	select {
+	case c.slot <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if c.closed.Load() {
+		c.release()
+		return c.closedErr()
+	}
+	return nil
+}
+
+// release gives the connection to the next request.
+func (c *Conn) release() { <-c.slot }
+
+// IsClosed reports whether the connection is closed, by Close or by a fatal
+// error.
+func (c *Conn) IsClosed() bool { return c.closed.Load() }
+
+// ParameterStatus returns the value of a server parameter reported by the
+// server (server_version, TimeZone, in_hot_standby, ...), or "".
+func (c *Conn) ParameterStatus(name string) string {
+	c.paramsMu.RLock()
+	defer c.paramsMu.RUnlock()
+	return c.params[name]
+}
+
+// PID returns the server process ID of the session.
+func (c *Conn) PID() uint32 { return c.pid }
+
+// Host returns the host this connection reached.
+func (c *Conn) Host() HostConfig { return c.host }
+
+// TxStatus returns the transaction status from the last ReadyForQuery:
+// 'I' idle, 'T' in a transaction, 'E' in a failed transaction.
+func (c *Conn) TxStatus() byte { return byte(c.txStatus.Load()) }
+
+// fail closes the connection after a fatal error (a protocol error, an I/O
+// error) and records it. The caller holds the slot.
+func (c *Conn) fail(err error) error {
+	c.fatal.CompareAndSwap(nil, &err)
+	c.closed.Store(true)
+	c.netConn.Close()
+	return err
+}
+
+// CommandTag is the server's completion tag for a statement, such as
+// "INSERT 0 3" or "SELECT 10".
+type CommandTag struct {
+	s string
+}
+
+// String returns the tag as the server sent it.
+func (t CommandTag) String() string { return t.s }
+
+// RowsAffected returns the row count at the end of the tag (0 when there is
+// none, as for CREATE TABLE).
+func (t CommandTag) RowsAffected() int64 {
+	i := strings.LastIndexByte(t.s, ' ')
+	if i < 0 {
+		return 0
+	}
+	n, err := strconv.ParseInt(t.s[i+1:], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Ping checks that the server answers, with an empty query.
+func (c *Conn) Ping(ctx context.Context) error {
+	_, err := c.simpleQuery(ctx, "", nil)
+	return err
+}
+
+// queryScalar runs sql with the simple protocol and returns the text of the
+// first column of its first row ("" when there is none or it is NULL).
+func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
+	var v string
+	seen := false
+	_, err := c.simpleQuery(ctx, sql, func(row *wire.DataRow) error {
+		if !seen && row.NumColumns() > 0 {
+			b, _ := row.Column(0)
+			v, seen = string(b), true
+		}
+		return nil
+	})
+	return v, err
+}
+
+// simpleQuery runs sql with the simple query protocol and reads the reply up
+// to ReadyForQuery, passing each DataRow to onRow (rows are discarded when
+// onRow is nil). It returns the tag of the last statement, or the first
+// error (of the server, or of onRow).
+func (c *Conn) simpleQuery(ctx context.Context, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+	if err := c.acquire(ctx); err != nil {
+		return CommandTag{}, err
+	}
+	defer c.release()
+	w := c.watch(ctx)
+	tag, err := c.readSimple(sql, onRow)
+	w.stop()
+	return tag, w.wrap(err)
+}
+
+// readSimple sends a simple Query and reads its reply; the caller holds the
+// slot.
+func (c *Conn) readSimple(sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+	var err error
+	c.wbuf, err = wire.AppendQuery(c.wbuf[:0], sql)
+	if err != nil {
+		return CommandTag{}, err
+	}
+	if err := c.flush(); err != nil {
+		return CommandTag{}, c.fail(err)
+	}
+	var tag CommandTag
+	var firstErr error
+	for {
+		typ, body, err := c.rd.Next()
+		if err != nil {
+			return CommandTag{}, c.fail(readErr(err))
+		}
+		switch typ {
+		case wire.MsgCommandComplete:
+			t, err := wire.ParseCommandComplete(body)
+			if err != nil {
+				return CommandTag{}, c.fail(protocolErr(err))
+			}
+			tag = CommandTag{s: string(t)}
+		case wire.MsgDataRow:
+			if onRow == nil || firstErr != nil {
+				continue
+			}
+			row, err := wire.ParseDataRow(body)
+			if err != nil {
+				return CommandTag{}, c.fail(protocolErr(err))
+			}
+			firstErr = onRow(&row)
+		case wire.MsgErrorResponse:
+			pgErr, err := parsePgError(body)
+			if err != nil {
+				return CommandTag{}, c.fail(err)
+			}
+			if firstErr == nil {
+				firstErr = pgErr
+			}
+		case wire.MsgReadyForQuery:
+			c.txStatus.Store(uint32(body[0]))
+			return tag, firstErr
+		case wire.MsgCopyInResponse:
+			c.wbuf, _ = wire.AppendCopyFail(c.wbuf[:0], "COPY FROM STDIN is not supported by Exec")
+			if err := c.flush(); err != nil {
+				return CommandTag{}, c.fail(err)
+			}
+		default:
+			if err := c.handleAsync(typ, body); err != nil {
+				return CommandTag{}, c.fail(err)
+			}
+			// RowDescription, EmptyQueryResponse, CopyOut data: nothing
+			// to keep.
+		}
+	}
+}
+
+// handleAsync handles the messages that may arrive at any time:
+// ParameterStatus, NoticeResponse and NotificationResponse. Other types are
+// ignored by it.
+func (c *Conn) handleAsync(typ byte, body []byte) error {
+	switch typ {
+	case wire.MsgParameterStatus:
+		ps, err := wire.ParseParameterStatus(body)
+		if err != nil {
+			return protocolErr(err)
+		}
+		c.paramsMu.Lock()
+		c.params[ps.Name] = ps.Value
+		c.paramsMu.Unlock()
+	case wire.MsgNoticeResponse:
+		if c.cfg.OnNotice == nil {
+			return nil
+		}
+		f, err := wire.ParseErrorFields(body)
+		if err != nil {
+			return protocolErr(err)
+		}
+		c.cfg.OnNotice((*Notice)(pgErrorFromFields(&f)))
+	}
+	return nil
+}
+
+// flush writes the write buffer to the socket.
+func (c *Conn) flush() error {
+	_, err := c.netConn.Write(c.wbuf)
+	c.wbuf = c.wbuf[:0]
+	return err
+}
+
+// closedErr is the error for a call on a closed connection.
+func (c *Conn) closedErr() error {
+	if err := c.fatal.Load(); err != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, *err)
+	}
+	return ErrClosed
+}
+
+func protocolErr(err error) error {
+	var pe *wire.ProtocolError
+	if errors.As(err, &pe) {
+		return &ProtocolError{Msg: pe.Msg}
+	}
+	return &ProtocolError{Msg: err.Error()}
+}
+
+// parsePgError decodes an ErrorResponse body.
+func parsePgError(body []byte) (*PgError, error) {
+	f, err := wire.ParseErrorFields(body)
+	if err != nil {
+		return nil, protocolErr(err)
+	}
+	return pgErrorFromFields(&f), nil
+}
+
+func pgErrorFromFields(f *wire.ErrorFields) *PgError {
+	return &PgError{
+		Severity:         f.Severity,
+		SeverityV:        f.SeverityV,
+		Code:             f.Code,
+		Message:          f.Message,
+		Detail:           f.Detail,
+		Hint:             f.Hint,
+		Position:         atoi32(f.Position),
+		InternalPosition: atoi32(f.InternalPosition),
+		InternalQuery:    f.InternalQuery,
+		Where:            f.Where,
+		Schema:           f.Schema,
+		Table:            f.Table,
+		Column:           f.Column,
+		DataType:         f.DataType,
+		Constraint:       f.Constraint,
+		File:             f.File,
+		Line:             atoi32(f.Line),
+		Routine:          f.Routine,
+	}
+}
+
+func atoi32(s string) int32 {
+	n, _ := strconv.ParseInt(s, 10, 32)
+	return int32(n)
+}

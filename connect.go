@@ -1,0 +1,283 @@
+package pgline
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pgline/pgline/internal/wire"
+	"github.com/pgline/pgline/pgtype"
+)
+
+// Connect opens a connection described by dsn (URL or key=value form; the
+// libpq PG* environment variables fill in what it leaves out).
+func Connect(ctx context.Context, dsn string) (*Conn, error) {
+	cfg, err := ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return ConnectConfig(ctx, cfg)
+}
+
+// ConnectConfig opens a connection described by cfg. Hosts are tried in
+// order (shuffled when LoadBalanceHosts is "random"); the first that accepts
+// the connection, authenticates and matches TargetSessionAttrs is kept. When
+// every host fails the error is a *ConnectError naming each host and why.
+func ConnectConfig(ctx context.Context, cfg *Config) (*Conn, error) {
+	if len(cfg.Hosts) == 0 {
+		return nil, errors.New("pgline: config has no host")
+	}
+	hosts := cfg.Hosts
+	if cfg.LoadBalanceHosts == "random" {
+		hosts = append([]HostConfig(nil), hosts...)
+		rand.Shuffle(len(hosts), func(i, j int) { hosts[i], hosts[j] = hosts[j], hosts[i] })
+	}
+
+	var cerr ConnectError
+	attrs := cfg.TargetSessionAttrs
+	// prefer-standby: a first pass looks for a standby, a second takes any.
+	passes := []string{attrs}
+	if attrs == "prefer-standby" {
+		passes = []string{"standby", "any"}
+	}
+	for _, want := range passes {
+		for _, h := range hosts {
+			c, err := connectHost(ctx, cfg, h, want)
+			if err == nil {
+				return c, nil
+			}
+			cerr.Attempts = append(cerr.Attempts, HostError{Host: hostLabel(h), Err: err})
+			if ctx.Err() != nil {
+				return nil, &cerr
+			}
+		}
+	}
+	return nil, &cerr
+}
+
+// hostLabel names a host in errors: "host:port", "[::1]:port" or the socket
+// path.
+func hostLabel(h HostConfig) string {
+	port := strconv.Itoa(int(h.Port))
+	if h.IsUnixSocket() {
+		return h.Host + "/.s.PGSQL." + port
+	}
+	name := h.Host
+	if h.HostAddr != "" {
+		name = h.Host + " (" + h.HostAddr + ")"
+		if h.Host == "" {
+			name = h.HostAddr
+		}
+	}
+	return net.JoinHostPort(name, port)
+}
+
+// connectHost makes the attempts for one host: one per TLS plan of the
+// sslmode (prefer: TLS, then plaintext; allow: plaintext, then TLS), each
+// bounded by ConnectTimeout. The error of the last attempt is returned.
+func connectHost(ctx context.Context, cfg *Config, h HostConfig, attrs string) (*Conn, error) {
+	var errs []error
+	for _, plan := range tlsAttempts(cfg, h) {
+		c, err := connectAttempt(ctx, cfg, h, plan, attrs)
+		if err == nil {
+			return c, nil
+		}
+		if len(errs) > 0 {
+			err = &retryError{plan: plan, err: err}
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil || !retryOtherTLSPlan(err) {
+			break
+		}
+	}
+	if len(errs) == 1 {
+		return nil, errs[0]
+	}
+	return nil, joinedError(errs)
+}
+
+// retryError is the failure of a host's second attempt, with or without
+// TLS as the sslmode allows.
+type retryError struct {
+	plan tlsPlan
+	err  error
+}
+
+func (e *retryError) Error() string {
+	if e.plan == tlsNo {
+		return "then without TLS: " + e.err.Error()
+	}
+	return "then with TLS: " + e.err.Error()
+}
+
+func (e *retryError) Unwrap() error { return e.err }
+
+// joinedError is several errors of one host, shown on one line.
+type joinedError []error
+
+func (e joinedError) Error() string {
+	s := make([]string, len(e))
+	for i, err := range e {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (e joinedError) Unwrap() []error { return e }
+
+// retryOtherTLSPlan reports whether a failed attempt may be retried with
+// the next TLS plan: not when the host is unreachable, timed out, or when
+// the session was refused for its attributes.
+func retryOtherTLSPlan(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return false
+	}
+	var se *sessionAttrsError
+	return !errors.As(err, &se)
+}
+
+// connectAttempt dials h once and runs the startup: TLS negotiation,
+// StartupMessage, authentication, ParameterStatus/BackendKeyData up to
+// ReadyForQuery, then the target_session_attrs check.
+func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan, attrs string) (*Conn, error) {
+	if cfg.ConnectTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
+		defer cancel()
+	}
+	mode, capacity, err := parseCacheParams(cfg)
+	if err != nil {
+		return nil, err
+	}
+	netConn, err := dialHost(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			netConn.Close()
+		}
+	}()
+	// Every read and write of the startup stops when ctx ends (its
+	// deadline included: the socket deadline is set once ctx is done, so
+	// that the error then reads as ctx's).
+	stopWatch := context.AfterFunc(ctx, func() { netConn.SetDeadline(time.Unix(1, 0)) })
+	defer stopWatch()
+
+	c := &Conn{
+		cfg:     cfg,
+		host:    h,
+		netConn: netConn,
+		params:  make(map[string]string),
+		slot:    make(chan struct{}, 1),
+		types:   pgtype.NewMap(),
+		stmts:   newStmtCache(mode, capacity),
+	}
+	if plan != tlsNo {
+		if err := c.startTLS(plan); err != nil {
+			return nil, ctxWrap(ctx, err)
+		}
+	}
+	c.rd = wire.NewReader(c.netConn, cfg.ReadBufferSize, cfg.MaxMessageSize)
+	if err := c.startup(h); err != nil {
+		return nil, ctxWrap(ctx, err)
+	}
+	if err := c.checkSessionAttrs(ctx, attrs); err != nil {
+		c.Close()
+		return nil, ctxWrap(ctx, err)
+	}
+	if !stopWatch() {
+		// ctx ended as the startup finished: the deadline may be set.
+		return nil, ctx.Err()
+	}
+	netConn.SetDeadline(time.Time{})
+	ok = true
+	return c, nil
+}
+
+// ctxWrap adds ctx's error to err when ctx has ended, so a timeout reads as
+// one and errors.Is(err, context.DeadlineExceeded) holds.
+func ctxWrap(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("%w (%w)", ctxErr, err)
+	}
+	return err
+}
+
+// dialHost opens the socket to h: its Unix socket when Host is a directory,
+// otherwise TCP to HostAddr or Host (every resolved address is tried).
+func dialHost(ctx context.Context, h HostConfig) (net.Conn, error) {
+	var d net.Dialer
+	port := strconv.Itoa(int(h.Port))
+	if h.IsUnixSocket() {
+		return d.DialContext(ctx, "unix", h.Host+"/.s.PGSQL."+port)
+	}
+	addr := h.Host
+	if h.HostAddr != "" {
+		addr = h.HostAddr
+	}
+	if addr == "" {
+		addr = "localhost"
+	}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, port))
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+		tc.SetKeepAlive(true)
+	}
+	return c, nil
+}
+
+// startTLS sends SSLRequest and reads exactly one byte of answer straight
+// from the socket before any other read (CVE-2021-23222: bytes the server
+// or a man in the middle sends after 'S' must not be taken as protocol data;
+// they reach the TLS handshake, which fails on them). 'N' means no TLS:
+// plaintext goes on when plan allows it.
+func (c *Conn) startTLS(plan tlsPlan) error {
+	if _, err := c.netConn.Write(wire.AppendSSLRequest(nil)); err != nil {
+		return err
+	}
+	var b [1]byte
+	if _, err := io.ReadFull(c.netConn, b[:]); err != nil {
+		return fmt.Errorf("read SSLRequest answer: %w", err)
+	}
+	switch b[0] {
+	case 'S':
+	case 'N':
+		if plan == tlsRequired {
+			return errors.New("server does not support TLS, but sslmode requires it")
+		}
+		return nil
+	case 'E':
+		// A server too old to know SSLRequest answers with an error.
+		return errors.New("server does not support TLS (it answered SSLRequest with an error)")
+	default:
+		return &ProtocolError{Msg: fmt.Sprintf("unexpected answer %q to SSLRequest", b[0])}
+	}
+	tc, err := buildTLSConfig(c.cfg, c.host.Host)
+	if err != nil {
+		return err
+	}
+	conn := tls.Client(c.netConn, tc)
+	if err := conn.Handshake(); err != nil {
+		return fmt.Errorf("TLS handshake: %w", err)
+	}
+	c.netConn = conn
+	c.tls = true
+	return nil
+}

@@ -1,0 +1,98 @@
+package pgline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// PgError is an error reported by the server (an ErrorResponse). Its fields
+// are the ErrorResponse fields; those the server did not send are empty.
+type PgError struct {
+	Severity         string // localized severity (S)
+	SeverityV        string // non-localized severity (V), PostgreSQL 9.6+
+	Code             string // SQLSTATE (C)
+	Message          string // primary message (M)
+	Detail           string // D
+	Hint             string // H
+	Position         int32  // cursor position in the query, 1-based (P)
+	InternalPosition int32  // p
+	InternalQuery    string // q
+	Where            string // W
+	Schema           string // s
+	Table            string // t
+	Column           string // c
+	DataType         string // d
+	Constraint       string // n
+	File             string // F
+	Line             int32  // L
+	Routine          string // R
+}
+
+// Error returns "SEVERITY: message (SQLSTATE code)".
+func (e *PgError) Error() string {
+	sev := e.Severity
+	if sev == "" {
+		sev = e.SeverityV
+	}
+	return sev + ": " + e.Message + " (SQLSTATE " + e.Code + ")"
+}
+
+// SQLState returns the SQLSTATE code of the error.
+func (e *PgError) SQLState() string { return e.Code }
+
+// Notice is a NoticeResponse from the server: the same fields as an error,
+// at a severity below ERROR.
+type Notice PgError
+
+// ConnectError is returned when a connection cannot be established. It names
+// the host (or each host, when every host of a list failed) and wraps the
+// cause; it never contains the password.
+type ConnectError struct {
+	// Attempts holds one entry per host tried, in order.
+	Attempts []HostError
+}
+
+// HostError is the failure of one connection attempt.
+type HostError struct {
+	Host string // host or socket directory, and port: "db1:5432"
+	Err  error
+}
+
+func (e *ConnectError) Error() string {
+	if len(e.Attempts) == 1 {
+		a := e.Attempts[0]
+		return "pgline: connect to " + a.Host + ": " + a.Err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "pgline: could not connect to any of %d hosts", len(e.Attempts))
+	for _, a := range e.Attempts {
+		b.WriteString("; ")
+		b.WriteString(a.Host)
+		b.WriteString(": ")
+		b.WriteString(a.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the causes of every failed attempt, so errors.Is and
+// errors.As find, for example, a *PgError with SQLSTATE 28P01.
+func (e *ConnectError) Unwrap() []error {
+	errs := make([]error, len(e.Attempts))
+	for i, a := range e.Attempts {
+		errs[i] = a.Err
+	}
+	return errs
+}
+
+// ErrClosed is returned by calls on a connection that has been closed, by
+// Close or because of an earlier fatal error.
+var ErrClosed = errors.New("pgline: connection closed")
+
+// ProtocolError reports bytes from the server that break the protocol. The
+// connection is closed when one is returned.
+type ProtocolError struct {
+	Msg string
+}
+
+func (e *ProtocolError) Error() string { return "pgline: protocol error: " + e.Msg }

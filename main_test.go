@@ -1,0 +1,82 @@
+package pgline
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pgline/pgline/pgtest"
+)
+
+// srv is the cluster shared by this package's tests: TLS on, one user per
+// authentication method.
+var srv *pgtest.Server
+
+// Users of the shared cluster, one per authentication method.
+const (
+	pwPassword = "clear-Secret-1"
+	pwMD5      = "md5-Secret-2"
+	pwSCRAM    = "scram-Secret-3"
+	pwSCRAMSSL = "scramssl-Secret-4"
+)
+
+var testOptions = pgtest.Options{
+	TLS:            true,
+	ClientCertUser: "certuser",
+	Users: []pgtest.User{
+		{Name: "trustuser", Method: "trust"},
+		{Name: "pwuser", Password: pwPassword, Method: "password"},
+		{Name: "md5user", Password: pwMD5, Method: "md5"},
+		{Name: "scramuser", Password: pwSCRAM, Method: "scram-sha-256"},
+		{Name: "scramssl", Password: pwSCRAMSSL, Method: "scram-sha-256", HostSSLOnly: true},
+		{Name: "rouser", Password: pwSCRAM, Method: "scram-sha-256"},
+	},
+}
+
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m, testOptions, &srv)
+	stopPlainServer()
+	os.Exit(code)
+}
+
+// plainSrv is a second cluster without TLS, started by the tests that need
+// a server answering 'N' to SSLRequest.
+var (
+	plainOnce sync.Once
+	plainSrv  *pgtest.Server
+	plainErr  error
+)
+
+func plainServer(t *testing.T) *pgtest.Server {
+	t.Helper()
+	plainOnce.Do(func() { plainSrv, plainErr = pgtest.Start(pgtest.Options{}) })
+	if plainErr != nil {
+		t.Fatalf("start a cluster without TLS: %v", plainErr)
+	}
+	return plainSrv
+}
+
+func stopPlainServer() {
+	if plainSrv != nil {
+		plainSrv.Stop()
+	}
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// connect opens a connection to dsn and closes it when the test ends.
+func connect(t *testing.T, dsn string) *Conn {
+	t.Helper()
+	c, err := Connect(testCtx(t), dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

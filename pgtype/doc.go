@@ -1,0 +1,77 @@
+// Package pgtype converts between PostgreSQL values and Go values: binary
+// (and text) decoding of result columns through scan plans, and binary
+// encoding of query arguments for the parameter types the server
+// described. It is the codec layer of pgline and does not depend on it.
+//
+// # Using it
+//
+// A Map knows the built-in types by OID. For each result column, ask
+// ResultFormat which format to request, make a ScanPlan once per column and
+// destination type with PlanScan, and reuse it for every row: a plan is
+// specialised for one destination type, so scanning does no type switch and
+// decoding integers, floats, bools and times allocates nothing (a string
+// allocates the string). Encode appends an argument to a buffer.
+//
+//	m := pgtype.NewMap()
+//	var n int64
+//	plan, err := m.PlanScan(pgtype.Int8OID, 1, &n)
+//	err = plan.Scan(columnBytes, &n)
+//	buf, format, null, err := m.Encode(pgtype.Int8OID, 42, buf)
+//
+// # Scanning: PostgreSQL type → Go destinations
+//
+//	bool                      *bool
+//	int2, int4, int8, oid     *int, *int8 … *int64, *uint … *uint64 (range-checked), *string (decimal)
+//	float4, float8            *float64, *float32 (NaN and ±Inf kept; a finite float8 beyond float32 is an error)
+//	numeric                   *string, *float64, *float32, *big.Rat, *big.Int and Go integers (error when
+//	                          fractional or out of range), *Numeric; NaN/±Infinity go into floats, strings
+//	                          ("NaN", "Infinity") and *Numeric only
+//	text, varchar, bpchar,
+//	name, citext, enums and
+//	every unknown OID (text)  *string, *[]byte (a copy), and parsed into integers, floats and *bool
+//	bytea                     *[]byte (a copy), *string (the raw bytes)
+//	uuid                      *[16]byte, *string (8-4-4-4-12)
+//	date, timestamp,
+//	timestamptz               *time.Time (UTC; timestamp is its wall clock read as UTC; ±infinity is an
+//	                          error), *Timestamp (which holds ±infinity)
+//	time                      *time.Duration (since midnight), *Time
+//	interval                  *time.Duration (a day counts as 24h; months are an error), *Interval
+//	json, jsonb               *[]byte, *json.RawMessage (copies), *string, any other pointer via json.Unmarshal
+//	one-dimensional arrays    *[]E for any E the element type scans into; NULL elements need a
+//	                          NULL-capable E ([]*int32, []sql.NullString); NULL arrays set nil
+//
+// Every type also scans into: *any (DecodeValue's default Go type), a
+// sql.Scanner (given the database/sql driver value: int64, float64, bool,
+// []byte, string or time.Time; it takes precedence over everything else,
+// so sql.NullString, sql.Null[T] … work), *sql.RawBytes (aliases the row
+// bytes until the next read), **T (NULL sets nil, otherwise a new T), *string and
+// *[]byte (the PostgreSQL text form), and named types of a basic kind
+// (type ID int64). SQL NULL into any other destination is an error that
+// matches ErrNull; a value that does not fit, one that matches
+// ErrOutOfRange. Text-format (format 0) values are parsed for every type
+// with a binary codec, in the server's default output styles (DateStyle
+// ISO, IntervalStyle postgres; timestamptz text carries its offset).
+//
+// # Encoding: Go argument → PostgreSQL parameter type
+//
+//	bool                      bool
+//	int2, int4, int8, oid     Go integers (range-checked), integral floats
+//	float4, float8            floats, integers exactly representable
+//	numeric                   Go integers, floats (NaN, ±Inf), *big.Int, *big.Rat (finite decimals), Numeric
+//	text types, unknown OIDs  string, []byte, and numbers and bools as their text
+//	bytea                     []byte, string
+//	uuid                      [16]byte (or a named [16]byte type)
+//	date, timestamp,
+//	timestamptz               time.Time (date: its date in its location; timestamp: its wall clock;
+//	                          timestamptz: its instant), Timestamp for ±infinity
+//	time                      time.Duration since midnight, Time
+//	interval                  time.Duration, Interval
+//	json, jsonb               string, []byte, json.RawMessage (the document), anything else via json.Marshal
+//	arrays                    slices of element arguments ([]int64, []*string with nil for NULL, []any)
+//
+// A Go string goes to any parameter type in text format, for the server to
+// parse ("123" for int8, a UUID text for uuid). nil, nil pointers, nil
+// slices and driver.Valuer results of nil are SQL NULL; a driver.Valuer is
+// asked for its value first; pointers are followed. An argument with no
+// encoding for the parameter type is an *EncodeError naming both types.
+package pgtype

@@ -1,0 +1,372 @@
+package pgtype
+
+import (
+	"database/sql/driver"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"strconv"
+	"time"
+)
+
+// EncodeError reports an argument that cannot be encoded for its parameter.
+type EncodeError struct {
+	GoType string // "time.Time"
+	Type   string // PostgreSQL type name, "int4"
+	OID    uint32
+	Err    error
+}
+
+// Error returns "cannot encode time.Time as int4 (OID 23): unsupported
+// argument type".
+func (e *EncodeError) Error() string {
+	return fmt.Sprintf("cannot encode %s as %s (OID %d): %v", e.GoType, e.Type, e.OID, e.Err)
+}
+
+// Unwrap returns e.Err.
+func (e *EncodeError) Unwrap() error { return e.Err }
+
+// errUnsupported is the reason of an EncodeError for an argument type that
+// has no encoding for the parameter type.
+var errUnsupported = errors.New("unsupported argument type")
+
+func encErr(t *typeInfo, arg any, err error) error {
+	return &EncodeError{GoType: fmt.Sprintf("%T", arg), Type: t.name, OID: t.oid, Err: err}
+}
+
+// maxValuerDepth bounds chains of driver.Valuer results.
+const maxValuerDepth = 8
+
+// Encode appends the encoding of arg for a parameter of type oid (the type
+// the server described) to buf and returns it with the format used: 1
+// (binary) when there is a binary encoding for oid and arg's type, 0 (text)
+// otherwise; a Go string for a non-text parameter is sent as text for the
+// server to parse. null reports SQL NULL (nil, a nil pointer, a
+// driver.Valuer returning nil); buf is then returned unchanged. See the
+// package documentation for the Go types each type encodes from.
+func (m *Map) Encode(oid uint32, arg any, buf []byte) (out []byte, format int16, null bool, err error) {
+	return m.encode(m.typeOf(oid), arg, buf, 0)
+}
+
+func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16, bool, error) {
+	if arg == nil {
+		return buf, 1, true, nil
+	}
+	// Common argument types first, without reflection.
+	switch v := arg.(type) {
+	case string:
+		return encodeString(t, v, buf)
+	case int64:
+		return encodeInt(t, arg, v, buf)
+	case int:
+		return encodeInt(t, arg, int64(v), buf)
+	case int32:
+		return encodeInt(t, arg, int64(v), buf)
+	case int16:
+		return encodeInt(t, arg, int64(v), buf)
+	case int8:
+		return encodeInt(t, arg, int64(v), buf)
+	case uint8:
+		return encodeInt(t, arg, int64(v), buf)
+	case uint16:
+		return encodeInt(t, arg, int64(v), buf)
+	case uint32:
+		return encodeInt(t, arg, int64(v), buf)
+	case uint64:
+		return encodeUint(t, arg, v, buf)
+	case uint:
+		return encodeUint(t, arg, uint64(v), buf)
+	case float64:
+		return encodeFloat(t, arg, v, buf)
+	case float32:
+		return encodeFloat(t, arg, float64(v), buf)
+	case bool:
+		return encodeBool(t, v, buf)
+	case []byte:
+		if v == nil {
+			return buf, 1, true, nil
+		}
+		return encodeBytes(t, arg, v, buf)
+	case json.RawMessage:
+		if v == nil {
+			return buf, 1, true, nil
+		}
+		return encodeBytes(t, arg, v, buf)
+	case time.Time:
+		return encodeTime(t, arg, Timestamp{Time: v}, buf)
+	case Timestamp:
+		return encodeTime(t, arg, v, buf)
+	case time.Duration:
+		return encodeDuration(t, arg, v, buf)
+	case Interval:
+		return encodeInterval(t, arg, v, buf)
+	case Time:
+		return encodeTimeOfDay(t, arg, v.Microseconds, buf)
+	case [16]byte:
+		return encodeUUID(t, arg, v, buf)
+	case *big.Int:
+		if v == nil {
+			return buf, 1, true, nil
+		}
+		return encodeDecimal(t, arg, []byte(v.String()), buf)
+	case *big.Rat:
+		if v == nil {
+			return buf, 1, true, nil
+		}
+		s, err := ratDecimal(v)
+		if err != nil {
+			return buf, 0, false, encErr(t, arg, err)
+		}
+		return encodeDecimal(t, arg, []byte(s), buf)
+	case Numeric:
+		s, err := numericDecimal(v)
+		if err != nil {
+			return buf, 0, false, encErr(t, arg, err)
+		}
+		return encodeDecimal(t, arg, []byte(s), buf)
+	case driver.Valuer:
+		if rv := reflect.ValueOf(arg); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return buf, 1, true, nil
+		}
+		if depth >= maxValuerDepth {
+			return buf, 0, false, encErr(t, arg, errors.New("driver.Valuer chain too deep"))
+		}
+		dv, err := v.Value()
+		if err != nil {
+			return buf, 0, false, encErr(t, arg, err)
+		}
+		return m.encode(t, dv, buf, depth+1)
+	}
+	return m.encodeReflect(t, arg, buf, depth)
+}
+
+// encodeReflect handles pointers, named types of basic kinds, slices
+// (arrays) and, for json/jsonb parameters, anything encoding/json marshals.
+func (m *Map) encodeReflect(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16, bool, error) {
+	rv := reflect.ValueOf(arg)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return buf, 1, true, nil
+		}
+		if depth >= maxValuerDepth {
+			return buf, 0, false, encErr(t, arg, errors.New("pointer chain too deep"))
+		}
+		return m.encode(t, rv.Elem().Interface(), buf, depth+1)
+	}
+	if t.kind == kindJSON || t.kind == kindJSONB {
+		if (rv.Kind() == reflect.Map || rv.Kind() == reflect.Slice) && rv.IsNil() {
+			return buf, 1, true, nil
+		}
+		j, err := json.Marshal(arg)
+		if err != nil {
+			return buf, 0, false, encErr(t, arg, err)
+		}
+		return encodeBytes(t, arg, j, buf)
+	}
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return encodeInt(t, arg, rv.Int(), buf)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return encodeUint(t, arg, rv.Uint(), buf)
+	case reflect.Float32, reflect.Float64:
+		return encodeFloat(t, arg, rv.Float(), buf)
+	case reflect.String:
+		return encodeString(t, rv.String(), buf)
+	case reflect.Bool:
+		return encodeBool(t, rv.Bool(), buf)
+	case reflect.Array:
+		if rv.Len() == 16 && rv.Type().Elem().Kind() == reflect.Uint8 {
+			var u [16]byte
+			reflect.Copy(reflect.ValueOf(u[:]), rv)
+			return encodeUUID(t, arg, u, buf)
+		}
+	case reflect.Slice:
+		if rv.IsNil() {
+			return buf, 1, true, nil
+		}
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return encodeBytes(t, arg, rv.Bytes(), buf)
+		}
+		return m.encodeArray(t, arg, rv, buf, depth)
+	}
+	return buf, 0, false, encErr(t, arg, errUnsupported)
+}
+
+// encodeString sends s as the bytes of a text, bytea or json value, or as
+// text (format 0) for the server to parse for any other type.
+func encodeString(t *typeInfo, s string, buf []byte) ([]byte, int16, bool, error) {
+	switch {
+	case t.kind == kindJSONB:
+		return append(append(buf, 1), s...), 1, false, nil
+	case t.known && (t.kind == kindText || t.kind == kindBytea || t.kind == kindJSON):
+		return append(buf, s...), 1, false, nil
+	}
+	return append(buf, s...), 0, false, nil
+}
+
+// encodeBytes sends b as bytea, as the text of a text type, or as the JSON
+// document of a json/jsonb parameter.
+func encodeBytes(t *typeInfo, arg any, b []byte, buf []byte) ([]byte, int16, bool, error) {
+	switch t.kind {
+	case kindBytea, kindJSON:
+		return append(buf, b...), 1, false, nil
+	case kindJSONB:
+		return append(append(buf, 1), b...), 1, false, nil
+	case kindText:
+		if t.known {
+			return append(buf, b...), 1, false, nil
+		}
+		return append(buf, b...), 0, false, nil
+	}
+	return buf, 0, false, encErr(t, arg, errUnsupported)
+}
+
+// encodeInt encodes an integer for integer, float, numeric and text
+// parameters, with range checks.
+func encodeInt(t *typeInfo, arg any, v int64, buf []byte) ([]byte, int16, bool, error) {
+	switch t.kind {
+	case kindInt:
+		switch {
+		case t.oid == OIDOID:
+			if v < 0 || v > math.MaxUint32 {
+				return buf, 0, false, encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
+			}
+			return binary.BigEndian.AppendUint32(buf, uint32(v)), 1, false, nil
+		case t.size == 2:
+			if int64(int16(v)) != v {
+				return buf, 0, false, encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
+			}
+			return binary.BigEndian.AppendUint16(buf, uint16(v)), 1, false, nil
+		case t.size == 4:
+			if int64(int32(v)) != v {
+				return buf, 0, false, encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
+			}
+			return binary.BigEndian.AppendUint32(buf, uint32(v)), 1, false, nil
+		}
+		return binary.BigEndian.AppendUint64(buf, uint64(v)), 1, false, nil
+	case kindFloat:
+		f := float64(v)
+		if f >= math.MaxInt64 || int64(f) != v || (t.size == 4 && int64(float32(f)) != v) {
+			return buf, 0, false, encErr(t, arg, fmt.Errorf("%d is not exact as %s", v, t.name))
+		}
+		return appendFloatBinary(buf, t, f), 1, false, nil
+	case kindNumeric:
+		var tmp [24]byte
+		out, err := appendNumericBinary(buf, strconv.AppendInt(tmp[:0], v, 10))
+		return out, 1, false, err
+	case kindText:
+		return strconv.AppendInt(buf, v, 10), textFormat(t), false, nil
+	}
+	return buf, 0, false, encErr(t, arg, errUnsupported)
+}
+
+// textFormat is the format for text bytes sent for t: binary for the
+// known text types (whose binary form is the text), text otherwise.
+func textFormat(t *typeInfo) int16 {
+	if t.known {
+		return 1
+	}
+	return 0
+}
+
+// encodeUint encodes an unsigned integer that may exceed int64.
+func encodeUint(t *typeInfo, arg any, v uint64, buf []byte) ([]byte, int16, bool, error) {
+	if v <= math.MaxInt64 {
+		return encodeInt(t, arg, int64(v), buf)
+	}
+	switch t.kind {
+	case kindNumeric:
+		var tmp [24]byte
+		out, err := appendNumericBinary(buf, strconv.AppendUint(tmp[:0], v, 10))
+		return out, 1, false, err
+	case kindText:
+		return strconv.AppendUint(buf, v, 10), textFormat(t), false, nil
+	}
+	return buf, 0, false, encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
+}
+
+// appendFloatBinary appends f as float4 or float8, with NaN in the
+// server's canonical bit pattern.
+func appendFloatBinary(buf []byte, t *typeInfo, f float64) []byte {
+	if f != f {
+		if t.size == 4 {
+			return binary.BigEndian.AppendUint32(buf, 0x7fc00000)
+		}
+		return binary.BigEndian.AppendUint64(buf, 0x7ff8000000000000)
+	}
+	if t.size == 4 {
+		return binary.BigEndian.AppendUint32(buf, math.Float32bits(float32(f)))
+	}
+	return binary.BigEndian.AppendUint64(buf, math.Float64bits(f))
+}
+
+// encodeFloat encodes a float for float, numeric, integer (when integral
+// and in range) and text parameters.
+func encodeFloat(t *typeInfo, arg any, f float64, buf []byte) ([]byte, int16, bool, error) {
+	switch t.kind {
+	case kindFloat:
+		if t.size == 4 {
+			if _, ok := fitFloat32(f); !ok {
+				return buf, 0, false, encErr(t, arg, fmt.Errorf("%g: %w", f, ErrOutOfRange))
+			}
+		}
+		return appendFloatBinary(buf, t, f), 1, false, nil
+	case kindNumeric:
+		var tmp [32]byte
+		out, err := appendNumericBinary(buf, floatDecimal(tmp[:0], f))
+		return out, 1, false, err
+	case kindInt:
+		if f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+			return buf, 0, false, encErr(t, arg, fmt.Errorf("%g is not an integer in range", f))
+		}
+		return encodeInt(t, arg, int64(f), buf)
+	case kindText:
+		return appendFloat(buf, f, 64), textFormat(t), false, nil
+	}
+	return buf, 0, false, encErr(t, arg, errUnsupported)
+}
+
+// encodeBool encodes a bool for bool and text parameters.
+func encodeBool(t *typeInfo, v bool, buf []byte) ([]byte, int16, bool, error) {
+	switch t.kind {
+	case kindBool:
+		if v {
+			return append(buf, 1), 1, false, nil
+		}
+		return append(buf, 0), 1, false, nil
+	case kindText:
+		return strconv.AppendBool(buf, v), textFormat(t), false, nil
+	}
+	return buf, 0, false, encErr(t, v, errUnsupported)
+}
+
+// encodeDecimal encodes decimal text for numeric, integer, float and text
+// parameters.
+func encodeDecimal(t *typeInfo, arg any, dec []byte, buf []byte) ([]byte, int16, bool, error) {
+	switch t.kind {
+	case kindNumeric:
+		out, err := appendNumericBinary(buf, dec)
+		if err != nil {
+			return buf, 0, false, encErr(t, arg, err)
+		}
+		return out, 1, false, nil
+	case kindInt, kindFloat, kindText:
+		return append(buf, dec...), 0, false, nil // the server parses and range-checks it
+	}
+	return buf, 0, false, encErr(t, arg, errUnsupported)
+}
+
+// encodeUUID encodes a [16]byte for uuid and text parameters.
+func encodeUUID(t *typeInfo, arg any, u [16]byte, buf []byte) ([]byte, int16, bool, error) {
+	switch t.kind {
+	case kindUUID:
+		return append(buf, u[:]...), 1, false, nil
+	case kindText:
+		return appendUUID(buf, u), textFormat(t), false, nil
+	}
+	return buf, 0, false, encErr(t, arg, errUnsupported)
+}

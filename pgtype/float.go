@@ -1,0 +1,119 @@
+package pgtype
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+)
+
+// decodeFloat decodes a float4 or float8 value. float4 values are widened
+// exactly to float64.
+func decodeFloat(t *typeInfo, format int16, src []byte) (float64, error) {
+	if format == 0 {
+		return parseFloat(t, src)
+	}
+	if len(src) != t.size {
+		return 0, errLen(t, len(src))
+	}
+	if t.size == 4 {
+		return float64(math.Float32frombits(binary.BigEndian.Uint32(src))), nil
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(src)), nil
+}
+
+// parseFloat parses PostgreSQL's text form of a float, including NaN,
+// Infinity and -Infinity.
+func parseFloat(t *typeInfo, src []byte) (float64, error) {
+	switch string(src) {
+	case "NaN":
+		return math.NaN(), nil
+	case "Infinity":
+		return math.Inf(1), nil
+	case "-Infinity":
+		return math.Inf(-1), nil
+	}
+	if len(src) == 0 || len(src) > 1100 {
+		return 0, decodeErr(t, 0, "%q is not a number", clip(src))
+	}
+	for _, c := range src { // refuse Go-only spellings such as 0x1p3 or 1_000
+		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+			return 0, decodeErr(t, 0, "%q is not a number", clip(src))
+		}
+	}
+	v, err := strconv.ParseFloat(string(src), 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return v, nil // ±Inf or 0 for values beyond float64, as PostgreSQL would underflow/overflow
+		}
+		return 0, decodeErr(t, 0, "%q is not a number", clip(src))
+	}
+	return v, nil
+}
+
+// appendFloat appends the PostgreSQL text form of v.
+func appendFloat(b []byte, v float64, bits int) []byte {
+	switch {
+	case math.IsNaN(v):
+		return append(b, "NaN"...)
+	case math.IsInf(v, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(v, -1):
+		return append(b, "-Infinity"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, bits)
+}
+
+// planFloat plans float4/float8 into *float64 and *float32. A float8 into
+// *float32 is rounded to the nearest float32; a finite value beyond
+// float32's range is an error.
+func planFloat(t *typeInfo, format int16, dst any) ScanPlan {
+	switch dst.(type) {
+	case *float64:
+		return planFunc(func(src []byte, dst any) error {
+			d, err := target[float64](dst)
+			if err != nil {
+				return err
+			}
+			if src == nil {
+				return errNull(dst)
+			}
+			v, err := decodeFloat(t, format, src)
+			if err != nil {
+				return err
+			}
+			*d = v
+			return nil
+		})
+	case *float32:
+		return planFunc(func(src []byte, dst any) error {
+			d, err := target[float32](dst)
+			if err != nil {
+				return err
+			}
+			if src == nil {
+				return errNull(dst)
+			}
+			v, err := decodeFloat(t, format, src)
+			if err != nil {
+				return err
+			}
+			r, ok := fitFloat32(v)
+			if !ok {
+				return scanErr(t, strconv.FormatFloat(v, 'g', -1, 64), dst, ErrOutOfRange)
+			}
+			*d = r
+			return nil
+		})
+	}
+	return nil
+}
+
+// fitFloat32 rounds v to float32, reporting false when a finite v
+// overflows to infinity.
+func fitFloat32(v float64) (float32, bool) {
+	r := float32(v)
+	if math.IsInf(float64(r), 0) && !math.IsInf(v, 0) {
+		return 0, false
+	}
+	return r, true
+}

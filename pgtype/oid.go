@@ -1,0 +1,112 @@
+package pgtype
+
+// OIDs of the built-in PostgreSQL types this package knows. Types without a
+// fixed OID (citext, enums, domains over unknown types) are handled as text.
+const (
+	BoolOID        = 16
+	ByteaOID       = 17
+	NameOID        = 19
+	Int8OID        = 20
+	Int2OID        = 21
+	Int4OID        = 23
+	TextOID        = 25
+	OIDOID         = 26
+	JSONOID        = 114
+	Float4OID      = 700
+	Float8OID      = 701
+	UnknownOID     = 705
+	BPCharOID      = 1042
+	VarcharOID     = 1043
+	DateOID        = 1082
+	TimeOID        = 1083
+	TimestampOID   = 1114
+	TimestamptzOID = 1184
+	IntervalOID    = 1186
+	NumericOID     = 1700
+	UUIDOID        = 2950
+	JSONBOID       = 3802
+
+	JSONArrayOID        = 199
+	BoolArrayOID        = 1000
+	ByteaArrayOID       = 1001
+	NameArrayOID        = 1003
+	Int2ArrayOID        = 1005
+	Int4ArrayOID        = 1007
+	TextArrayOID        = 1009
+	BPCharArrayOID      = 1014
+	VarcharArrayOID     = 1015
+	Int8ArrayOID        = 1016
+	Float4ArrayOID      = 1021
+	Float8ArrayOID      = 1022
+	OIDArrayOID         = 1028
+	TimestampArrayOID   = 1115
+	DateArrayOID        = 1182
+	TimeArrayOID        = 1183
+	TimestamptzArrayOID = 1185
+	IntervalArrayOID    = 1187
+	NumericArrayOID     = 1231
+	UUIDArrayOID        = 2951
+	JSONBArrayOID       = 3807
+)
+
+// kind is the codec family of a type.
+type kind uint8
+
+const (
+	kindText kind = iota // text, varchar, bpchar, name, unknown and every type this package does not know
+	kindBool
+	kindInt // int2, int4, int8, oid
+	kindFloat
+	kindNumeric
+	kindBytea
+	kindUUID
+	kindDate
+	kindTimestamp
+	kindTimestamptz
+	kindTime
+	kindInterval
+	kindJSON
+	kindJSONB
+	kindArray
+)
+
+// typeInfo describes one type OID.
+type typeInfo struct {
+	oid   uint32
+	name  string
+	kind  kind
+	size  int       // binary width of fixed-size types (int2 2, float4 4, ...), 0 otherwise
+	elem  *typeInfo // element type of an array type
+	known bool      // false for OIDs this package does not know (decoded as text)
+}
+
+// builtinTypes lists the scalar types and their array types.
+var builtinTypes = []struct {
+	oid, arrayOID uint32
+	name          string
+	kind          kind
+	size          int
+}{
+	{BoolOID, BoolArrayOID, "bool", kindBool, 1},
+	{ByteaOID, ByteaArrayOID, "bytea", kindBytea, 0},
+	{NameOID, NameArrayOID, "name", kindText, 0},
+	{Int8OID, Int8ArrayOID, "int8", kindInt, 8},
+	{Int2OID, Int2ArrayOID, "int2", kindInt, 2},
+	{Int4OID, Int4ArrayOID, "int4", kindInt, 4},
+	{TextOID, TextArrayOID, "text", kindText, 0},
+	{OIDOID, OIDArrayOID, "oid", kindInt, 4},
+	{JSONOID, JSONArrayOID, "json", kindJSON, 0},
+	{Float4OID, Float4ArrayOID, "float4", kindFloat, 4},
+	{Float8OID, Float8ArrayOID, "float8", kindFloat, 8},
+	{UnknownOID, 0, "unknown", kindText, 0},
+	{BPCharOID, BPCharArrayOID, "bpchar", kindText, 0},
+	{VarcharOID, VarcharArrayOID, "varchar", kindText, 0},
+	{DateOID, DateArrayOID, "date", kindDate, 4},
+	{TimeOID, TimeArrayOID, "time", kindTime, 8},
+	{TimestampOID, TimestampArrayOID, "timestamp", kindTimestamp, 8},
+	{TimestamptzOID, TimestamptzArrayOID, "timestamptz", kindTimestamptz, 8},
+	{IntervalOID, IntervalArrayOID, "interval", kindInterval, 16},
+	{NumericOID, NumericArrayOID, "numeric", kindNumeric, 0},
+	{UUIDOID, UUIDArrayOID, "uuid", kindUUID, 16},
+	{JSONBOID, JSONBArrayOID, "jsonb", kindJSONB, 0},
+}

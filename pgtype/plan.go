@@ -1,0 +1,257 @@
+package pgtype
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// ScanPlan decodes one column value into a destination of one fixed
+// dynamic type. Plans are made by Map.PlanScan, hold no mutable state and
+// are safe for concurrent use.
+type ScanPlan interface {
+	// Scan decodes src (nil means SQL NULL) into dst, which has the
+	// dynamic type the plan was made for. Scan never retains src; only a
+	// *sql.RawBytes destination aliases it.
+	Scan(src []byte, dst any) error
+}
+
+// planFunc adapts a function to ScanPlan.
+type planFunc func(src []byte, dst any) error
+
+// Scan calls f.
+func (f planFunc) Scan(src []byte, dst any) error { return f(src, dst) }
+
+// ErrNull is matched (errors.Is) by the error for SQL NULL scanned into a
+// destination that cannot hold NULL: "cannot scan NULL into *int32".
+var ErrNull = errors.New("cannot scan NULL")
+
+// ErrOutOfRange is matched (errors.Is) by the error for a value that does
+// not fit its destination: "cannot scan int8 value 40000 into *int16: out
+// of range".
+var ErrOutOfRange = errors.New("out of range")
+
+// nullError reports NULL scanned into a destination that cannot hold it.
+type nullError struct{ dst string }
+
+func (e *nullError) Error() string        { return "cannot scan NULL into " + e.dst }
+func (e *nullError) Is(target error) bool { return target == ErrNull }
+
+func errNull(dst any) error { return &nullError{dst: fmt.Sprintf("%T", dst)} }
+
+// ScanError reports a value that cannot be decoded into a destination.
+type ScanError struct {
+	Type  string // PostgreSQL type name, "int8"
+	Value string // the value, when short enough to show; may be empty
+	Dest  string // Go destination type, "*int16"
+	Err   error  // the reason: ErrOutOfRange, a syntax error, ...
+}
+
+// Error returns "cannot scan int8 value 40000 into *int16: out of range".
+func (e *ScanError) Error() string {
+	s := "cannot scan " + e.Type
+	if e.Value != "" {
+		s += " value " + e.Value
+	}
+	return s + " into " + e.Dest + ": " + e.Err.Error()
+}
+
+// Unwrap returns e.Err.
+func (e *ScanError) Unwrap() error { return e.Err }
+
+func scanErr(t *typeInfo, value string, dst any, err error) error {
+	if len(value) > 64 {
+		value = value[:61] + "..."
+	}
+	return &ScanError{Type: t.name, Value: value, Dest: fmt.Sprintf("%T", dst), Err: err}
+}
+
+// DecodeError reports bytes that are not a valid encoding of their type.
+type DecodeError struct {
+	Type   string // PostgreSQL type name
+	Format int16  // 0 text, 1 binary
+	Reason string
+}
+
+// Error returns "invalid binary int4 value: 3 bytes, want 4".
+func (e *DecodeError) Error() string {
+	f := "binary"
+	if e.Format == 0 {
+		f = "text"
+	}
+	return "invalid " + f + " " + e.Type + " value: " + e.Reason
+}
+
+func decodeErr(t *typeInfo, format int16, reason string, args ...any) error {
+	if len(args) > 0 {
+		reason = fmt.Sprintf(reason, args...)
+	}
+	return &DecodeError{Type: t.name, Format: format, Reason: reason}
+}
+
+func errLen(t *typeInfo, n int) error {
+	return decodeErr(t, 1, "%d bytes, want %d", n, t.size)
+}
+
+// target returns dst as *T, or an error when dst is a nil *T or not a *T
+// at all (a plan used with another destination type than it was made for).
+func target[T any](dst any) (*T, error) {
+	d, ok := dst.(*T)
+	if !ok || d == nil {
+		return nil, fmt.Errorf("pgtype: scan destination %T is nil or not the %T the plan was made for", dst, d)
+	}
+	return d, nil
+}
+
+// PlanScan returns a plan that decodes values of type oid in format (0
+// text, 1 binary) into destinations of dst's dynamic type, which must be a
+// non-nil pointer. Precedence: a dst implementing sql.Scanner gets the
+// database/sql driver value; *any gets DecodeValue's result;
+// *sql.RawBytes aliases the bytes; **T sets nil for NULL and otherwise
+// allocates a T; then the type's own destinations; then *string and
+// *[]byte get the value's text form, and named types (type ID int64) are
+// handled by their underlying kind.
+func (m *Map) PlanScan(oid uint32, format int16, dst any) (ScanPlan, error) {
+	if format != 0 && format != 1 {
+		return nil, fmt.Errorf("pgtype: unknown format code %d", format)
+	}
+	t := m.typeOf(oid)
+	rt := reflect.TypeOf(dst)
+	if rt == nil || rt.Kind() != reflect.Pointer {
+		return nil, fmt.Errorf("pgtype: cannot scan %s into %T: destination is not a pointer", t.name, dst)
+	}
+	if reflect.ValueOf(dst).IsNil() {
+		return nil, fmt.Errorf("pgtype: cannot scan %s into nil %T", t.name, dst)
+	}
+	if _, ok := dst.(sql.Scanner); ok {
+		return m.scannerPlan(t, format), nil
+	}
+	switch dst.(type) {
+	case *any:
+		return m.anyPlan(t, format), nil
+	case *sql.RawBytes:
+		return rawBytesPlan, nil
+	}
+	if rt.Elem().Kind() == reflect.Pointer {
+		return m.pointerPlan(oid, format, rt)
+	}
+	if p := m.planKind(t, format, dst); p != nil {
+		return p, nil
+	}
+	switch dst.(type) {
+	case *string:
+		return m.stringPlan(t, format), nil
+	case *[]byte:
+		return m.bytesPlan(t, format), nil
+	}
+	if p := m.reflectPlan(oid, format, rt); p != nil {
+		return p, nil
+	}
+	return nil, fmt.Errorf("pgtype: cannot scan %s (OID %d) into %T: unsupported destination type", t.name, oid, dst)
+}
+
+// planKind returns the plan of t's own codec for dst, or nil.
+func (m *Map) planKind(t *typeInfo, format int16, dst any) ScanPlan {
+	if format == 1 && !t.known {
+		return nil // binary form of an unknown type: only raw destinations
+	}
+	switch t.kind {
+	case kindBool:
+		return planBool(t, format, dst)
+	case kindInt:
+		return planInt(t, format, dst)
+	case kindFloat:
+		return planFloat(t, format, dst)
+	case kindNumeric:
+		return planNumeric(t, format, dst)
+	case kindText:
+		return planText(t, format, dst)
+	case kindBytea:
+		return planBytea(t, format, dst)
+	case kindUUID:
+		return planUUID(t, format, dst)
+	case kindDate, kindTimestamp, kindTimestamptz:
+		return planTimestamp(t, format, dst)
+	case kindTime:
+		return planTime(t, format, dst)
+	case kindInterval:
+		return planInterval(t, format, dst)
+	case kindJSON, kindJSONB:
+		return planJSON(t, format, dst)
+	case kindArray:
+		return m.planArray(t, format, dst)
+	}
+	return nil
+}
+
+// rawBytesPlan aliases src: the bytes stay valid only until the next read,
+// as sql.RawBytes documents.
+var rawBytesPlan = planFunc(func(src []byte, dst any) error {
+	d, err := target[sql.RawBytes](dst)
+	if err != nil {
+		return err
+	}
+	*d = src
+	return nil
+})
+
+// anyPlan stores DecodeValue's result.
+func (m *Map) anyPlan(t *typeInfo, format int16) ScanPlan {
+	return planFunc(func(src []byte, dst any) error {
+		d, err := target[any](dst)
+		if err != nil {
+			return err
+		}
+		v, err := m.decodeValue(t, format, src)
+		if err != nil {
+			return err
+		}
+		*d = v
+		return nil
+	})
+}
+
+// stringPlan stores the text form of any value into *string.
+func (m *Map) stringPlan(t *typeInfo, format int16) ScanPlan {
+	return planFunc(func(src []byte, dst any) error {
+		d, err := target[string](dst)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			return errNull(dst)
+		}
+		b, err := m.appendText(nil, t, format, src)
+		if err != nil {
+			return err
+		}
+		*d = string(b)
+		return nil
+	})
+}
+
+// bytesPlan stores a copy of the text form of any value into *[]byte.
+func (m *Map) bytesPlan(t *typeInfo, format int16) ScanPlan {
+	return planFunc(func(src []byte, dst any) error {
+		d, err := target[[]byte](dst)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			*d = nil
+			return nil
+		}
+		b, err := m.appendText(nil, t, format, src)
+		if err != nil {
+			return err
+		}
+		*d = b
+		return nil
+	})
+}
+
+// errPlanType reports a plan used with a destination of another type.
+func errPlanType(dst any, want reflect.Type) error {
+	return fmt.Errorf("pgtype: scan destination %T is not the %s the plan was made for", dst, want)
+}

@@ -1,0 +1,290 @@
+package pgline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// ErrNoRows is returned by Row.Scan when the query returned no row.
+var ErrNoRows = errors.New("pgline: no rows in result set")
+
+// Rows is the result of Query. It holds the connection until it is closed;
+// Next returning false closes it. A Rows is used by one goroutine.
+type Rows struct {
+	c     *Conn
+	sd    *stmtDesc
+	watch *ctxWatch
+
+	row     wire.DataRow // the current row; its bytes are in the read buffer
+	pending bool         // the first row was read by start and not yet returned by Next
+	done    bool         // the reply was read up to ReadyForQuery
+	tag     CommandTag
+	err     error
+}
+
+// start reads the reply up to the first row or the end of the statement,
+// so that errors reported before any row are returned by Query.
+func (r *Rows) start() error {
+	if r.readRow() {
+		r.pending = true
+		return nil
+	}
+	if r.err != nil {
+		return r.err
+	}
+	return nil
+}
+
+// readRow reads messages until a DataRow (true) or the end of the reply
+// (false, with r.done set and r.err holding the statement's error).
+func (r *Rows) readRow() bool {
+	c := r.c
+	for {
+		typ, body, err := c.rd.Next()
+		if err != nil {
+			r.setErr(c.fail(readErr(err)))
+			r.done = true
+			return false
+		}
+		switch typ {
+		case wire.MsgDataRow:
+			row, err := wire.ParseDataRow(body)
+			if err != nil {
+				r.setErr(c.fail(protocolErr(err)))
+				r.done = true
+				return false
+			}
+			if row.NumColumns() != len(r.sd.fields) {
+				r.setErr(c.fail(&ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))}))
+				r.done = true
+				return false
+			}
+			r.row = row
+			return true
+		case wire.MsgRowDescription:
+			if err := r.portalDescribed(body); err != nil {
+				r.setErr(c.fail(err))
+				r.done = true
+				return false
+			}
+		case wire.MsgBindComplete, wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgEmptyQueryResponse, wire.MsgPortalSuspended:
+		case wire.MsgCommandComplete:
+			tag, err := wire.ParseCommandComplete(body)
+			if err != nil {
+				r.setErr(c.fail(protocolErr(err)))
+				r.done = true
+				return false
+			}
+			r.tag = CommandTag{s: string(tag)}
+		case wire.MsgErrorResponse:
+			pgErr, err := parsePgError(body)
+			if err != nil {
+				r.setErr(c.fail(err))
+				r.done = true
+				return false
+			}
+			r.setErr(pgErr)
+		case wire.MsgReadyForQuery:
+			c.txStatus.Store(uint32(body[0]))
+			r.done = true
+			return false
+		default:
+			if err := c.handleAsync(typ, body); err != nil {
+				r.setErr(c.fail(err))
+				r.done = true
+				return false
+			}
+		}
+	}
+}
+
+// portalDescribed takes the portal's RowDescription, sent before the rows
+// in describe mode: when it differs from the one seen last for this
+// statement, the rows are decoded by it (its types and the formats the
+// server actually used) and the cache is updated for the next run.
+func (r *Rows) portalDescribed(body []byte) error {
+	if bytes.Equal(body, r.sd.portalDesc) {
+		return nil
+	}
+	fields, err := parseFields(body)
+	if err != nil {
+		return err
+	}
+	used := make([]int16, len(fields))
+	for i := range fields {
+		used[i] = fields[i].Format
+	}
+	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs}
+	sd.setFields(fields, r.c.types) // formats for the next Bind
+	for i := range fields {
+		sd.fields[i].Format = used[i] // what this run's rows hold
+	}
+	// When the next Bind asks for other formats, the raw description
+	// differs once more and is taken again.
+	sd.portalDesc = append([]byte(nil), body...)
+	r.c.stmts.put(sd)
+	r.sd = sd
+	return nil
+}
+
+func (r *Rows) setErr(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// Next advances to the next row and reports whether there is one. When it
+// returns false the rows are closed; check Err.
+func (r *Rows) Next() bool {
+	if r.c == nil {
+		return false
+	}
+	if r.done {
+		r.finish()
+		return false
+	}
+	if r.pending {
+		r.pending = false
+		return true
+	}
+	if r.readRow() {
+		return true
+	}
+	r.finish()
+	return false
+}
+
+// finish ends the use of the connection by these rows.
+func (r *Rows) finish() {
+	if r.c == nil {
+		return
+	}
+	r.err = r.watch.wrap(r.err)
+	r.watch.stop()
+	r.watch = nil
+	r.c.release()
+	r.c = nil
+}
+
+// Close discards the rows not read yet and releases the connection. It is
+// safe to call more than once.
+func (r *Rows) Close() {
+	if r.c == nil {
+		return
+	}
+	r.pending = false
+	for !r.done {
+		r.readRow()
+	}
+	r.finish()
+}
+
+// Err returns the error that ended the rows, if any: the server's error,
+// an I/O error, or a Scan error.
+func (r *Rows) Err() error { return r.err }
+
+// CommandTag returns the command tag of the statement, once the rows are
+// closed.
+func (r *Rows) CommandTag() CommandTag { return r.tag }
+
+// FieldDescriptions describes the result columns.
+func (r *Rows) FieldDescriptions() []FieldDescription {
+	if r.sd == nil {
+		return nil
+	}
+	return r.sd.fields
+}
+
+// Scan decodes the current row's columns into dest, one destination per
+// column (nil skips a column). Values are copied: nothing refers to the
+// connection's buffers after Scan returns. A column that does not fit its
+// destination gives an error naming the column; the row can then still be
+// scanned into other destinations.
+func (r *Rows) Scan(dest ...any) error {
+	if r.c == nil || r.pending || r.done {
+		return errors.New("pgline: Scan called without a current row (call Next first)")
+	}
+	fields := r.sd.fields
+	if len(dest) != len(fields) {
+		return fmt.Errorf("pgline: Scan got %d destinations for %d columns", len(dest), len(fields))
+	}
+	row := r.row
+	row.Reset()
+	for i, d := range dest {
+		v, isNull, _ := row.Next()
+		if d == nil {
+			continue
+		}
+		if isNull {
+			v = nil
+		}
+		cp := &r.sd.plans[i]
+		t := reflect.TypeOf(d)
+		if cp.dst != t || cp.plan == nil {
+			plan, err := r.c.types.PlanScan(fields[i].DataTypeOID, fields[i].Format, d)
+			if err != nil {
+				return fmt.Errorf("pgline: column %d (%s): %w", i, fields[i].Name, err)
+			}
+			cp.dst, cp.plan = t, plan
+		}
+		if err := cp.plan.Scan(v, d); err != nil {
+			return fmt.Errorf("pgline: column %d (%s): %w", i, fields[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// Values decodes the current row into Go values of each column's default
+// type (nil for NULL).
+func (r *Rows) Values() ([]any, error) {
+	if r.c == nil || r.pending || r.done {
+		return nil, errors.New("pgline: Values called without a current row (call Next first)")
+	}
+	fields := r.sd.fields
+	vals := make([]any, len(fields))
+	row := r.row
+	row.Reset()
+	for i := range fields {
+		v, isNull, _ := row.Next()
+		if isNull {
+			continue
+		}
+		val, err := r.c.types.DecodeValue(fields[i].DataTypeOID, fields[i].Format, v)
+		if err != nil {
+			return nil, fmt.Errorf("pgline: column %d (%s): %w", i, fields[i].Name, err)
+		}
+		vals[i] = val
+	}
+	return vals, nil
+}
+
+// Row is the result of QueryRow.
+type Row struct {
+	rows Rows
+	err  error
+}
+
+// Scan scans the first row into dest and closes the rows. It returns
+// ErrNoRows when there is no row.
+func (r *Row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	rows := &r.rows
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return ErrNoRows
+	}
+	err := rows.Scan(dest...)
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	return rows.Err()
+}

@@ -1,0 +1,163 @@
+package pgline
+
+import (
+	"container/list"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/pgline/pgline/pgtype"
+)
+
+// Statement cache modes (statement_cache_mode in the DSN).
+const (
+	// cachePrepare prepares each SQL text once as a named statement and
+	// keeps its description: each run is Bind/Execute/Sync.
+	cachePrepare = "prepare"
+	// cacheDescribe keeps descriptions only and runs the unnamed statement:
+	// Parse/Bind/Execute/Sync in one round trip, which works behind
+	// PgBouncer in transaction pooling mode.
+	cacheDescribe = "describe"
+	// cacheNone describes each statement before running it.
+	cacheNone = "none"
+)
+
+// FieldDescription describes one result column (from RowDescription).
+type FieldDescription struct {
+	Name                 string
+	TableOID             uint32 // 0 when the column is not a table column
+	TableAttributeNumber uint16
+	DataTypeOID          uint32
+	DataTypeSize         int16 // negative for variable-width types
+	TypeModifier         int32
+	Format               int16 // 0 text, 1 binary: the format pgline asked for
+}
+
+// stmtDesc is a described statement: its parameter types and result
+// columns, and the scan plans made for them so far.
+type stmtDesc struct {
+	sql       string
+	name      string // server-side name; "" for the unnamed statement
+	paramOIDs []uint32
+	fields    []FieldDescription
+	formats   []int16 // result format per column, as sent in Bind
+	plans     []columnPlan
+	elem      *list.Element // position in the LRU list; nil when not cached
+	// portalDesc is the raw RowDescription of the last run's portal
+	// (describe mode only).
+	portalDesc []byte
+}
+
+// columnPlan is the scan plan of one column for one destination type.
+type columnPlan struct {
+	dst  reflect.Type
+	plan pgtype.ScanPlan
+}
+
+// setFields records the result columns and picks the result formats:
+// binary for types pgtype decodes in binary, text for the others.
+func (sd *stmtDesc) setFields(fields []FieldDescription, m *pgtype.Map) {
+	sd.fields = fields
+	sd.formats = make([]int16, len(fields))
+	for i := range fields {
+		f := m.ResultFormat(fields[i].DataTypeOID)
+		sd.formats[i] = f
+		sd.fields[i].Format = f
+	}
+	sd.plans = make([]columnPlan, len(fields))
+}
+
+// stmtCache is a connection's LRU cache of described statements. It is
+// used by the holder of the connection's slot only.
+type stmtCache struct {
+	mode     string
+	capacity int
+	m        map[string]*stmtDesc
+	lru      list.List // front: most recently used
+	seq      uint64    // for statement names
+	// closing lists named statements evicted from the cache; Close
+	// messages for them go out with the next request.
+	closing []string
+}
+
+func newStmtCache(mode string, capacity int) *stmtCache {
+	if mode == "" {
+		mode = cachePrepare
+	}
+	if capacity <= 0 {
+		capacity = 512
+	}
+	return &stmtCache{mode: mode, capacity: capacity, m: make(map[string]*stmtDesc)}
+}
+
+// get returns the cached description of sql, marking it recently used.
+func (sc *stmtCache) get(sql string) *stmtDesc {
+	sd := sc.m[sql]
+	if sd != nil {
+		sc.lru.MoveToFront(sd.elem)
+	}
+	return sd
+}
+
+// newDesc returns a new, uncached description for sql, named when the
+// mode prepares statements.
+func (sc *stmtCache) newDesc(sql string) *stmtDesc {
+	sd := &stmtDesc{sql: sql}
+	if sc.mode == cachePrepare {
+		sc.seq++
+		sd.name = "pgline_" + strconv.FormatUint(sc.seq, 10)
+	}
+	return sd
+}
+
+// put caches sd, evicting the least recently used entry when full.
+func (sc *stmtCache) put(sd *stmtDesc) {
+	if sc.mode == cacheNone {
+		return
+	}
+	if old := sc.m[sd.sql]; old != nil {
+		sc.remove(old)
+	}
+	for len(sc.m) >= sc.capacity {
+		sc.remove(sc.lru.Back().Value.(*stmtDesc))
+	}
+	sd.elem = sc.lru.PushFront(sd)
+	sc.m[sd.sql] = sd
+}
+
+// remove drops sd from the cache; a named statement is closed on the
+// server with the next request.
+func (sc *stmtCache) remove(sd *stmtDesc) {
+	if sd.elem == nil {
+		return
+	}
+	sc.lru.Remove(sd.elem)
+	sd.elem = nil
+	delete(sc.m, sd.sql)
+	if sd.name != "" {
+		sc.closing = append(sc.closing, sd.name)
+	}
+}
+
+// parseCacheParams reads statement_cache_mode and statement_cache_capacity
+// from the DSN parameters.
+func parseCacheParams(cfg *Config) (string, int, error) {
+	mode, _ := cfg.dsnParam("statement_cache_mode")
+	switch mode {
+	case "", cachePrepare, cacheDescribe, cacheNone:
+	default:
+		return "", 0, fmt.Errorf("pgline: invalid statement_cache_mode %q (want prepare, describe or none)", mode)
+	}
+	capacity := 512
+	if s, ok := cfg.dsnParam("statement_cache_capacity"); ok {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return "", 0, fmt.Errorf("pgline: invalid statement_cache_capacity %q", s)
+		}
+		if n == 0 {
+			mode = cacheNone
+		}
+		capacity = n
+	}
+	return mode, capacity, nil
+}

@@ -1,0 +1,119 @@
+package pgline
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// sslInUse asks the server whether this session is encrypted.
+func sslInUse(t *testing.T, c *Conn) bool {
+	t.Helper()
+	v, err := c.queryScalar(testCtx(t), "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v == "t"
+}
+
+func TestTLSModes(t *testing.T) {
+	ok := []struct {
+		name string
+		dsn  []string
+		tls  bool
+	}{
+		{"verify-full", []string{"host=localhost", "sslmode=verify-full", "sslrootcert=" + srv.CACertFile}, true},
+		{"verify-full-ip", []string{"sslmode=verify-full", "sslrootcert=" + srv.CACertFile}, true},
+		// hostaddr is dialled; host is what the certificate must name.
+		{"verify-full-hostaddr", []string{"host=localhost", "hostaddr=127.0.0.1", "sslmode=verify-full", "sslrootcert=" + srv.CACertFile}, true},
+		{"verify-ca-name-mismatch", []string{"host=db.invalid", "hostaddr=127.0.0.1", "sslmode=verify-ca", "sslrootcert=" + srv.CACertFile}, true},
+		{"require", []string{"sslmode=require"}, true},
+		{"prefer", []string{"sslmode=prefer"}, true},
+		{"allow", []string{"sslmode=allow"}, false},
+		{"disable", []string{"sslmode=disable"}, false},
+	}
+	for _, tc := range ok {
+		t.Run(tc.name, func(t *testing.T) {
+			c := connect(t, srv.DSN(append([]string{"user=scramuser", "password=" + pwSCRAM}, tc.dsn...)...))
+			if got := sslInUse(t, c); got != tc.tls {
+				t.Fatalf("ssl in use = %v, want %v", got, tc.tls)
+			}
+		})
+	}
+
+	bad := []struct {
+		name, want string
+		dsn        []string
+	}{
+		{"hostname-mismatch", "db.invalid", []string{"host=db.invalid", "hostaddr=127.0.0.1", "sslmode=verify-full", "sslrootcert=" + srv.CACertFile}},
+		{"wrong-ca", "certificate", []string{"host=localhost", "sslmode=verify-full", "sslrootcert=" + srv.WrongCACertFile}},
+		{"wrong-ca-require", "certificate", []string{"sslmode=require", "sslrootcert=" + srv.WrongCACertFile}},
+		{"system-roots", "certificate", []string{"host=localhost", "sslmode=verify-full", "sslrootcert=system"}},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Connect(testCtx(t), srv.DSN(append([]string{"user=scramuser", "password=" + pwSCRAM}, tc.dsn...)...))
+			if err == nil {
+				c.Close()
+				t.Fatal("connected; want a certificate error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestTLSAgainstPlainServer uses a cluster with ssl off: require fails,
+// prefer falls back to plaintext.
+func TestTLSAgainstPlainServer(t *testing.T) {
+	plain := plainServer(t)
+	_, err := Connect(testCtx(t), plain.DSN("sslmode=require"))
+	if err == nil || !strings.Contains(err.Error(), "does not support TLS") {
+		t.Fatalf("require against a server without TLS: got %v", err)
+	}
+	c := connect(t, plain.DSN("sslmode=prefer"))
+	if sslInUse(t, c) {
+		t.Fatal("prefer against a server without TLS: session is encrypted")
+	}
+}
+
+func TestChannelBinding(t *testing.T) {
+	t.Run("require-scram-tls", func(t *testing.T) {
+		c := connect(t, srv.DSN("user=scramssl", "password="+pwSCRAMSSL, "sslmode=require", "channel_binding=require"))
+		if !sslInUse(t, c) {
+			t.Fatal("session not encrypted")
+		}
+	})
+	t.Run("prefer-scram-tls", func(t *testing.T) {
+		connect(t, srv.DSN("user=scramssl", "password="+pwSCRAMSSL, "sslmode=require", "channel_binding=prefer"))
+	})
+	t.Run("disable-scram-tls", func(t *testing.T) {
+		connect(t, srv.DSN("user=scramssl", "password="+pwSCRAMSSL, "sslmode=require", "channel_binding=disable"))
+	})
+	fails := []struct {
+		name string
+		dsn  []string
+	}{
+		{"require-without-tls", []string{"user=scramuser", "password=" + pwSCRAM, "sslmode=disable", "channel_binding=require"}},
+		{"require-md5", []string{"user=md5user", "password=" + pwMD5, "sslmode=require", "channel_binding=require"}},
+		{"require-password", []string{"user=pwuser", "password=" + pwPassword, "sslmode=require", "channel_binding=require"}},
+		{"require-trust", []string{"user=trustuser", "sslmode=require", "channel_binding=require"}},
+	}
+	for _, tc := range fails {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Connect(testCtx(t), srv.DSN(tc.dsn...))
+			if err == nil {
+				c.Close()
+				t.Fatal("connected; want channel binding to be required")
+			}
+			if !strings.Contains(err.Error(), "channel binding") {
+				t.Fatalf("error does not mention channel binding: %v", err)
+			}
+			var pgErr *PgError
+			if errors.As(err, &pgErr) {
+				t.Fatalf("the client should refuse before the server does: %v", err)
+			}
+		})
+	}
+}
