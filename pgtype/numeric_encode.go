@@ -44,7 +44,7 @@ func appendNumericBinary(b []byte, dec []byte) ([]byte, error) {
 		return nil, fmt.Errorf("numeric has %d digits after the point, more than %d", dscale, numericMaxDsc)
 	}
 	intGroups := (len(intPart) + 3) / 4
-	if intGroups > math.MaxInt16 {
+	if intGroups-1 > math.MaxInt16 { // the weight is an int16
 		return nil, fmt.Errorf("numeric has %d digits before the point, too many", len(intPart))
 	}
 	fracGroups := (len(frac) + 3) / 4
