@@ -30,7 +30,7 @@ type ctxWatch struct {
 	timer     *time.Timer   // closes the socket after the cancel timeout
 }
 
-// watch starts watching ctx for the request that holds the slot. It
+// watch starts watching ctx for the request at the head of the queue. It
 // returns nil when ctx can never end.
 func (c *Conn) watch(ctx context.Context) *ctxWatch {
 	if ctx.Done() == nil {

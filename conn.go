@@ -16,8 +16,15 @@ import (
 )
 
 // Conn is one connection to a PostgreSQL server. It is safe for concurrent
-// use by multiple goroutines; statements from different goroutines are
-// serialised on the connection.
+// use by multiple goroutines: statements from different goroutines are
+// pipelined, written back to back and answered in order, each in its own
+// implicit transaction (see pipeline.go). Session state (SET, temporary
+// tables, advisory locks, LISTEN) is shared by every goroutine using the
+// Conn: use a Tx, or a Conn of your own, when that matters.
+//
+// A goroutine must not start a new statement on a Conn while it holds
+// Rows of that Conn open: the new statement waits for the open Rows, which
+// wait for that goroutine.
 type Conn struct {
 	cfg  *Config
 	host HostConfig // the host this connection reached
@@ -30,64 +37,42 @@ type Conn struct {
 	closed   atomic.Bool
 	fatal    atomic.Pointer[error] // the error that closed the connection, if any
 	txStatus atomic.Uint32         // from the last ReadyForQuery: 'I', 'T' or 'E'
+	cancels  atomic.Uint64         // CancelRequests sent so far
 
-	// slot holds one token while a request uses the connection (from
-	// sending its messages until its reply is read to ReadyForQuery, which
-	// for Query is when its Rows is closed). The holder owns the fields
-	// below.
-	slot  chan struct{}
+	wmu      sync.Mutex    // protects the fields below
+	wbuf     []byte        // frontend messages are appended here, then written
+	spare    []byte        // the other write buffer, while wbuf is written
+	flushing bool          // a goroutine is writing (see flushLocked)
+	tail     *request      // the last request queued; nil when none is in flight
+	stmts    *stmtCache    // statements prepared (or being prepared) on this connection
+	excl     *Tx           // the transaction holding the connection, if any
+	exclFree chan struct{} // closed when excl is released
+
+	// rd is used by the request at the head of the queue only.
 	rd    *wire.Reader
-	wbuf  []byte // frontend messages are appended here, then flushed
-	stmts *stmtCache
 	types *pgtype.Map
-	rows  Rows // reused by Query when the previous Rows was closed
 
 	paramsMu sync.RWMutex // protects params
 	params   map[string]string
 }
 
-// Close ends the session (Terminate) and closes the socket. It is safe to
-// call more than once.
+// Close closes the connection: it sends Terminate when no request is in
+// flight and closes the socket; requests in flight fail. It is safe to call
+// more than once and from any goroutine.
 func (c *Conn) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
-	// Terminate is sent when no request holds the connection; a short
-	// deadline keeps Close from hanging on a dead peer. A request in
-	// progress sees its socket closed and fails.
-	select {
-	case c.slot <- struct{}{}:
+	c.wmu.Lock()
+	idle := c.tail == nil && !c.flushing
+	c.wmu.Unlock()
+	if idle {
+		// A short deadline keeps Close from hanging on a dead peer.
 		c.netConn.SetWriteDeadline(time.Now().Add(time.Second))
 		c.netConn.Write(wire.AppendTerminate(nil))
-		defer c.release()
-	default:
 	}
 	return c.netConn.Close()
 }
-
-// acquire takes the connection for one request, waiting for the request
-// before it to finish, or for ctx to end.
-func (c *Conn) acquire(ctx context.Context) error {
-	if c.closed.Load() {
-		return c.closedErr()
-	}
-	if err := ctx.Err(); err != nil {
-		return err // nothing is sent for a request whose ctx is done
-	}
-	select {
-	case c.slot <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if c.closed.Load() {
-		c.release()
-		return c.closedErr()
-	}
-	return nil
-}
-
-// release gives the connection to the next request.
-func (c *Conn) release() { <-c.slot }
 
 // IsClosed reports whether the connection is closed, by Close or by a fatal
 // error.
@@ -112,7 +97,7 @@ func (c *Conn) Host() HostConfig { return c.host }
 func (c *Conn) TxStatus() byte { return byte(c.txStatus.Load()) }
 
 // fail closes the connection after a fatal error (a protocol error, an I/O
-// error) and records it. The caller holds the slot.
+// error) and records it.
 func (c *Conn) fail(err error) error {
 	c.fatal.CompareAndSwap(nil, &err)
 	c.closed.Store(true)
@@ -145,7 +130,7 @@ func (t CommandTag) RowsAffected() int64 {
 
 // Ping checks that the server answers, with an empty query.
 func (c *Conn) Ping(ctx context.Context) error {
-	_, err := c.simpleQuery(ctx, "", nil)
+	_, err := c.simpleQuery(ctx, nil, "", nil)
 	return err
 }
 
@@ -154,7 +139,7 @@ func (c *Conn) Ping(ctx context.Context) error {
 func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 	var v string
 	seen := false
-	_, err := c.simpleQuery(ctx, sql, func(row *wire.DataRow) error {
+	_, err := c.simpleQuery(ctx, nil, sql, func(row *wire.DataRow) error {
 		if !seen && row.NumColumns() > 0 {
 			b, _ := row.Column(0)
 			v, seen = string(b), true
@@ -168,28 +153,53 @@ func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 // to ReadyForQuery, passing each DataRow to onRow (rows are discarded when
 // onRow is nil). It returns the tag of the last statement, or the first
 // error (of the server, or of onRow).
-func (c *Conn) simpleQuery(ctx context.Context, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
-	if err := c.acquire(ctx); err != nil {
-		return CommandTag{}, err
+func (c *Conn) simpleQuery(ctx context.Context, owner *Tx, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+	if owner == nil && mayCopyFromStdin(sql) {
+		// COPY FROM STDIN switches the connection into copy mode, in which
+		// pipelined messages of others would break the COPY: run it alone.
+		tx, err := c.takeExclusive(ctx)
+		if err != nil {
+			return CommandTag{}, err
+		}
+		defer c.releaseExclusive(tx)
+		owner = tx
 	}
-	defer c.release()
-	w := c.watch(ctx)
-	tag, err := c.readSimple(sql, onRow)
-	w.stop()
-	return tag, w.wrap(err)
-}
-
-// readSimple sends a simple Query and reads its reply; the caller holds the
-// slot.
-func (c *Conn) readSimple(sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
-	var err error
-	c.wbuf, err = wire.AppendQuery(c.wbuf[:0], sql)
+	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
 	if err != nil {
 		return CommandTag{}, err
 	}
-	if err := c.flush(); err != nil {
-		return CommandTag{}, c.fail(err)
+	if err := c.waitTurn(ctx, req); err != nil {
+		return CommandTag{}, err
 	}
+	w := c.watch(ctx)
+	tag, err := c.readSimple(onRow)
+	w.stop()
+	c.handoff(req)
+	return tag, w.wrap(err)
+}
+
+// mayCopyFromStdin reports whether sql may hold a COPY ... FROM STDIN.
+func mayCopyFromStdin(sql string) bool {
+	return containsFold(sql, "copy") && containsFold(sql, "stdin")
+}
+
+// containsFold reports whether s contains the lower-case ASCII word sub,
+// in any case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// readSimple reads the reply to a simple Query; the caller is the head.
+func (c *Conn) readSimple(onRow func(*wire.DataRow) error) (CommandTag, error) {
 	var tag CommandTag
 	var firstErr error
 	for {
@@ -225,10 +235,7 @@ func (c *Conn) readSimple(sql string, onRow func(*wire.DataRow) error) (CommandT
 			c.txStatus.Store(uint32(body[0]))
 			return tag, firstErr
 		case wire.MsgCopyInResponse:
-			c.wbuf, _ = wire.AppendCopyFail(c.wbuf[:0], "COPY FROM STDIN is not supported by Exec")
-			if err := c.flush(); err != nil {
-				return CommandTag{}, c.fail(err)
-			}
+			c.refuseCopyIn(false)
 		default:
 			if err := c.handleAsync(typ, body); err != nil {
 				return CommandTag{}, c.fail(err)
@@ -265,11 +272,28 @@ func (c *Conn) handleAsync(typ byte, body []byte) error {
 	return nil
 }
 
-// flush writes the write buffer to the socket.
-func (c *Conn) flush() error {
-	_, err := c.netConn.Write(c.wbuf)
-	c.wbuf = c.wbuf[:0]
-	return err
+// refuseCopyIn answers a CopyInResponse that no caller asked for with
+// CopyFail; the server then reports the COPY as failed. In the extended
+// protocol the server ignored the run's Sync while in copy mode, so one
+// is sent after the CopyFail. Statements that may COPY FROM STDIN run
+// alone on the connection (see mayCopyFromStdin), so nothing else was
+// pipelined behind them.
+func (c *Conn) refuseCopyIn(extended bool) {
+	c.wmu.Lock()
+	buf, err := wire.AppendCopyFail(c.wbuf, "COPY FROM STDIN is not supported here")
+	if err == nil {
+		c.wbuf = buf
+		if extended {
+			c.wbuf = wire.AppendSync(c.wbuf)
+		}
+	}
+	if c.flushing {
+		c.wmu.Unlock()
+		return
+	}
+	c.flushing = true
+	c.wmu.Unlock()
+	c.flushLoop()
 }
 
 // closedErr is the error for a call on a closed connection.

@@ -182,7 +182,6 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		host:    h,
 		netConn: netConn,
 		params:  make(map[string]string),
-		slot:    make(chan struct{}, 1),
 		types:   pgtype.NewMap(),
 		stmts:   newStmtCache(mode, capacity),
 	}

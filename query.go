@@ -23,13 +23,14 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// Query runs sql with args and returns its rows. The connection is held
-// until the rows are closed (by Close, or by Next returning false): always
-// close them. Errors that the server reports before the first row (syntax,
-// bad arguments, a failing first row) are returned by Query itself.
+// Query runs sql with args and returns its rows. The rows hold the
+// connection's reader until they are closed (by Close, or by Next
+// returning false): always close them; statements queued behind them wait.
+// Errors that the server reports before the first row (syntax, bad
+// arguments, a failing first row) are returned by Query itself.
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
 	r := &Rows{}
-	if err := c.query(ctx, r, sql, args); err != nil {
+	if err := c.query(ctx, nil, r, sql, args); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -39,7 +40,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 // any, is returned by Row.Scan (ErrNoRows when there is no row).
 func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 	row := &Row{}
-	row.err = c.query(ctx, &row.rows, sql, args)
+	row.err = c.query(ctx, nil, &row.rows, sql, args)
 	return row
 }
 
@@ -49,64 +50,71 @@ func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 // manage their own); with arguments it is one statement, prepared and
 // cached like a query.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (CommandTag, error) {
+	return c.exec(ctx, nil, sql, args)
+}
+
+func (c *Conn) exec(ctx context.Context, owner *Tx, sql string, args []any) (CommandTag, error) {
 	if len(args) == 0 {
-		return c.simpleQuery(ctx, sql, nil)
+		return c.simpleQuery(ctx, owner, sql, nil)
 	}
 	var r Rows
-	if err := c.query(ctx, &r, sql, args); err != nil {
+	if err := c.query(ctx, owner, &r, sql, args); err != nil {
 		return CommandTag{}, err
 	}
 	r.Close()
 	return r.tag, r.err
 }
 
-// query takes the connection, runs sql and leaves r positioned before its
-// first row, holding the connection. On error the connection is released.
-func (c *Conn) query(ctx context.Context, r *Rows, sql string, args []any) error {
-	if err := c.acquire(ctx); err != nil {
-		return err
+// query runs sql for owner (nil, or the transaction holding the
+// connection) and leaves r positioned before its first row, at the head of
+// the queue. A run refused because its cached statement went stale (its
+// result type changed, or it was deallocated), or hit by a CancelRequest
+// aimed at an earlier request, is sent again, once, when it cannot have
+// had an effect.
+func (c *Conn) query(ctx context.Context, owner *Tx, r *Rows, sql string, args []any) error {
+	if owner == nil && mayCopyFromStdin(sql) {
+		tx, err := c.takeExclusive(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.releaseExclusive(tx)
+		owner = tx
 	}
-	w := c.watch(ctx)
-	err := c.run(r, sql, args)
-	if err != nil {
-		w.stop()
-		c.release()
-		return w.wrap(err)
-	}
-	r.watch = w
-	return nil
-}
-
-// run describes sql when needed, sends the run and reads up to the first
-// row. A run refused because the cached statement went stale (its result
-// type changed, or it was deallocated) is re-prepared and sent again, once,
-// when it cannot have had an effect.
-func (c *Conn) run(r *Rows, sql string, args []any) error {
 	for attempt := 0; ; attempt++ {
-		sd, described, err := c.describe(sql)
+		sd, err := c.prepare(ctx, owner, sql)
 		if err != nil {
 			return err
 		}
 		if len(args) != len(sd.paramOIDs) {
-			return fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.paramOIDs), len(args))
+			return notSent(fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.paramOIDs), len(args)))
 		}
-		// In describe mode the unnamed statement must be parsed again
-		// unless describe just did it.
-		reparse := c.stmts.mode == cacheDescribe && !described
-		if err := c.sendRun(sd, args, reparse); err != nil {
+		req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args) })
+		if err != nil {
 			return err
 		}
-		*r = Rows{c: c, sd: sd}
+		req.extended = true
+		if err := c.waitTurn(ctx, req); err != nil {
+			return err
+		}
+		*r = Rows{c: c, sd: sd, req: req, watch: c.watch(ctx)}
 		err = r.start()
 		if err == nil {
 			return nil
 		}
+		r.finish()
+		err = r.err
 		var pgErr *PgError
-		if attempt == 0 && errors.As(err, &pgErr) && staleStatement(pgErr) {
+		if attempt > 0 || !errors.As(err, &pgErr) || c.TxStatus() != 'I' {
+			return err
+		}
+		if staleStatement(pgErr) {
+			c.wmu.Lock()
 			c.stmts.remove(sd)
-			if c.TxStatus() == 'I' {
-				continue // nothing ran: prepare again and retry
-			}
+			c.wmu.Unlock()
+			continue // nothing ran: prepare again and retry
+		}
+		if pgErr.Code == "57014" && ctx.Err() == nil && c.cancels.Load() != req.cancels {
+			continue // a cancel meant for an earlier request
 		}
 		return err
 	}
@@ -127,74 +135,132 @@ func staleStatement(e *PgError) bool {
 	return false
 }
 
-// describe returns the description of sql: from the cache, or by asking
-// the server (Parse, Describe, Sync). described reports a round trip made
-// now, after which the statement (named or unnamed) exists on the server.
-func (c *Conn) describe(sql string) (sd *stmtDesc, described bool, err error) {
-	if sd := c.stmts.get(sql); sd != nil {
-		return sd, false, nil
+// prepare returns the description of sql, from the cache or by asking the
+// server (Parse, Describe, Sync). A statement counts as prepared when its
+// Parse is queued: a concurrent use of the same SQL waits for that
+// description instead of sending a second Parse, and gets the original
+// error when the Parse fails (the entry is then dropped, so the next use
+// prepares again).
+func (c *Conn) prepare(ctx context.Context, owner *Tx, sql string) (*stmtDesc, error) {
+	c.wmu.Lock()
+	sd := c.stmts.get(sql)
+	if sd == nil {
+		sd = c.stmts.newDesc(sql)
+		var req *request
+		err := c.gateLocked(ctx, owner)
+		if err == nil {
+			start := len(c.wbuf)
+			buf := c.appendClosesLocked(c.wbuf)
+			if buf, err = wire.AppendParse(buf, sd.name, sql, nil); err == nil {
+				buf, err = wire.AppendDescribe(buf, 'S', sd.name)
+			}
+			if err != nil {
+				c.wbuf = c.wbuf[:start]
+			} else {
+				c.wbuf = wire.AppendSync(buf)
+				c.stmts.put(sd)
+				req = newRequest()
+				req.describes = []*stmtDesc{sd}
+				c.enqueueLocked(req)
+			}
+		}
+		if err != nil {
+			c.wmu.Unlock()
+			return nil, notSent(err)
+		}
+		c.flushLocked(req)
+		if err := c.waitTurn(ctx, req); err != nil {
+			return nil, err // whoever drains the reply completes sd
+		}
+		c.readDescribes(req)
+		c.handoff(req)
+	} else {
+		c.wmu.Unlock()
 	}
-	sd = c.stmts.newDesc(sql)
-	buf := c.appendCloses(c.wbuf[:0])
-	if buf, err = wire.AppendParse(buf, sd.name, sql, nil); err != nil {
-		return nil, false, err
+	select {
+	case <-sd.ready:
+	default:
+		select {
+		case <-sd.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	if buf, err = wire.AppendDescribe(buf, 'S', sd.name); err != nil {
-		return nil, false, err
+	if sd.err != nil {
+		return nil, sd.err
 	}
-	c.wbuf = wire.AppendSync(buf)
-	if err := c.flush(); err != nil {
-		return nil, false, c.fail(err)
+	return sd, nil
+}
+
+// readDescribes reads the reply of a describe request: for each statement,
+// ParseComplete, ParameterDescription, RowDescription or NoData, then
+// ReadyForQuery, or an ErrorResponse. Each statement is completed (ready
+// closed) whatever happens; a failed one leaves the cache.
+func (c *Conn) readDescribes(req *request) {
+	var failure error // an I/O or protocol error: every statement left fails
+	for _, sd := range req.describes {
+		if failure == nil {
+			failure = c.readDescribe(sd)
+		}
+		if failure != nil && sd.err == nil {
+			sd.err = failure
+		}
+		if sd.err != nil {
+			c.wmu.Lock()
+			c.stmts.remove(sd)
+			c.wmu.Unlock()
+		}
+		close(sd.ready)
 	}
-	var firstErr error
+}
+
+// readDescribe reads one statement's describe reply up to ReadyForQuery.
+// It returns an I/O or protocol error; the server's error goes to sd.err.
+func (c *Conn) readDescribe(sd *stmtDesc) error {
 	for {
 		typ, body, err := c.rd.Next()
 		if err != nil {
-			return nil, false, c.fail(readErr(err))
+			return c.fail(readErr(err))
 		}
 		switch typ {
 		case wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgNoData:
 		case wire.MsgParameterDescription:
 			pd, err := wire.ParseParameterDescription(body)
 			if err != nil {
-				return nil, false, c.fail(protocolErr(err))
+				return c.fail(protocolErr(err))
 			}
 			sd.paramOIDs = append([]uint32(nil), pd.OIDs...)
 		case wire.MsgRowDescription:
 			fields, err := parseFields(body)
 			if err != nil {
-				return nil, false, c.fail(err)
+				return c.fail(err)
 			}
 			sd.setFields(fields, c.types)
 		case wire.MsgErrorResponse:
 			pgErr, err := parsePgError(body)
 			if err != nil {
-				return nil, false, c.fail(err)
+				return c.fail(err)
 			}
-			if firstErr == nil {
-				firstErr = pgErr
+			if sd.err == nil {
+				sd.err = pgErr
 			}
 		case wire.MsgReadyForQuery:
 			c.txStatus.Store(uint32(body[0]))
-			if firstErr != nil {
-				return nil, false, firstErr
-			}
 			if sd.plans == nil {
 				sd.setFields(nil, c.types)
 			}
-			c.stmts.put(sd)
-			return sd, true, nil
+			return nil
 		default:
 			if err := c.handleAsync(typ, body); err != nil {
-				return nil, false, c.fail(err)
+				return c.fail(err)
 			}
 		}
 	}
 }
 
-// appendCloses appends Close messages for statements evicted from the
-// cache.
-func (c *Conn) appendCloses(buf []byte) []byte {
+// appendClosesLocked appends Close messages for statements evicted from
+// the cache. The caller holds wmu.
+func (c *Conn) appendClosesLocked(buf []byte) []byte {
 	for _, name := range c.stmts.closing {
 		var err error
 		if buf, err = wire.AppendClose(buf, 'S', name); err != nil {
@@ -205,38 +271,33 @@ func (c *Conn) appendCloses(buf []byte) []byte {
 	return buf
 }
 
-// sendRun writes [Parse] Bind Execute Sync for sd with args encoded for
-// the described parameter types, and flushes. An argument that cannot be
-// encoded is reported before anything is written.
-func (c *Conn) sendRun(sd *stmtDesc, args []any, reparse bool) error {
-	buf := c.appendCloses(c.wbuf[:0])
+// appendRun appends [Parse] Bind [Describe] Execute Sync for sd with args
+// encoded for the described parameter types. Without a named statement
+// (describe and none modes) the unnamed statement is parsed again first:
+// another request may have replaced it since it was described.
+func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any) ([]byte, error) {
 	var err error
-	if reparse {
+	if sd.name == "" {
 		if buf, err = wire.AppendParse(buf, "", sd.sql, sd.paramOIDs); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if buf, err = c.appendBind(buf, sd, args); err != nil {
-		c.wbuf = buf[:0]
-		return err
+		return nil, err
 	}
-	if c.stmts.mode == cacheDescribe {
+	if sd.name == "" {
 		// The unnamed statement is parsed afresh on every run, so its
 		// result columns may differ from the cached description (ALTER
 		// TABLE): the portal's description, read before the rows, says
 		// what the rows hold.
 		if buf, err = wire.AppendDescribe(buf, 'P', ""); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if buf, err = wire.AppendExecute(buf, "", 0); err != nil {
-		return err
+		return nil, err
 	}
-	c.wbuf = wire.AppendSync(buf)
-	if err := c.flush(); err != nil {
-		return c.fail(err)
-	}
-	return nil
+	return wire.AppendSync(buf), nil
 }
 
 // appendBind appends a Bind message, encoding each argument in place:

@@ -17,6 +17,7 @@ var ErrNoRows = errors.New("pgline: no rows in result set")
 type Rows struct {
 	c     *Conn
 	sd    *stmtDesc
+	req   *request // this run's place in the connection's queue
 	watch *ctxWatch
 
 	row     wire.DataRow // the current row; its bytes are in the read buffer
@@ -88,6 +89,8 @@ func (r *Rows) readRow() bool {
 				return false
 			}
 			r.setErr(pgErr)
+		case wire.MsgCopyInResponse:
+			c.refuseCopyIn(true)
 		case wire.MsgReadyForQuery:
 			c.txStatus.Store(uint32(body[0]))
 			r.done = true
@@ -118,7 +121,7 @@ func (r *Rows) portalDescribed(body []byte) error {
 	for i := range fields {
 		used[i] = fields[i].Format
 	}
-	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs}
+	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs, ready: r.sd.ready}
 	sd.setFields(fields, r.c.types) // formats for the next Bind
 	for i := range fields {
 		sd.fields[i].Format = used[i] // what this run's rows hold
@@ -126,7 +129,9 @@ func (r *Rows) portalDescribed(body []byte) error {
 	// When the next Bind asks for other formats, the raw description
 	// differs once more and is taken again.
 	sd.portalDesc = append([]byte(nil), body...)
+	r.c.wmu.Lock()
 	r.c.stmts.put(sd)
+	r.c.wmu.Unlock()
 	r.sd = sd
 	return nil
 }
@@ -166,7 +171,7 @@ func (r *Rows) finish() {
 	r.err = r.watch.wrap(r.err)
 	r.watch.stop()
 	r.watch = nil
-	r.c.release()
+	r.c.handoff(r.req)
 	r.c = nil
 }
 

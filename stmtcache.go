@@ -43,6 +43,10 @@ type stmtDesc struct {
 	formats   []int16 // result format per column, as sent in Bind
 	plans     []columnPlan
 	elem      *list.Element // position in the LRU list; nil when not cached
+	// ready is closed once the description is known (or err is set);
+	// until then, requests that need the statement wait for it.
+	ready chan struct{}
+	err   error // why the statement could not be prepared
 	// portalDesc is the raw RowDescription of the last run's portal
 	// (describe mode only).
 	portalDesc []byte
@@ -68,7 +72,7 @@ func (sd *stmtDesc) setFields(fields []FieldDescription, m *pgtype.Map) {
 }
 
 // stmtCache is a connection's LRU cache of described statements. It is
-// used by the holder of the connection's slot only.
+// guarded by Conn.wmu.
 type stmtCache struct {
 	mode     string
 	capacity int
@@ -102,7 +106,7 @@ func (sc *stmtCache) get(sql string) *stmtDesc {
 // newDesc returns a new, uncached description for sql, named when the
 // mode prepares statements.
 func (sc *stmtCache) newDesc(sql string) *stmtDesc {
-	sd := &stmtDesc{sql: sql}
+	sd := &stmtDesc{sql: sql, ready: make(chan struct{})}
 	if sc.mode == cachePrepare {
 		sc.seq++
 		sd.name = "pgline_" + strconv.FormatUint(sc.seq, 10)

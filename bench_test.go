@@ -1,0 +1,105 @@
+package pgline
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchConn connects to the shared test cluster over TCP for a benchmark
+// and loads the benchmark table once.
+func benchConn(b *testing.B) *Conn {
+	b.Helper()
+	c, err := Connect(context.Background(), srv.DSN())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	_, err = c.Exec(context.Background(), `
+		CREATE TABLE IF NOT EXISTS bench_rows (
+			id int4 PRIMARY KEY, name text, score float8, created timestamptz, hash text, flag bool);
+		INSERT INTO bench_rows
+			SELECT g, 'name ' || g, g * 0.5, '2024-01-01'::timestamptz + g * interval '1 minute', md5(g::text), g % 2 = 0
+			FROM generate_series(1, 10000) g
+			ON CONFLICT DO NOTHING;
+		CREATE TABLE IF NOT EXISTS bench_insert (a int8, b text, c float8, d timestamptz, e text)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkPointSelect: one row by primary key, sequential, one connection.
+func BenchmarkPointSelect(b *testing.B) {
+	c := benchConn(b)
+	ctx := context.Background()
+	var (
+		id      int32
+		name    string
+		score   float64
+		created time.Time
+		hash    string
+		flag    bool
+	)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i = i%10000 + 1
+		err := c.QueryRow(ctx, "SELECT id, name, score, created, hash, flag FROM bench_rows WHERE id = $1", i).
+			Scan(&id, &name, &score, &created, &hash, &flag)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSelectRows: n rows of 6 columns scanned into typed variables.
+func BenchmarkSelectRows(b *testing.B) {
+	c := benchConn(b)
+	ctx := context.Background()
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			var (
+				id      int32
+				name    string
+				score   float64
+				created time.Time
+				hash    string
+				flag    bool
+			)
+			b.ReportAllocs()
+			for b.Loop() {
+				rows, err := c.Query(ctx, "SELECT id, name, score, created, hash, flag FROM bench_rows ORDER BY id LIMIT $1", n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				got := 0
+				for rows.Next() {
+					if err := rows.Scan(&id, &name, &score, &created, &hash, &flag); err != nil {
+						b.Fatal(err)
+					}
+					got++
+				}
+				if err := rows.Err(); err != nil || got != n {
+					b.Fatal(got, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkInsert: a ~1 KB row with 5 parameters.
+func BenchmarkInsert(b *testing.B) {
+	c := benchConn(b)
+	ctx := context.Background()
+	text := strings.Repeat("x", 900)
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Exec(ctx, "INSERT INTO bench_insert VALUES ($1, $2, $3, $4, $5)", int64(42), text, 3.14, now, "tail"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
