@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgline/pgline/bench/internal/floor"
+)
+
+// floorClientDriver is the raw floor: the same Bind/Execute/Sync, the
+// reply discarded unparsed. It cannot scan, so workloads call Discard.
+func floorClientDriver() *driver {
+	d := &driver{
+		name: nameFloor,
+		connect: func(ctx context.Context, dsn string) (conn, error) {
+			cfg, err := floorConfig(dsn)
+			if err != nil {
+				return nil, err
+			}
+			c, err := floor.Connect(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return &floorConn{c: c, stmts: map[string]string{}}, nil
+		},
+		textArray: func(s []string) any { return s },
+	}
+	d.shared = func(ctx context.Context, dsn string) (conn, string, error) {
+		c, err := d.connect(ctx, dsn)
+		if err != nil {
+			return nil, "", err
+		}
+		return floorShared{&mutexConn{c: c}}, "one connection shared under a mutex", nil
+	}
+	d.pool = func(ctx context.Context, dsn string, size int) (conn, string, error) {
+		p, err := newChanPool(ctx, size, func(ctx context.Context) (conn, error) { return d.connect(ctx, dsn) })
+		if err != nil {
+			return nil, "", err
+		}
+		return floorPool{p}, "connections checked out through a channel", nil
+	}
+	return d
+}
+
+// floorConfig reads host, port, user, password and database from dsn the
+// way libpq does (pgconn's parser); the first host is used, without TLS.
+func floorConfig(dsn string) (floor.Config, error) {
+	pc, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return floor.Config{}, err
+	}
+	cfg := floor.Config{User: pc.User, Password: pc.Password, Database: pc.Database, Timeout: 10 * time.Second}
+	if strings.HasPrefix(pc.Host, "/") {
+		cfg.Network = "unix"
+		cfg.Addr = fmt.Sprintf("%s/.s.PGSQL.%d", pc.Host, pc.Port)
+	} else {
+		cfg.Network = "tcp"
+		cfg.Addr = net.JoinHostPort(pc.Host, strconv.Itoa(int(pc.Port)))
+	}
+	return cfg, nil
+}
+
+// floorConn prepares each distinct query once and encodes arguments in
+// text format ([]byte in binary), into buffers it reuses.
+type floorConn struct {
+	c       *floor.Conn
+	stmts   map[string]string // sql → statement name
+	params  [][]byte
+	formats []int16
+	arena   []byte
+	reqs    []floor.Request
+	counts  []int
+}
+
+func (f *floorConn) Query(context.Context, string, ...any) (rows, error) {
+	return nil, errUnsupported
+}
+
+func (f *floorConn) Exec(ctx context.Context, sql string, args ...any) error {
+	_, err := f.Discard(ctx, sql, args...)
+	return err
+}
+
+func (f *floorConn) Prepare(ctx context.Context, name, sql string) (string, error) {
+	_, err := f.stmt(sql)
+	return sql, err
+}
+
+func (f *floorConn) Close() error { return f.c.Close() }
+
+func (f *floorConn) stmt(sql string) (string, error) {
+	if name, ok := f.stmts[sql]; ok {
+		return name, nil
+	}
+	name := "floor" + strconv.Itoa(len(f.stmts))
+	if err := f.c.Prepare(name, sql); err != nil {
+		return "", err
+	}
+	f.stmts[sql] = name
+	return name, nil
+}
+
+// Discard runs sql with args and returns the number of rows.
+func (f *floorConn) Discard(ctx context.Context, sql string, args ...any) (int, error) {
+	name, err := f.stmt(sql)
+	if err != nil {
+		return 0, err
+	}
+	f.arena = f.arena[:0]
+	f.params, f.formats = f.params[:0], f.formats[:0]
+	for _, a := range args {
+		if err := f.appendArg(a); err != nil {
+			return 0, err
+		}
+	}
+	res, err := f.c.Exec(name, f.params, f.formats)
+	return res.Rows, err
+}
+
+// QueryIntBatch sends the queries in one write under one Sync, as pgx's
+// Batch does, and discards the replies; out is left untouched.
+func (f *floorConn) QueryIntBatch(ctx context.Context, sql string, args []any, out []int32) error {
+	return f.queryInts(sql, args, f.c.Batch)
+}
+
+// QueryIntPipeline is QueryIntBatch with a Sync after every query, so
+// each query stands alone, as pgline's automatic pipelining sends them.
+func (f *floorConn) QueryIntPipeline(ctx context.Context, sql string, args []any, out []int32) error {
+	return f.queryInts(sql, args, f.c.Pipeline)
+}
+
+func (f *floorConn) queryInts(sql string, args []any, send func([]floor.Request) (floor.Result, error)) error {
+	name, err := f.stmt(sql)
+	if err != nil {
+		return err
+	}
+	f.arena = f.arena[:0]
+	f.params, f.formats = f.params[:0], f.formats[:0]
+	f.reqs = f.reqs[:0]
+	counts := f.counts[:0]
+	for _, a := range args {
+		start := len(f.params)
+		if a != nil {
+			if err := f.appendArg(a); err != nil {
+				return err
+			}
+		}
+		counts = append(counts, len(f.params)-start)
+		f.counts = counts
+	}
+	// Slice params only now: appending may have moved them.
+	at := 0
+	for _, n := range counts {
+		f.reqs = append(f.reqs, floor.Request{Stmt: name, Params: f.params[at : at+n : at+n], Formats: f.formats[at : at+n : at+n]})
+		at += n
+	}
+	res, err := send(f.reqs)
+	if err == nil && res.Rows != len(args) {
+		err = fmt.Errorf("floor: pipeline returned %d rows for %d queries", res.Rows, len(args))
+	}
+	return err
+}
+
+// appendArg encodes one argument into the arena and re-points every param
+// at the arena, which appending may have moved.
+func (f *floorConn) appendArg(a any) error {
+	start := len(f.arena)
+	format := int16(0)
+	switch v := a.(type) {
+	case nil:
+		f.params = append(f.params, nil)
+		f.formats = append(f.formats, 0)
+		return nil
+	case int:
+		f.arena = strconv.AppendInt(f.arena, int64(v), 10)
+	case int32:
+		f.arena = strconv.AppendInt(f.arena, int64(v), 10)
+	case int64:
+		f.arena = strconv.AppendInt(f.arena, v, 10)
+	case float64:
+		f.arena = strconv.AppendFloat(f.arena, v, 'g', -1, 64)
+	case bool:
+		f.arena = strconv.AppendBool(f.arena, v)
+	case string:
+		f.arena = append(f.arena, v...)
+	case []byte:
+		f.arena = append(f.arena, v...)
+		format = 1
+	case time.Time:
+		f.arena = v.AppendFormat(f.arena, "2006-01-02 15:04:05.999999Z07:00")
+	case []string:
+		f.arena = appendTextArray(f.arena, v)
+	default:
+		return fmt.Errorf("floor: cannot encode argument of type %T", a)
+	}
+	f.params = append(f.params, f.arena[start:len(f.arena):len(f.arena)])
+	f.formats = append(f.formats, format)
+	f.rebase()
+	return nil
+}
+
+// rebase re-points every param at the current arena after it may have
+// grown (params are contiguous in arena order).
+func (f *floorConn) rebase() {
+	off := 0
+	for i, p := range f.params {
+		if p == nil {
+			continue
+		}
+		n := len(p)
+		f.params[i] = f.arena[off : off+n : off+n]
+		off += n
+	}
+}
+
+// appendTextArray writes s as a text[] literal: {"a","b\"c"}.
+func appendTextArray(b []byte, s []string) []byte {
+	b = append(b, '{')
+	for i, e := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		for j := 0; j < len(e); j++ {
+			if e[j] == '"' || e[j] == '\\' {
+				b = append(b, '\\')
+			}
+			b = append(b, e[j])
+		}
+		b = append(b, '"')
+	}
+	return append(b, '}')
+}
+
+// floorShared is one floor connection shared under a mutex.
+type floorShared struct{ *mutexConn }
+
+func (f floorShared) Discard(ctx context.Context, sql string, args ...any) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.c.(*floorConn).Discard(ctx, sql, args...)
+}
+
+// floorPool is floor connections checked out through a channel.
+type floorPool struct{ *chanPool }
+
+func (f floorPool) Discard(ctx context.Context, sql string, args ...any) (int, error) {
+	c, err := f.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { f.idle <- c }()
+	return c.(*floorConn).Discard(ctx, sql, args...)
+}

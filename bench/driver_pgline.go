@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+
+	"github.com/pgline/pgline"
+)
+
+// pglineDriver is pgline's Conn. A pgline Conn is safe for concurrent
+// use: the concurrent cases share one Conn with no lock, and its requests
+// are pipelined automatically. Until pgline has a Pool, the runner pools
+// Conns through a channel, and until it has Batch, QueryIntBatch runs its
+// queries serially; each of those is noted in the report.
+func pglineDriver() *driver {
+	connect := func(ctx context.Context, dsn string) (conn, error) {
+		c, err := pgline.Connect(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		return &pglineConn{c: c}, nil
+	}
+	return &driver{
+		name:    namePgline,
+		connect: connect,
+		shared: func(ctx context.Context, dsn string) (conn, string, error) {
+			c, err := connect(ctx, dsn)
+			return c, "one Conn shared by all goroutines, pipelined automatically", err
+		},
+		textArray: func(s []string) any { return s },
+	}
+}
+
+type pglineConn struct{ c *pgline.Conn }
+
+func (p *pglineConn) Query(ctx context.Context, sql string, args ...any) (rows, error) {
+	return p.c.Query(ctx, sql, args...)
+}
+
+func (p *pglineConn) Exec(ctx context.Context, sql string, args ...any) error {
+	_, err := p.c.Exec(ctx, sql, args...)
+	return err
+}
+
+// Prepare relies on pgline's statement cache, which prepares each
+// statement once per connection.
+func (p *pglineConn) Prepare(ctx context.Context, name, sql string) (string, error) {
+	return sql, nil
+}
+
+func (p *pglineConn) Close() error { return p.c.Close() }
+
+// QueryIntBatch runs the queries one after another: pgline has no Batch
+// yet.
+func (p *pglineConn) QueryIntBatch(ctx context.Context, sql string, args []any, out []int32) error {
+	for i, a := range args {
+		var err error
+		if a == nil {
+			err = p.c.QueryRow(ctx, sql).Scan(&out[i])
+		} else {
+			err = p.c.QueryRow(ctx, sql, a).Scan(&out[i])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *pglineConn) batchNote() string { return "serial: pgline has no Batch yet" }

@@ -1,0 +1,263 @@
+package floor
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// readBufSize is the size of the read buffer: the bytes a single read
+// syscall can bring in.
+const readBufSize = 64 << 10
+
+// Config says where and as whom to connect.
+type Config struct {
+	Network  string // "tcp" or "unix"
+	Addr     string // host:port, or the socket path for "unix"
+	User     string
+	Password string
+	Database string
+	// Timeout bounds the dial and the startup exchange. Zero means 10 s.
+	Timeout time.Duration
+}
+
+// Result is what a query's reply held, as counted by its framing.
+type Result struct {
+	Rows  int   // DataRow messages
+	Bytes int64 // bytes of every message, headers included
+}
+
+// Conn is one connection. It is not safe for concurrent use.
+type Conn struct {
+	nc  net.Conn
+	r   *bufio.Reader
+	wb  []byte // write buffer, reused
+	bad error  // set after a protocol or I/O error; the Conn is then unusable
+}
+
+// ServerError is an ErrorResponse from the server.
+type ServerError struct {
+	Severity, Code, Message string
+}
+
+// Error returns "SEVERITY: message (SQLSTATE code)".
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("%s: %s (SQLSTATE %s)", e.Severity, e.Message, e.Code)
+}
+
+// ErrBroken is wrapped by errors from a Conn that an earlier I/O or
+// protocol error has made unusable.
+var ErrBroken = errors.New("floor: connection broken by an earlier error")
+
+// Connect dials cfg, runs the startup exchange and waits for the server to
+// be ready for queries.
+func Connect(ctx context.Context, cfg Config) (*Conn, error) {
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	network := cfg.Network
+	if network == "" {
+		network = "tcp"
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("floor: %w", err)
+	}
+	c := &Conn{nc: nc, r: bufio.NewReaderSize(nc, readBufSize)}
+	dl, _ := ctx.Deadline()
+	nc.SetDeadline(dl)
+	if err := c.startup(&cfg); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	nc.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// Close sends Terminate and closes the socket.
+func (c *Conn) Close() error {
+	if c.bad == nil {
+		c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		c.nc.Write([]byte{'X', 0, 0, 0, 4})
+	}
+	c.bad = ErrBroken
+	return c.nc.Close()
+}
+
+// Prepare parses sql as the named statement; the server infers parameter
+// types. It waits for the reply.
+func (c *Conn) Prepare(name, sql string) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	b := c.wb[:0]
+	b, start := begin(b, 'P')
+	b = appendCString(b, name)
+	b = appendCString(b, sql)
+	b = binary.BigEndian.AppendUint16(b, 0)
+	b = finish(b, start)
+	b = append(b, 'S', 0, 0, 0, 4)
+	c.wb = b
+	if err := c.flush(); err != nil {
+		return err
+	}
+	_, err := c.readUntilReady()
+	return err
+}
+
+// Exec binds params to the named statement, executes it and discards the
+// reply up to ReadyForQuery. formats holds one format code per parameter
+// (0 text, 1 binary), or is empty for all text; a nil param is NULL. Every
+// result column is asked for in binary.
+func (c *Conn) Exec(stmt string, params [][]byte, formats []int16) (Result, error) {
+	if err := c.usable(); err != nil {
+		return Result{}, err
+	}
+	c.wb = appendQuery(c.wb[:0], stmt, params, formats)
+	if err := c.flush(); err != nil {
+		return Result{}, err
+	}
+	return c.readUntilReady()
+}
+
+// Request is one query of a pipeline.
+type Request struct {
+	Stmt    string
+	Params  [][]byte
+	Formats []int16
+}
+
+// Pipeline sends every request, each ending with its own Sync, in one
+// write, then reads the replies. It returns the sum of the results; the
+// first server error is returned after every reply has been read.
+func (c *Conn) Pipeline(reqs []Request) (Result, error) {
+	if err := c.usable(); err != nil {
+		return Result{}, err
+	}
+	b := c.wb[:0]
+	for i := range reqs {
+		b = appendQuery(b, reqs[i].Stmt, reqs[i].Params, reqs[i].Formats)
+	}
+	c.wb = b
+	if err := c.flush(); err != nil {
+		return Result{}, err
+	}
+	var total Result
+	var first error
+	for range reqs {
+		res, err := c.readUntilReady()
+		total.Rows += res.Rows
+		total.Bytes += res.Bytes
+		if err != nil {
+			if c.bad != nil {
+				return total, err
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return total, first
+}
+
+// Batch sends every request with one Sync at the end, in one write, and
+// reads the reply up to its one ReadyForQuery: the requests form one
+// implicit transaction and an error skips the rest (pgx's Batch).
+func (c *Conn) Batch(reqs []Request) (Result, error) {
+	if err := c.usable(); err != nil {
+		return Result{}, err
+	}
+	b := c.wb[:0]
+	for i := range reqs {
+		b = appendBindExecute(b, reqs[i].Stmt, reqs[i].Params, reqs[i].Formats)
+	}
+	c.wb = append(b, 'S', 0, 0, 0, 4)
+	if err := c.flush(); err != nil {
+		return Result{}, err
+	}
+	return c.readUntilReady()
+}
+
+func (c *Conn) usable() error {
+	if c.bad != nil {
+		return fmt.Errorf("%w: %v", ErrBroken, c.bad)
+	}
+	return nil
+}
+
+func (c *Conn) flush() error {
+	if _, err := c.nc.Write(c.wb); err != nil {
+		return c.fail(fmt.Errorf("floor: write: %w", err))
+	}
+	return nil
+}
+
+// fail marks the connection unusable and returns err.
+func (c *Conn) fail(err error) error {
+	if c.bad == nil {
+		c.bad = err
+	}
+	return err
+}
+
+// readUntilReady discards messages up to and including ReadyForQuery,
+// counting DataRows. An ErrorResponse is decoded and returned once
+// ReadyForQuery has arrived, so the connection stays usable.
+func (c *Conn) readUntilReady() (Result, error) {
+	var res Result
+	var srvErr error
+	for {
+		h, err := c.r.Peek(5)
+		if err != nil {
+			return res, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+		typ := h[0]
+		n := int(binary.BigEndian.Uint32(h[1:]))
+		if n < 4 {
+			return res, c.fail(fmt.Errorf("floor: protocol error: message %q declares length %d", typ, n))
+		}
+		c.r.Discard(5)
+		body := n - 4
+		res.Bytes += int64(n + 1)
+		switch typ {
+		case 'D':
+			res.Rows++
+		case 'E':
+			if body > 1<<20 {
+				return res, c.fail(fmt.Errorf("floor: protocol error: ErrorResponse of %d bytes", body))
+			}
+			buf := make([]byte, body)
+			if _, err := io.ReadFull(c.r, buf); err != nil {
+				return res, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+			}
+			if srvErr == nil {
+				srvErr = parseError(buf)
+			}
+			continue
+		case 'Z':
+			if _, err := c.r.Discard(body); err != nil {
+				return res, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+			}
+			return res, srvErr
+		}
+		if _, err := c.r.Discard(body); err != nil {
+			return res, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+	}
+}
+
+func eofToUnexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

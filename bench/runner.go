@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// runner runs cases: every driver in turn, round after round (A B C D E
+// A B C D E …), after one calibration run per driver.
+type runner struct {
+	env     *env
+	drivers []*driver
+	rounds  int
+	prog    *progress
+}
+
+// active is one driver's task within a case.
+type active struct {
+	res *driverResult
+	t   *task
+	n   int
+}
+
+func (r *runner) runCase(ctx context.Context, idx, total int, c *benchCase) (*caseResult, error) {
+	cr := &caseResult{Workload: c.workload, Name: c.name, Unit: c.unit, RTT: c.rtt}
+	if c.setup != nil {
+		if err := c.setup(ctx, r.env); err != nil {
+			return nil, fmt.Errorf("%s: setup: %w", c.name, err)
+		}
+	}
+	dsn := r.env.dsn
+	if c.rtt {
+		dsn = r.env.rttDSN
+	}
+	var acts []*active
+	defer func() {
+		for _, a := range acts {
+			if a.t != nil && a.t.close != nil {
+				a.t.close()
+			}
+		}
+	}()
+	for _, d := range r.drivers {
+		res := &driverResult{Driver: d.name, Status: statusOK}
+		cr.Drivers = append(cr.Drivers, res)
+		r.prog.update(idx, total, c.name, d.name, "open")
+		t, err := c.open(ctx, r.env, d, dsn)
+		if err != nil {
+			setErr(res, err)
+			continue
+		}
+		res.Note = t.note
+		acts = append(acts, &active{res: res, t: t})
+	}
+	for _, a := range acts {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.prog.update(idx, total, c.name, a.res.Driver, "warm-up")
+		n, err := r.calibrate(ctx, a.t)
+		if err != nil {
+			setErr(a.res, err)
+			continue
+		}
+		a.n = n
+		a.res.OpsPerRound = n
+	}
+	for k := 1; k <= r.rounds; k++ {
+		for _, a := range acts {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if a.res.Status != statusOK {
+				continue
+			}
+			r.prog.update(idx, total, c.name, a.res.Driver, fmt.Sprintf("round %d/%d", k, r.rounds))
+			rd, lat, err := measure(ctx, a.t, a.n, c.peakHeap)
+			if err != nil {
+				setErr(a.res, err)
+				continue
+			}
+			a.res.Rounds = append(a.res.Rounds, rd)
+			if c.perRequest {
+				a.res.lats = append(a.res.lats, lat)
+			}
+		}
+		r.prog.roundDone(idx, total, c.name, k, r.rounds)
+	}
+	aggregate(cr)
+	return cr, nil
+}
+
+func setErr(res *driverResult, err error) {
+	if errors.Is(err, errUnsupported) {
+		res.Status = statusUnsupported
+		return
+	}
+	res.Status = statusError
+	res.Error = err.Error()
+	res.Rounds = nil
+}
+
+// calibrate runs the task once to warm it up (connections, statement
+// caches) and returns how many operations fill the target time.
+func (r *runner) calibrate(ctx context.Context, t *task) (int, error) {
+	if t.fixedN > 0 {
+		return t.fixedN, t.run(ctx, t.fixedN, nil)
+	}
+	step := max(t.step, 1)
+	target, maxOps := r.env.sz.target, r.env.sz.maxOps
+	n := step
+	for {
+		start := time.Now()
+		if err := t.run(ctx, n, nil); err != nil {
+			return 0, err
+		}
+		el := time.Since(start)
+		if el >= target/2 || n >= maxOps {
+			want := float64(n) * float64(target) / float64(max(el, time.Microsecond))
+			n = int(math.Round(want/float64(step))) * step
+			return min(max(n, step), maxOps/step*step), nil
+		}
+		if el < target/100 {
+			n *= 10
+		} else {
+			n *= 2
+		}
+		n = min(n, maxOps)
+	}
+}
+
+// measure runs n operations once, with the heap statistics around them.
+func measure(ctx context.Context, t *task, n int, peak bool) (round, []time.Duration, error) {
+	var lat []time.Duration
+	if !t.noLat {
+		lat = make([]time.Duration, n)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	var ps *peakSampler
+	if peak {
+		ps = startPeakSampler()
+	}
+	runtime.ReadMemStats(&m0)
+	start := time.Now()
+	err := t.run(ctx, n, lat)
+	el := time.Since(start)
+	runtime.ReadMemStats(&m1)
+	var peakBytes int64
+	if ps != nil {
+		peakBytes = ps.stop()
+	}
+	if err != nil {
+		return round{}, nil, err
+	}
+	rd := round{
+		Ops: n, ElapsedNS: int64(el),
+		OpsPerSec:     float64(n) / el.Seconds(),
+		AllocsPerOp:   float64(m1.Mallocs-m0.Mallocs) / float64(n),
+		BytesPerOp:    float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n),
+		PeakHeapBytes: peakBytes,
+	}
+	if lat != nil {
+		s := sortedCopy(lat)
+		rd.P50NS, rd.P99NS = int64(percentile(s, 50)), int64(percentile(s, 99))
+	}
+	return rd, lat, nil
+}
+
+// peakSampler polls the live heap every millisecond and keeps the
+// largest growth over the heap at its start.
+type peakSampler struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	peak int64
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func startPeakSampler() *peakSampler {
+	p := &peakSampler{done: make(chan struct{})}
+	sample := []metrics.Sample{{Name: heapMetric}}
+	metrics.Read(sample)
+	base := int64(sample[0].Value.Uint64())
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := int64(sample[0].Value.Uint64()) - base; v > p.peak {
+				p.peak = v
+			}
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakSampler) stop() int64 {
+	close(p.done)
+	p.wg.Wait()
+	return p.peak
+}
+
+// aggregate fills each driver's medians and per-round ratios.
+func aggregate(cr *caseResult) {
+	ref, fl := cr.find(refDriver), cr.find(floorDriver)
+	for _, d := range cr.Drivers {
+		if !d.ok() {
+			continue
+		}
+		ops := roundField(d, func(r round) float64 { return r.OpsPerSec })
+		d.OpsPerSec = median(ops)
+		d.AllocsPerOp = median(roundField(d, func(r round) float64 { return r.AllocsPerOp }))
+		d.BytesPerOp = median(roundField(d, func(r round) float64 { return r.BytesPerOp }))
+		d.P50NS = int64(median(roundField(d, func(r round) float64 { return float64(r.P50NS) })))
+		d.P99NS = int64(median(roundField(d, func(r round) float64 { return float64(r.P99NS) })))
+		d.PeakHeapBytes = int64(median(roundField(d, func(r round) float64 { return float64(r.PeakHeapBytes) })))
+		if ref != nil && ref.ok() {
+			d.VsPgx = finite(median(ratios(ops, roundField(ref, func(r round) float64 { return r.OpsPerSec }))))
+		}
+		if fl != nil && fl.ok() {
+			d.VsFloor = finite(median(ratios(ops, roundField(fl, func(r round) float64 { return r.OpsPerSec }))))
+		}
+		if len(d.lats) > 0 {
+			lat := d.lats[medianIndex(ops)]
+			s := summarize(lat)
+			d.Requests = &s
+			d.LatenciesNS = make([]int64, len(lat))
+			for i, l := range lat {
+				d.LatenciesNS[i] = int64(l)
+			}
+		}
+	}
+}
+
+func roundField(d *driverResult, f func(round) float64) []float64 {
+	out := make([]float64, len(d.Rounds))
+	for i, r := range d.Rounds {
+		out[i] = f(r)
+	}
+	return out
+}
+
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{7}, 7},
+		{[]float64{math.NaN(), 5, 1}, 3},
+	} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if got := median(nil); !math.IsNaN(got) {
+		t.Errorf("median(nil) = %v, want NaN", got)
+	}
+	if got := median([]float64{math.NaN()}); !math.IsNaN(got) {
+		t.Errorf("median(NaN) = %v, want NaN", got)
+	}
+}
+
+func TestMedianIndex(t *testing.T) {
+	if got := medianIndex([]float64{30, 10, 20}); got != 2 {
+		t.Errorf("medianIndex = %d, want 2", got)
+	}
+	if got := medianIndex([]float64{40, 10, 30, 20}); got != 3 {
+		t.Errorf("medianIndex (even) = %d, want 3 (the lower middle value, 20)", got)
+	}
+	if got := medianIndex(nil); got != -1 {
+		t.Errorf("medianIndex(nil) = %d, want -1", got)
+	}
+}
+
+func TestRatiosAreRoundByRound(t *testing.T) {
+	// The driver is 2× pgx in every round although the machine got
+	// slower: per-round ratios see 2×, a ratio of medians would not.
+	drv := []float64{200, 100, 50, 400, 20}
+	ref := []float64{100, 50, 25, 200, 10}
+	if got := median(ratios(drv, ref)); got != 2 {
+		t.Errorf("median of per-round ratios = %v, want 2", got)
+	}
+	r := ratios([]float64{1, 2, 3}, []float64{0, math.NaN()})
+	for i, x := range r {
+		if !math.IsNaN(x) {
+			t.Errorf("ratio %d = %v, want NaN (zero, NaN or missing divisor)", i, x)
+		}
+	}
+	if finite(math.NaN()) != nil || finite(math.Inf(1)) != nil || *finite(1.5) != 1.5 {
+		t.Error("finite does not drop NaN/Inf or keep a number")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	for _, tc := range []struct {
+		p    float64
+		want time.Duration
+	}{{50, 50}, {99, 99}, {100, 100}, {1, 1}, {0.1, 1}} {
+		if got := percentile(d, tc.p); got != tc.want {
+			t.Errorf("percentile(1..100, %v) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	if percentile(nil, 50) != 0 {
+		t.Error("percentile of nothing is not 0")
+	}
+	if got := percentile([]time.Duration{5}, 99); got != 5 {
+		t.Errorf("percentile of one = %v", got)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	s := summarize([]time.Duration{30, 10, 50, 10, 50})
+	want := requestSummary{SumNS: 150, AvgNS: 30, FastestNS: 10, FastestIdx: 1, SlowestNS: 50, SlowestIdx: 2}
+	if s != want {
+		t.Errorf("summarize = %+v, want %+v", s, want)
+	}
+}
+
+func TestAggregate(t *testing.T) {
+	cr := &caseResult{Drivers: []*driverResult{
+		{Driver: namePgline, Status: statusOK, Rounds: []round{{OpsPerSec: 300, AllocsPerOp: 2}, {OpsPerSec: 90, AllocsPerOp: 4}, {OpsPerSec: 150, AllocsPerOp: 3}}},
+		{Driver: namePgx, Status: statusOK, Rounds: []round{{OpsPerSec: 100}, {OpsPerSec: 30}, {OpsPerSec: 50}}},
+		{Driver: nameLibPQ, Status: statusUnsupported},
+		{Driver: nameFloor, Status: statusOK, Rounds: []round{{OpsPerSec: 600}, {OpsPerSec: 180}, {OpsPerSec: 300}}},
+	}}
+	aggregate(cr)
+	d := cr.find(namePgline)
+	if d.OpsPerSec != 150 || d.AllocsPerOp != 3 {
+		t.Errorf("medians: %v ops/s, %v allocs/op; want 150, 3", d.OpsPerSec, d.AllocsPerOp)
+	}
+	if d.VsPgx == nil || *d.VsPgx != 3 || d.VsFloor == nil || *d.VsFloor != 0.5 {
+		t.Errorf("ratios: %v, %v; want 3, 0.5", fmtRatio(d.VsPgx), fmtRatio(d.VsFloor))
+	}
+	if cr.find(nameLibPQ).VsPgx != nil {
+		t.Error("an unsupported driver got a ratio")
+	}
+}

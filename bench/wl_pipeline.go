@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// pipeQuery is one of node-postgres's pipelining queries.
+type pipeQuery struct {
+	sql     string
+	arg     func(i int) any // nil: the query takes no argument
+	prepare bool            // run as a named prepared statement
+}
+
+var pipeQueries = map[string]pipeQuery{
+	"select1": {sql: "SELECT 1"},
+	"param":   {sql: "SELECT $1::int", arg: func(i int) any { return int32(i) }},
+	"cached": {sql: "SELECT id FROM bench_rows WHERE id = $1", prepare: true,
+		arg: func(i int) any { return int32(i%rowsTableSize + 1) }},
+}
+
+// batchNoter is implemented by a driver connection whose QueryIntBatch
+// does not pipeline yet, to say how it runs instead.
+type batchNoter interface{ batchNote() string }
+
+// pipelineCases: on one connection, queries one after another (serial),
+// in pipelined batches of 10 (pgx's Batch; the floor writes all ten at
+// once), or from N goroutines sharing the connection (concN).
+func pipelineCases(sz sizes, rtt bool) []*benchCase {
+	modes, prefix := sz.pipeModes, "pipeline/"
+	if rtt {
+		modes, prefix = sz.rttModes, "rtt/pipeline/"
+	}
+	var cs []*benchCase
+	for _, qname := range sz.pipeQueries {
+		q := pipeQueries[qname]
+		for _, mode := range modes {
+			cs = append(cs, &benchCase{
+				workload: map[bool]string{false: "pipeline", true: "rtt"}[rtt],
+				name:     prefix + qname + "/" + mode, unit: "query", rtt: rtt,
+				open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
+					return openPipeline(ctx, d, dsn, q, mode)
+				},
+			})
+		}
+	}
+	return cs
+}
+
+func openPipeline(ctx context.Context, d *driver, dsn string, q pipeQuery, mode string) (*task, error) {
+	if workers, ok := strings.CutPrefix(mode, "conc"); ok {
+		n, err := strconv.Atoi(workers)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad pipeline mode %q", mode)
+		}
+		return openConcurrent(ctx, d, dsn, q, n)
+	}
+	c, err := d.connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	t, err := pipelineTask(ctx, c, q, mode)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	t.close = func() { c.Close() }
+	return t, nil
+}
+
+func pipelineTask(ctx context.Context, c conn, q pipeQuery, mode string) (*task, error) {
+	sql := q.sql
+	if q.prepare {
+		var err error
+		if sql, err = c.Prepare(ctx, "bench_cached", q.sql); err != nil {
+			return nil, err
+		}
+	}
+	switch mode {
+	case "serial":
+		return &task{run: seq(func(ctx context.Context, i int) error { return queryInt(ctx, c, sql, q, i) })}, nil
+	case "batch10":
+		b, ok := c.(intBatcher)
+		if !ok {
+			return nil, errUnsupported
+		}
+		t := batchTask(b.QueryIntBatch, sql, q, 10)
+		if n, ok := c.(batchNoter); ok {
+			t.note = n.batchNote()
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("bad pipeline mode %q", mode)
+}
+
+// batchTask runs n queries as n/size batches of size.
+func batchTask(send func(context.Context, string, []any, []int32) error, sql string, q pipeQuery, size int) *task {
+	args := make([]any, size)
+	out := make([]int32, size)
+	return &task{step: size, noLat: true, run: func(ctx context.Context, n int, _ []time.Duration) error {
+		for i := 0; i < n; i += size {
+			for j := range args {
+				if q.arg != nil {
+					args[j] = q.arg(i + j)
+				}
+			}
+			if err := send(ctx, sql, args, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// openConcurrent runs the query from workers goroutines on one shared
+// connection. The floor, which has no goroutine-safe connection, sends
+// pipelined batches of workers queries instead, each with its own Sync:
+// the wire's floor for that many independent queries in flight.
+func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, workers int) (*task, error) {
+	if d.name == nameFloor {
+		c, err := d.connect(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		t := batchTask(c.(*floorConn).QueryIntPipeline, q.sql, q, workers)
+		t.note = fmt.Sprintf("pipelined batches of %d on one connection, a Sync after each query", workers)
+		t.close = func() { c.Close() }
+		return t, nil
+	}
+	c, note, err := d.openShared(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	sql := q.sql
+	if q.prepare {
+		if sql, err = c.Prepare(ctx, "bench_cached", q.sql); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return &task{
+		run:   concurrent(workers, func(ctx context.Context, i int) error { return queryInt(ctx, c, sql, q, i) }),
+		note:  note,
+		close: func() { c.Close() },
+	}, nil
+}
+
+// queryInt runs one query returning one int4 and checks that one row came.
+func queryInt(ctx context.Context, c conn, sql string, q pipeQuery, i int) error {
+	var args []any
+	if q.arg != nil {
+		args = []any{q.arg(i)}
+	}
+	if f, ok := c.(discarder); ok {
+		n, err := f.Discard(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		return expectRows(n, 1)
+	}
+	r, err := c.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var v int32
+	n := 0
+	for r.Next() {
+		if err := r.Scan(&v); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	return expectRows(n, 1)
+}

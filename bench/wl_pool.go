@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+const wideSQL = `SELECT id, grp, name, email, city, country, zip, phone, amount, qty, active, created, updated, note
+	FROM bench_wide WHERE grp = $1`
+
+// wideVals receives one bench_wide row (14 columns).
+type wideVals struct {
+	id, grp                                int32
+	name, email, city, country, zip, phone string
+	amount                                 float64
+	qty                                    int64
+	active                                 bool
+	created, updated                       time.Time
+	note                                   string
+}
+
+// poolCases: one connection or a pool of 5; all requests at once
+// (goroutines: the "Promise.all" case) or one at a time (the "for await"
+// case); 50 or 500 requests of a 14-column, 40-row query (Mapepire vs
+// ODBC). Each request's latency includes its queueing.
+func poolCases(sz sizes, rtt bool) []*benchCase {
+	prefix, workload := "pool/", "pool"
+	if rtt {
+		prefix, workload = "rtt/pool/", "rtt"
+	}
+	var cs []*benchCase
+	for _, size := range []int{1, 5} {
+		for _, mode := range []string{"all", "seq"} {
+			for _, n := range sz.poolCounts {
+				if rtt && sz.quick && mode == "seq" {
+					continue
+				}
+				shape := "conn1"
+				if size > 1 {
+					shape = fmt.Sprintf("pool%d", size)
+				}
+				cs = append(cs, &benchCase{
+					workload: workload, name: fmt.Sprintf("%s%s/%s/%d", prefix, shape, mode, n),
+					unit: "request", rtt: rtt, perRequest: true,
+					open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
+						return openPoolTask(ctx, d, dsn, size, mode, n)
+					},
+				})
+			}
+		}
+	}
+	return cs
+}
+
+func openPoolTask(ctx context.Context, d *driver, dsn string, size int, mode string, n int) (*task, error) {
+	var c conn
+	var note string
+	var err error
+	if size == 1 {
+		c, note, err = d.openShared(ctx, dsn)
+	} else {
+		c, note, err = d.openPool(ctx, dsn, size)
+	}
+	if err != nil {
+		return nil, err
+	}
+	op := func(ctx context.Context, i int) error { return selectWide(ctx, c, int32(i%wideGroups)) }
+	run := seq(op)
+	if mode == "all" {
+		run = allAtOnce(op)
+	}
+	return &task{run: run, fixedN: n, note: note, close: func() { c.Close() }}, nil
+}
+
+// selectWide reads one group of bench_wide.
+func selectWide(ctx context.Context, c conn, grp int32) error {
+	if f, ok := c.(discarder); ok {
+		n, err := f.Discard(ctx, wideSQL, grp)
+		if err != nil {
+			return err
+		}
+		return expectRows(n, wideGroupRows)
+	}
+	r, err := c.Query(ctx, wideSQL, grp)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var v wideVals
+	n := 0
+	for r.Next() {
+		if err := r.Scan(&v.id, &v.grp, &v.name, &v.email, &v.city, &v.country, &v.zip, &v.phone,
+			&v.amount, &v.qty, &v.active, &v.created, &v.updated, &v.note); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	return expectRows(n, wideGroupRows)
+}

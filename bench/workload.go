@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// benchCase is one workload variant, run for every driver.
+type benchCase struct {
+	workload string // "rows", "point", …; what -only selects
+	name     string // "rows/1000"
+	unit     string // what one operation is: "query", "insert", "request"
+	// perRequest keeps every request's latency of the median round for
+	// the per-request chart and the sum/average/fastest/slowest summary.
+	perRequest bool
+	peakHeap   bool // sample the heap during the loop (large values)
+	rtt        bool // connect through the delay proxy
+	// setup prepares the database before the drivers run (not measured).
+	setup func(ctx context.Context, e *env) error
+	// open prepares the case for one driver; errUnsupported means "—".
+	open func(ctx context.Context, e *env, d *driver, dsn string) (*task, error)
+}
+
+// task is one case prepared for one driver.
+type task struct {
+	// run performs n operations; lat, when not nil, has length n and
+	// receives each operation's latency.
+	run func(ctx context.Context, n int, lat []time.Duration) error
+	// fixedN, when positive, is the operation count the case defines
+	// (pool: 50 or 500 requests); otherwise the runner calibrates n.
+	fixedN int
+	// step, when above 1, makes n a multiple of it (batches of 10).
+	step  int
+	noLat bool   // latency per operation does not apply
+	note  string // how the driver ran the case, when it is not plain
+	close func()
+}
+
+// workloadNames lists the workloads in run order.
+var workloadNames = []string{"rows", "point", "insert", "large", "pipeline", "pool", "rtt"}
+
+// buildCases returns the cases of the selected workloads.
+func buildCases(only map[string]bool, sz sizes) []*benchCase {
+	var cs []*benchCase
+	add := func(w string, f func(sizes) []*benchCase) {
+		if only == nil || only[w] {
+			cs = append(cs, f(sz)...)
+		}
+	}
+	add("rows", rowsCases)
+	add("point", pointCases)
+	add("insert", insertCases)
+	add("large", largeCases)
+	add("pipeline", func(sz sizes) []*benchCase { return pipelineCases(sz, false) })
+	add("pool", func(sz sizes) []*benchCase { return poolCases(sz, false) })
+	add("rtt", func(sz sizes) []*benchCase {
+		return append(pipelineCases(sz, true), poolCases(sz, true)...)
+	})
+	return cs
+}
+
+// parseOnly reads the -only list.
+func parseOnly(s string) (map[string]bool, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	only := map[string]bool{}
+	for _, w := range strings.Split(s, ",") {
+		w = strings.TrimSpace(w)
+		found := false
+		for _, n := range workloadNames {
+			found = found || n == w
+		}
+		if !found {
+			return nil, fmt.Errorf("-only: unknown workload %q (want a comma list of %s)", w, strings.Join(workloadNames, ", "))
+		}
+		only[w] = true
+	}
+	return only, nil
+}
+
+// sizes are the knobs -quick turns down.
+type sizes struct {
+	quick       bool
+	rowCounts   []int
+	largeBig    bool // include the 50 MiB values
+	pipeQueries []string
+	pipeModes   []string
+	rttModes    []string
+	poolCounts  []int
+	target      time.Duration // wall time one measured loop aims for
+	maxOps      int
+}
+
+func defaultSizes(quick bool) sizes {
+	if quick {
+		return sizes{
+			quick: true, rowCounts: []int{10, 1000},
+			pipeQueries: []string{"select1", "param", "cached"},
+			pipeModes:   []string{"serial", "batch10", "conc20"},
+			rttModes:    []string{"serial", "batch10", "conc20"},
+			poolCounts:  []int{50},
+			target:      20 * time.Millisecond, maxOps: 5000,
+		}
+	}
+	return sizes{
+		rowCounts: []int{10, 100, 1000, 10000}, largeBig: true,
+		pipeQueries: []string{"select1", "param", "cached"},
+		pipeModes:   []string{"serial", "batch10", "conc1", "conc5", "conc20", "conc40"},
+		rttModes:    []string{"serial", "batch10", "conc5", "conc40"},
+		poolCounts:  []int{50, 500},
+		target:      250 * time.Millisecond, maxOps: 200000,
+	}
+}
+
+// seq runs op n times in a row.
+func seq(op func(ctx context.Context, i int) error) func(context.Context, int, []time.Duration) error {
+	return func(ctx context.Context, n int, lat []time.Duration) error {
+		for i := range n {
+			t0 := time.Now()
+			if err := op(ctx, i); err != nil {
+				return err
+			}
+			if lat != nil {
+				lat[i] = time.Since(t0)
+			}
+		}
+		return nil
+	}
+}
+
+// concurrent runs op n times from workers goroutines taking the next
+// index from a shared counter; each latency is that operation's own.
+func concurrent(workers int, op func(ctx context.Context, i int) error) func(context.Context, int, []time.Duration) error {
+	return func(ctx context.Context, n int, lat []time.Duration) error {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= n {
+						return
+					}
+					t0 := time.Now()
+					if err := op(ctx, i); err != nil {
+						errs[w] = err
+						return
+					}
+					if lat != nil {
+						lat[i] = time.Since(t0)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return firstErr(errs)
+	}
+}
+
+// allAtOnce starts n goroutines together, one operation each; a latency
+// runs from the common start to that operation's end, so it includes
+// queueing (the "Promise.all" case).
+func allAtOnce(op func(ctx context.Context, i int) error) func(context.Context, int, []time.Duration) error {
+	return func(ctx context.Context, n int, lat []time.Duration) error {
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		t0 := time.Now()
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = op(ctx, i)
+				if lat != nil {
+					lat[i] = time.Since(t0)
+				}
+			}()
+		}
+		wg.Wait()
+		return firstErr(errs)
+	}
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expectRows fails when a query returned the wrong number of rows.
+func expectRows(got, want int) error {
+	if got != want {
+		return fmt.Errorf("got %d rows, want %d", got, want)
+	}
+	return nil
+}
+
+// sortedCopy returns d sorted, leaving d alone.
+func sortedCopy(d []time.Duration) []time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s
+}
