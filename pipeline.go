@@ -46,6 +46,7 @@ type request struct {
 	// Sync (a describe request); nil for a run.
 	describes []*stmtDesc
 	extended  bool // the request is a run of the extended protocol
+	syncs     int  // ReadyForQuery messages its reply ends with
 	// cancels is Conn.cancels when the request was queued: a change by
 	// the time it fails with 57014 means a CancelRequest aimed at an
 	// earlier request may have hit it.
@@ -53,7 +54,7 @@ type request struct {
 }
 
 func newRequest() *request {
-	return &request{turn: make(chan struct{}, 1)}
+	return &request{turn: make(chan struct{}, 1), syncs: 1}
 }
 
 // gateLocked waits, with wmu held, until requests of owner may be queued:
@@ -229,7 +230,7 @@ func (c *Conn) drain(req *request) {
 		c.readDescribes(req)
 		return
 	}
-	for {
+	for zs := 0; zs < req.syncs; {
 		typ, body, err := c.rd.Next()
 		if err != nil {
 			c.fail(readErr(err))
@@ -238,7 +239,7 @@ func (c *Conn) drain(req *request) {
 		switch typ {
 		case wire.MsgReadyForQuery:
 			c.txStatus.Store(uint32(body[0]))
-			return
+			zs++
 		case wire.MsgDataRow, wire.MsgErrorResponse, wire.MsgCommandComplete, wire.MsgRowDescription:
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(req.extended)

@@ -88,7 +88,7 @@ func (c *Conn) query(ctx context.Context, owner *Tx, r *Rows, sql string, args [
 		if len(args) != len(sd.paramOIDs) {
 			return notSent(fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.paramOIDs), len(args)))
 		}
-		req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args) })
+		req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args, true) })
 		if err != nil {
 			return err
 		}
@@ -143,53 +143,92 @@ func staleStatement(e *PgError) bool {
 // prepares again).
 func (c *Conn) prepare(ctx context.Context, owner *Tx, sql string) (*stmtDesc, error) {
 	c.wmu.Lock()
-	sd := c.stmts.get(sql)
-	if sd == nil {
-		sd = c.stmts.newDesc(sql)
-		var req *request
-		err := c.gateLocked(ctx, owner)
-		if err == nil {
-			start := len(c.wbuf)
-			buf := c.appendClosesLocked(c.wbuf)
+	if sd := c.stmts.get(sql); sd != nil {
+		c.wmu.Unlock()
+		return sd, waitReady(ctx, sd)
+	}
+	sds, err := c.prepareAll(ctx, owner, []string{sql})
+	if err != nil {
+		return nil, err
+	}
+	return sds[0], nil
+}
+
+// prepareAll returns the descriptions of sqls, describing those not cached
+// in one round trip (one Sync each, so that one failing Parse does not
+// affect the others). The caller holds wmu; it is released.
+func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stmtDesc, error) {
+	sds := make([]*stmtDesc, len(sqls))
+	var req *request
+	err := c.gateLocked(ctx, owner)
+	if err == nil {
+		start := len(c.wbuf)
+		buf := c.appendClosesLocked(c.wbuf)
+		var describes []*stmtDesc
+		for i, sql := range sqls {
+			if sds[i] = c.stmts.get(sql); sds[i] != nil {
+				continue
+			}
+			sd := c.stmts.newDesc(sql)
 			if buf, err = wire.AppendParse(buf, sd.name, sql, nil); err == nil {
 				buf, err = wire.AppendDescribe(buf, 'S', sd.name)
 			}
 			if err != nil {
-				c.wbuf = c.wbuf[:start]
-			} else {
-				c.wbuf = wire.AppendSync(buf)
-				c.stmts.put(sd)
-				req = newRequest()
-				req.describes = []*stmtDesc{sd}
-				c.enqueueLocked(req)
+				break
 			}
+			buf = wire.AppendSync(buf)
+			c.stmts.put(sd) // now, so that the same SQL later in sqls finds it
+			sds[i] = sd
+			describes = append(describes, sd)
 		}
 		if err != nil {
-			c.wmu.Unlock()
-			return nil, notSent(err)
+			c.wbuf = c.wbuf[:start]
+			for _, sd := range describes {
+				c.stmts.remove(sd)
+			}
+		} else if len(describes) > 0 {
+			c.wbuf = buf
+			req = newRequest()
+			req.describes = describes
+			req.syncs = len(describes)
+			c.enqueueLocked(req)
 		}
+	}
+	if err != nil {
+		c.wmu.Unlock()
+		return nil, notSent(err)
+	}
+	if req != nil {
 		c.flushLocked(req)
 		if err := c.waitTurn(ctx, req); err != nil {
-			return nil, err // whoever drains the reply completes sd
+			return nil, err // whoever drains the reply completes the statements
 		}
 		c.readDescribes(req)
 		c.handoff(req)
 	} else {
 		c.wmu.Unlock()
 	}
+	for _, sd := range sds {
+		if err := waitReady(ctx, sd); err != nil {
+			return nil, err
+		}
+	}
+	return sds, nil
+}
+
+// waitReady waits until sd is described and returns why it could not be,
+// if it could not.
+func waitReady(ctx context.Context, sd *stmtDesc) error {
 	select {
 	case <-sd.ready:
 	default:
 		select {
 		case <-sd.ready:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	if sd.err != nil {
-		return nil, sd.err
-	}
-	return sd, nil
+	return sd.err
 }
 
 // readDescribes reads the reply of a describe request: for each statement,
@@ -275,7 +314,7 @@ func (c *Conn) appendClosesLocked(buf []byte) []byte {
 // encoded for the described parameter types. Without a named statement
 // (describe and none modes) the unnamed statement is parsed again first:
 // another request may have replaced it since it was described.
-func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any) ([]byte, error) {
+func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool) ([]byte, error) {
 	var err error
 	if sd.name == "" {
 		if buf, err = wire.AppendParse(buf, "", sd.sql, sd.paramOIDs); err != nil {
@@ -297,13 +336,16 @@ func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any) ([]byte, error) {
 	if buf, err = wire.AppendExecute(buf, "", 0); err != nil {
 		return nil, err
 	}
-	return wire.AppendSync(buf), nil
+	if sync {
+		buf = wire.AppendSync(buf)
+	}
+	return buf, nil
 }
 
 // appendBind appends a Bind message, encoding each argument in place:
 // formats and lengths are patched in once each value is written.
 func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any) ([]byte, error) {
-	if len(args) > math.MaxInt16 || len(sd.formats) > math.MaxInt16 {
+	if len(args) > math.MaxUint16 || len(sd.formats) > math.MaxUint16 {
 		return buf, errors.New("pgline: too many parameters or result columns")
 	}
 	buf, start := wire.BeginMessage(buf, wire.MsgBind)
@@ -312,12 +354,12 @@ func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any) ([]byte, error) 
 	if err != nil {
 		return buf[:start-1], err
 	}
-	buf = wire.AppendInt16(buf, int16(len(args)))
+	buf = wire.AppendInt16(buf, int16(uint16(len(args))))
 	fmtPos := len(buf)
 	for range args {
 		buf = append(buf, 0, 0)
 	}
-	buf = wire.AppendInt16(buf, int16(len(args)))
+	buf = wire.AppendInt16(buf, int16(uint16(len(args))))
 	for i, arg := range args {
 		lenPos := len(buf)
 		buf = append(buf, 0, 0, 0, 0)
@@ -338,7 +380,7 @@ func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any) ([]byte, error) 
 		binary.BigEndian.PutUint16(out[fmtPos+2*i:], uint16(format))
 		buf = out
 	}
-	buf = wire.AppendInt16(buf, int16(len(sd.formats)))
+	buf = wire.AppendInt16(buf, int16(uint16(len(sd.formats))))
 	for _, f := range sd.formats {
 		buf = wire.AppendInt16(buf, f)
 	}
@@ -364,4 +406,28 @@ func parseFields(body []byte) ([]FieldDescription, error) {
 		}
 	}
 	return fields, nil
+}
+
+// StatementDescription describes a prepared statement: the types of its
+// parameters and its result columns.
+type StatementDescription struct {
+	SQL       string
+	ParamOIDs []uint32
+	Fields    []FieldDescription
+}
+
+// Prepare prepares sql on the connection (or finds it in the statement
+// cache) and describes it. Query, QueryRow and Exec with the same SQL text
+// then reuse the prepared statement; there is no need to call Prepare
+// before them.
+func (c *Conn) Prepare(ctx context.Context, sql string) (*StatementDescription, error) {
+	sd, err := c.prepare(ctx, nil, sql)
+	if err != nil {
+		return nil, err
+	}
+	return &StatementDescription{
+		SQL:       sql,
+		ParamOIDs: append([]uint32(nil), sd.paramOIDs...),
+		Fields:    append([]FieldDescription(nil), sd.fields...),
+	}, nil
 }

@@ -19,12 +19,18 @@ type Rows struct {
 	sd    *stmtDesc
 	req   *request // this run's place in the connection's queue
 	watch *ctxWatch
+	// batch is set for the result of one statement of a batch: the batch
+	// owns the turn, and in an all-or-nothing batch (stopAtComplete) the
+	// statement's reply ends at its CommandComplete or ErrorResponse.
+	batch          *BatchResults
+	stopAtComplete bool
 
 	row     wire.DataRow // the current row; its bytes are in the read buffer
 	pending bool         // the first row was read by start and not yet returned by Next
 	done    bool         // the reply was read up to ReadyForQuery
 	tag     CommandTag
 	err     error
+	raw     [][]byte // reused by RawValues
 }
 
 // start reads the reply up to the first row or the end of the statement,
@@ -72,7 +78,12 @@ func (r *Rows) readRow() bool {
 				r.done = true
 				return false
 			}
-		case wire.MsgBindComplete, wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgEmptyQueryResponse, wire.MsgPortalSuspended:
+		case wire.MsgBindComplete, wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgPortalSuspended:
+		case wire.MsgEmptyQueryResponse:
+			if r.stopAtComplete {
+				r.done = true
+				return false
+			}
 		case wire.MsgCommandComplete:
 			tag, err := wire.ParseCommandComplete(body)
 			if err != nil {
@@ -81,6 +92,10 @@ func (r *Rows) readRow() bool {
 				return false
 			}
 			r.tag = CommandTag{s: string(tag)}
+			if r.stopAtComplete {
+				r.done = true
+				return false
+			}
 		case wire.MsgErrorResponse:
 			pgErr, err := parsePgError(body)
 			if err != nil {
@@ -89,6 +104,10 @@ func (r *Rows) readRow() bool {
 				return false
 			}
 			r.setErr(pgErr)
+			if r.stopAtComplete {
+				r.done = true
+				return false
+			}
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(true)
 		case wire.MsgReadyForQuery:
@@ -168,6 +187,11 @@ func (r *Rows) finish() {
 	if r.c == nil {
 		return
 	}
+	if r.batch != nil {
+		r.err = r.batch.watch.wrap(r.err)
+		r.c = nil // the batch goes on reading
+		return
+	}
 	r.err = r.watch.wrap(r.err)
 	r.watch.stop()
 	r.watch = nil
@@ -241,6 +265,18 @@ func (r *Rows) Scan(dest ...any) error {
 		}
 	}
 	return nil
+}
+
+// RawValues returns the current row's column values as the server sent
+// them (nil for NULL), in each column's format (FieldDescription.Format).
+// The slices alias the connection's read buffer: they are valid until the
+// next call to Next or Close.
+func (r *Rows) RawValues() [][]byte {
+	if r.c == nil || r.pending || r.done {
+		return nil
+	}
+	r.raw = r.row.Values(r.raw[:0])
+	return r.raw
 }
 
 // Values decodes the current row into Go values of each column's default

@@ -49,21 +49,26 @@ func (p *pglineConn) Prepare(ctx context.Context, name, sql string) (string, err
 
 func (p *pglineConn) Close() error { return p.c.Close() }
 
-// QueryIntBatch runs the queries one after another: pgline has no Batch
-// yet.
+// QueryIntBatch sends the queries as one pgline Batch: one write, one
+// round trip, one Sync for all, the semantics of a pgx Batch (a Sync per
+// query, pgline's default, costs the server a transaction end each).
 func (p *pglineConn) QueryIntBatch(ctx context.Context, sql string, args []any, out []int32) error {
-	for i, a := range args {
-		var err error
+	b := &pgline.Batch{AllOrNothing: true}
+	for _, a := range args {
 		if a == nil {
-			err = p.c.QueryRow(ctx, sql).Scan(&out[i])
+			b.Queue(sql)
 		} else {
-			err = p.c.QueryRow(ctx, sql, a).Scan(&out[i])
+			b.Queue(sql, a)
 		}
-		if err != nil {
+	}
+	br := p.c.SendBatch(ctx, b)
+	for i := range args {
+		if err := br.QueryRow().Scan(&out[i]); err != nil {
+			br.Close()
 			return err
 		}
 	}
-	return nil
+	return br.Close()
 }
 
-func (p *pglineConn) batchNote() string { return "serial: pgline has no Batch yet" }
+func (p *pglineConn) batchNote() string { return "pgline Batch{AllOrNothing: true}: one Sync, as pgx" }

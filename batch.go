@@ -1,0 +1,248 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// Batch is a list of statements sent together in one write and answered
+// in order: one round trip for all of them. Queue statements, then send
+// the batch with Conn.SendBatch and read each statement's result, in
+// order, from the BatchResults.
+//
+// By default the statements are independent: each ends with its own Sync
+// and runs in its own implicit transaction, so an error in one does not
+// affect the others. With AllOrNothing set they run in one implicit
+// transaction: the first error rolls back those before it, and the ones
+// after it are not run.
+type Batch struct {
+	AllOrNothing bool
+	items        []batchItem
+}
+
+type batchItem struct {
+	sql  string
+	args []any
+}
+
+// Queue adds a statement to the batch.
+func (b *Batch) Queue(sql string, args ...any) {
+	b.items = append(b.items, batchItem{sql: sql, args: args})
+}
+
+// Len returns the number of statements queued.
+func (b *Batch) Len() int { return len(b.items) }
+
+// ErrBatchAborted is wrapped by the error of a statement of an
+// AllOrNothing batch that was not run because an earlier one failed.
+var ErrBatchAborted = errors.New("pgline: not run: an earlier statement of the batch failed")
+
+// BatchResults reads the results of a batch, one statement after the
+// other. It holds the connection's reader until Close: always close it.
+type BatchResults struct {
+	c       *Conn
+	req     *request
+	watch   *ctxWatch
+	sds     []*stmtDesc
+	all     bool
+	i       int   // next statement to read
+	cur     *Rows // the statement being read, if any
+	err     error // a failure that ends the batch (sending, I/O)
+	aborted error // AllOrNothing: the error that stopped the batch
+	first   error // first error of any statement, for Close
+	closed  bool
+}
+
+// SendBatch sends b. Statements not yet prepared on the connection are
+// prepared first (in one round trip), then every statement's Bind and
+// Execute go out in one write.
+func (c *Conn) SendBatch(ctx context.Context, b *Batch) *BatchResults {
+	return c.sendBatch(ctx, nil, b)
+}
+
+// SendBatch sends b inside the transaction (see Conn.SendBatch).
+func (tx *Tx) SendBatch(ctx context.Context, b *Batch) *BatchResults {
+	if tx.done {
+		return &BatchResults{err: ErrTxClosed, closed: true}
+	}
+	return tx.c.sendBatch(ctx, tx.root, b)
+}
+
+func (c *Conn) sendBatch(ctx context.Context, owner *Tx, b *Batch) *BatchResults {
+	br := &BatchResults{c: c, all: b.AllOrNothing}
+	if len(b.items) == 0 {
+		br.closed = true
+		return br
+	}
+	if owner == nil {
+		for _, it := range b.items {
+			if mayCopyFromStdin(it.sql) {
+				br.err = notSent(errors.New("pgline: COPY FROM STDIN cannot run in a batch"))
+				return br
+			}
+		}
+	}
+	sqls := make([]string, len(b.items))
+	for i, it := range b.items {
+		sqls[i] = it.sql
+	}
+	if err := ctx.Err(); err != nil {
+		br.err = err
+		return br
+	}
+	c.wmu.Lock()
+	sds, err := c.prepareAll(ctx, owner, sqls)
+	if err != nil {
+		br.err = err
+		return br
+	}
+	for i, it := range b.items {
+		if len(it.args) != len(sds[i].paramOIDs) {
+			br.err = notSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sds[i].paramOIDs), len(it.args)))
+			return br
+		}
+	}
+	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
+		for i, it := range b.items {
+			var err error
+			if buf, err = c.appendRun(buf, sds[i], it.args, !b.AllOrNothing); err != nil {
+				return nil, fmt.Errorf("batch statement %d: %w", i, err)
+			}
+		}
+		if b.AllOrNothing {
+			buf = wire.AppendSync(buf)
+		}
+		return buf, nil
+	})
+	if err != nil {
+		br.err = err
+		return br
+	}
+	req.extended = true
+	if !b.AllOrNothing {
+		req.syncs = len(b.items)
+	}
+	if err := c.waitTurn(ctx, req); err != nil {
+		br.err = err
+		return br
+	}
+	br.req, br.sds, br.watch = req, sds, c.watch(ctx)
+	return br
+}
+
+// Query returns the rows of the next statement of the batch. They must be
+// closed (or read to the end) before the next result is read; reading the
+// next result closes them.
+func (br *BatchResults) Query() (*Rows, error) {
+	if br.err != nil {
+		return nil, br.err
+	}
+	if br.closed {
+		return nil, errors.New("pgline: batch results already closed")
+	}
+	if br.cur != nil {
+		br.cur.Close()
+		br.noteErr(br.cur.err)
+		br.cur = nil
+	}
+	if br.i >= len(br.sds) {
+		return nil, fmt.Errorf("pgline: batch has only %d statements", len(br.sds))
+	}
+	i := br.i
+	br.i++
+	if br.aborted != nil {
+		return nil, fmt.Errorf("pgline: batch statement %d: %w (%w)", i, ErrBatchAborted, br.aborted)
+	}
+	r := &Rows{c: br.c, sd: br.sds[i], batch: br, stopAtComplete: br.all}
+	if err := r.start(); err != nil {
+		r.finish()
+		br.noteErr(r.err)
+		return nil, r.err
+	}
+	br.cur = r
+	return r, nil
+}
+
+// Exec returns the command tag of the next statement of the batch.
+func (br *BatchResults) Exec() (CommandTag, error) {
+	r, err := br.Query()
+	if err != nil {
+		return CommandTag{}, err
+	}
+	r.Close()
+	br.cur = nil
+	br.noteErr(r.err)
+	return r.tag, r.err
+}
+
+// QueryRow returns the first row of the next statement of the batch.
+func (br *BatchResults) QueryRow() *Row {
+	row := &Row{}
+	r, err := br.Query()
+	if err != nil {
+		row.err = err
+		return row
+	}
+	row.rows = *r
+	br.cur = &row.rows
+	return row
+}
+
+// noteErr records a statement's error: the first one is returned by
+// Close, and in an AllOrNothing batch it stops the statements after it.
+func (br *BatchResults) noteErr(err error) {
+	if err == nil {
+		return
+	}
+	if br.first == nil {
+		br.first = err
+	}
+	var pgErr *PgError
+	if br.all && errors.As(err, &pgErr) {
+		br.aborted = err
+	}
+	if !errors.As(err, &pgErr) && br.c.IsClosed() {
+		br.err = err
+	}
+}
+
+// Close reads (and discards) the results not read yet, releases the
+// connection, and returns the first error of the batch, if any.
+func (br *BatchResults) Close() error {
+	if br.closed {
+		return br.err
+	}
+	br.closed = true
+	if br.err != nil && br.req == nil {
+		return br.err
+	}
+	if br.cur != nil {
+		br.cur.Close()
+		br.noteErr(br.cur.err)
+		br.cur = nil
+	}
+	c := br.c
+	if br.all {
+		// The rest of the reply, up to the batch's one ReadyForQuery.
+		c.drainRuns(1)
+	} else {
+		c.drainRuns(len(br.sds) - br.i)
+	}
+	br.watch.stop()
+	c.handoff(br.req)
+	if br.first != nil {
+		return br.watch.wrap(br.first)
+	}
+	return br.err
+}
+
+// drainRuns reads and discards replies up to the n-th ReadyForQuery.
+func (c *Conn) drainRuns(n int) {
+	if n <= 0 {
+		return
+	}
+	c.drain(&request{syncs: n, extended: true})
+}
