@@ -54,6 +54,7 @@ type BatchResults struct {
 	aborted error // AllOrNothing: the error that stopped the batch
 	first   error // first error of any statement, for Close
 	closed  bool
+	pooled  *poolConn // the pool connection the batch counts against, if any
 }
 
 // SendBatch sends b. Statements not yet prepared on the connection are
@@ -233,6 +234,10 @@ func (br *BatchResults) Close() error {
 	}
 	br.watch.stop()
 	c.handoff(br.req)
+	if pc := br.pooled; pc != nil {
+		br.pooled = nil
+		pc.p.done(pc, true)
+	}
 	if br.first != nil {
 		return br.watch.wrap(br.first)
 	}

@@ -24,6 +24,7 @@ type Rows struct {
 	// statement's reply ends at its CommandComplete or ErrorResponse.
 	batch          *BatchResults
 	stopAtComplete bool
+	pooled         *poolConn // the pool connection these rows count against, if any
 
 	row     wire.DataRow // the current row; its bytes are in the read buffer
 	pending bool         // the first row was read by start and not yet returned by Next
@@ -197,6 +198,10 @@ func (r *Rows) finish() {
 	r.watch = nil
 	r.c.handoff(r.req)
 	r.c = nil
+	if pc := r.pooled; pc != nil {
+		r.pooled = nil
+		pc.p.done(pc, true)
+	}
 }
 
 // Close discards the rows not read yet and releases the connection. It is

@@ -35,6 +35,7 @@ type Tx struct {
 	savepoint string // for a nested Tx: its savepoint
 	depth     int    // nesting level, for savepoint names
 	done      bool
+	onEnd     func() // called when the outermost transaction ends (a Pool's)
 }
 
 // Begin starts a transaction.
@@ -161,7 +162,7 @@ func (tx *Tx) Commit(ctx context.Context) error {
 		_, err := tx.c.simpleQuery(ctx, tx.root, "RELEASE SAVEPOINT "+tx.savepoint, nil)
 		return err
 	}
-	defer tx.c.releaseExclusive(tx)
+	defer tx.end()
 	tag, err := tx.c.simpleQuery(ctx, tx, "COMMIT", nil)
 	if err != nil {
 		return err
@@ -184,7 +185,15 @@ func (tx *Tx) Rollback(ctx context.Context) error {
 		_, err := tx.c.simpleQuery(ctx, tx.root, "ROLLBACK TO SAVEPOINT "+tx.savepoint, nil)
 		return err
 	}
-	defer tx.c.releaseExclusive(tx)
+	defer tx.end()
 	_, err := tx.c.simpleQuery(ctx, tx, "ROLLBACK", nil)
 	return err
+}
+
+// end releases the connection held by the outermost transaction.
+func (tx *Tx) end() {
+	tx.c.releaseExclusive(tx)
+	if tx.onEnd != nil {
+		tx.onEnd()
+	}
 }

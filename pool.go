@@ -1,0 +1,588 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Pool is a set of connections that multiplexes statements: each statement
+// goes to the connection with the fewest requests in flight, where it is
+// pipelined with the others, so a few connections serve many goroutines
+// without queueing them one round trip at a time. Connections are opened
+// as load needs them, up to pool_max_conns. A Pool is safe for concurrent
+// use.
+//
+// Statements routed by the Pool share connections: session state needs a
+// connection of its own, from Acquire (SET, temporary tables, advisory
+// locks, LISTEN) or Begin (a transaction).
+//
+// DSN parameters: pool_max_conns (default max(4, GOMAXPROCS)),
+// pool_min_conns (0), pool_max_conn_lifetime (1h), pool_max_conn_idle_time
+// (30m), pool_health_check_period (1m), pool_max_pipeline (requests in
+// flight per connection, default 64).
+type Pool struct {
+	cfg *Config
+	pc  poolConfig
+
+	mu      sync.Mutex    // protects the fields below
+	conns   []*poolConn   // open connections that statements are routed to
+	opening int           // connections being opened
+	held    int           // connections held by Acquire or Begin
+	closed  bool          // Close was called
+	changed chan struct{} // closed and replaced whenever the fields change
+	lastErr error         // the last failure to open a connection
+
+	stopHealth chan struct{}
+	healthDone chan struct{}
+}
+
+type poolConfig struct {
+	maxConns, minConns int
+	maxLifetime        time.Duration
+	maxIdle            time.Duration
+	healthPeriod       time.Duration
+	maxPipeline        int
+}
+
+// poolConn is a connection of the pool; its counters are guarded by
+// Pool.mu.
+type poolConn struct {
+	p        *Pool
+	c        *Conn
+	inflight int  // statements routed to it and not finished
+	openRows int  // Rows from it not closed yet: statements behind them wait
+	retiring bool // past its lifetime: no new statements; closed when idle
+	created  time.Time
+	lastUsed time.Time
+}
+
+// ErrPoolClosed is returned by calls on a closed Pool.
+var ErrPoolClosed = errors.New("pgline: pool closed")
+
+// NewPool creates a pool for dsn (see ParseConfig, and Pool for the pool_*
+// parameters). Connections are opened when needed; pool_min_conns of them
+// right away, in the background.
+func NewPool(ctx context.Context, dsn string) (*Pool, error) {
+	cfg, err := ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return NewPoolConfig(ctx, cfg)
+}
+
+// NewPoolConfig creates a pool for cfg.
+func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
+	pc, err := parsePoolConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{
+		cfg:        cfg,
+		pc:         pc,
+		changed:    make(chan struct{}),
+		stopHealth: make(chan struct{}),
+		healthDone: make(chan struct{}),
+	}
+	p.mu.Lock()
+	p.fillMinLocked()
+	p.mu.Unlock()
+	go p.healthLoop()
+	return p, nil
+}
+
+func parsePoolConfig(cfg *Config) (poolConfig, error) {
+	pc := poolConfig{
+		maxConns:     max(4, runtime.GOMAXPROCS(0)),
+		maxLifetime:  time.Hour,
+		maxIdle:      30 * time.Minute,
+		healthPeriod: time.Minute,
+		maxPipeline:  64,
+	}
+	ints := []struct {
+		key string
+		dst *int
+	}{{"pool_max_conns", &pc.maxConns}, {"pool_min_conns", &pc.minConns}, {"pool_max_pipeline", &pc.maxPipeline}}
+	for _, k := range ints {
+		if s, ok := cfg.dsnParam(k.key); ok {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return pc, fmt.Errorf("pgline: invalid %s", k.key)
+			}
+			*k.dst = n
+		}
+	}
+	durations := []struct {
+		key string
+		dst *time.Duration
+	}{{"pool_max_conn_lifetime", &pc.maxLifetime}, {"pool_max_conn_idle_time", &pc.maxIdle}, {"pool_health_check_period", &pc.healthPeriod}}
+	for _, k := range durations {
+		if s, ok := cfg.dsnParam(k.key); ok {
+			d, err := time.ParseDuration(s)
+			if err != nil || d < 0 {
+				return pc, fmt.Errorf("pgline: invalid %s", k.key)
+			}
+			*k.dst = d
+		}
+	}
+	if pc.maxConns < 1 || pc.maxPipeline < 1 || pc.minConns > pc.maxConns {
+		return pc, errors.New("pgline: invalid pool size settings")
+	}
+	if pc.healthPeriod <= 0 {
+		pc.healthPeriod = time.Minute
+	}
+	return pc, nil
+}
+
+// signalLocked wakes every goroutine waiting for a change.
+func (p *Pool) signalLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// totalLocked counts the connections open, being opened and held.
+func (p *Pool) totalLocked() int { return len(p.conns) + p.opening + p.held }
+
+// openLocked starts opening one connection in the background.
+func (p *Pool) openLocked() {
+	p.opening++
+	go func() {
+		ctx := context.Background()
+		c, err := ConnectConfig(ctx, p.cfg)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.opening--
+		if err != nil {
+			p.lastErr = err
+			p.signalLocked()
+			return
+		}
+		if p.closed {
+			c.Close()
+			p.signalLocked()
+			return
+		}
+		now := time.Now()
+		p.conns = append(p.conns, &poolConn{p: p, c: c, created: now, lastUsed: now})
+		p.lastErr = nil
+		p.signalLocked()
+	}()
+}
+
+// fillMinLocked opens connections up to pool_min_conns.
+func (p *Pool) fillMinLocked() {
+	for !p.closed && p.totalLocked() < p.pc.minConns {
+		p.openLocked()
+	}
+}
+
+// dropLocked removes pc from the routable connections.
+func (p *Pool) dropLocked(pc *poolConn) {
+	for i, x := range p.conns {
+		if x == pc {
+			p.conns = append(p.conns[:i], p.conns[i+1:]...)
+			return
+		}
+	}
+}
+
+// route picks the connection for one statement: the open one with the
+// fewest requests in flight, avoiding those whose queue waits behind open
+// Rows. When every connection is busy and the pool is below its maximum,
+// another is opened (this statement does not wait for it when a busy one
+// can take it pipelined). It waits when every connection has
+// pool_max_pipeline requests in flight.
+func (p *Pool) route(ctx context.Context) (*poolConn, error) {
+	opened := false // this call started opening a connection
+	p.mu.Lock()
+	for {
+		if p.closed {
+			p.mu.Unlock()
+			return nil, notSent(ErrPoolClosed)
+		}
+		var best *poolConn
+		bestScore := 0
+		for i := 0; i < len(p.conns); i++ {
+			pc := p.conns[i]
+			if pc.c.IsClosed() {
+				p.conns = append(p.conns[:i], p.conns[i+1:]...)
+				i--
+				continue
+			}
+			if pc.retiring {
+				continue
+			}
+			score := pc.inflight
+			if pc.openRows > 0 {
+				score += p.pc.maxPipeline
+			}
+			if best == nil || score < bestScore {
+				best, bestScore = pc, score
+			}
+		}
+		if best == nil && opened && p.opening == 0 && p.lastErr != nil {
+			err := p.lastErr // the connection opened for this call failed
+			p.mu.Unlock()
+			return nil, notSent(err)
+		}
+		if (best == nil || bestScore > 0) && p.totalLocked() < p.pc.maxConns {
+			p.openLocked()
+			opened = true
+		}
+		if best != nil && (bestScore == 0 || best.inflight < p.pc.maxPipeline && (bestScore < p.pc.maxPipeline || p.totalLocked() >= p.pc.maxConns)) {
+			best.inflight++
+			p.mu.Unlock()
+			return best, nil
+		}
+		changed := p.changed
+		p.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, notSent(ctx.Err())
+		}
+		p.mu.Lock()
+	}
+}
+
+// done ends one statement routed to pc; rows reports that it was a Query
+// whose Rows were counted open.
+func (p *Pool) done(pc *poolConn, rows bool) {
+	p.mu.Lock()
+	pc.inflight--
+	if rows {
+		pc.openRows--
+	}
+	pc.lastUsed = time.Now()
+	if pc.c.IsClosed() || pc.retiring && pc.inflight == 0 {
+		p.dropLocked(pc)
+		if pc.inflight == 0 {
+			pc.c.Close()
+		}
+		p.fillMinLocked()
+	}
+	p.signalLocked()
+	p.mu.Unlock()
+}
+
+// retry runs op on a routed connection, once more on another when the
+// first failed before reaching the server because its connection broke.
+func (p *Pool) retry(ctx context.Context, op func(pc *poolConn) error) error {
+	for attempt := 0; ; attempt++ {
+		pc, err := p.route(ctx)
+		if err != nil {
+			return err
+		}
+		err = op(pc)
+		if err == nil || attempt > 0 || !SafeToRetry(err) || !pc.c.IsClosed() {
+			return err
+		}
+	}
+}
+
+// Query runs sql on one of the pool's connections (see Conn.Query). The
+// connection goes on serving other statements, pipelined behind these
+// rows: close them promptly.
+func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	var rows *Rows
+	err := p.retry(ctx, func(pc *poolConn) error {
+		r, err := pc.c.Query(ctx, sql, args...)
+		if err != nil {
+			p.done(pc, false)
+			return err
+		}
+		p.holdRows(pc, r)
+		rows = r
+		return nil
+	})
+	return rows, err
+}
+
+// holdRows counts r as open Rows of pc until they are closed.
+func (p *Pool) holdRows(pc *poolConn, r *Rows) {
+	p.mu.Lock()
+	pc.openRows++
+	p.mu.Unlock()
+	r.pooled = pc
+}
+
+// QueryRow runs sql on one of the pool's connections (see Conn.QueryRow).
+func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
+	row := &Row{}
+	row.err = p.retry(ctx, func(pc *poolConn) error {
+		err := pc.c.query(ctx, nil, &row.rows, sql, args)
+		if err != nil {
+			p.done(pc, false)
+			return err
+		}
+		p.holdRows(pc, &row.rows)
+		return nil
+	})
+	return row
+}
+
+// Exec runs sql on one of the pool's connections (see Conn.Exec).
+func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (CommandTag, error) {
+	var tag CommandTag
+	err := p.retry(ctx, func(pc *poolConn) error {
+		var err error
+		tag, err = pc.c.Exec(ctx, sql, args...)
+		p.done(pc, false)
+		return err
+	})
+	return tag, err
+}
+
+// SendBatch sends b on one of the pool's connections (see Conn.SendBatch).
+func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
+	pc, err := p.route(ctx)
+	if err != nil {
+		return &BatchResults{err: err, closed: true}
+	}
+	br := pc.c.SendBatch(ctx, b)
+	if br.req == nil {
+		p.done(pc, false)
+		return br
+	}
+	p.mu.Lock()
+	pc.openRows++
+	p.mu.Unlock()
+	br.pooled = pc
+	return br
+}
+
+// PoolConn is a connection held exclusively from a Pool by Acquire. Its
+// session state is its own until Release, which resets it (RESET ALL,
+// UNLISTEN *, advisory locks, temporary tables; prepared statements stay).
+type PoolConn struct {
+	*Conn
+	pc       *poolConn
+	released bool
+}
+
+// Acquire takes a connection out of the pool for the caller's exclusive
+// use, waiting when every connection is busy and the pool is full. Release
+// it when done.
+func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
+	pc, err := p.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &PoolConn{Conn: pc.c, pc: pc}, nil
+}
+
+// take removes an idle connection from routing (or opens one) for
+// exclusive use.
+func (p *Pool) take(ctx context.Context) (*poolConn, error) {
+	p.mu.Lock()
+	for {
+		if p.closed {
+			p.mu.Unlock()
+			return nil, notSent(ErrPoolClosed)
+		}
+		for i := 0; i < len(p.conns); i++ {
+			pc := p.conns[i]
+			if pc.c.IsClosed() {
+				p.conns = append(p.conns[:i], p.conns[i+1:]...)
+				i--
+				continue
+			}
+			if pc.inflight == 0 && !pc.retiring {
+				p.conns = append(p.conns[:i], p.conns[i+1:]...)
+				p.held++
+				p.mu.Unlock()
+				return pc, nil
+			}
+		}
+		if p.totalLocked() < p.pc.maxConns {
+			p.held++ // reserved for the connection opened here
+			p.mu.Unlock()
+			c, err := ConnectConfig(ctx, p.cfg)
+			if err != nil {
+				p.mu.Lock()
+				p.held--
+				p.signalLocked()
+				p.mu.Unlock()
+				return nil, err
+			}
+			now := time.Now()
+			return &poolConn{p: p, c: c, created: now, lastUsed: now}, nil
+		}
+		changed := p.changed
+		p.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, notSent(ctx.Err())
+		}
+		p.mu.Lock()
+	}
+}
+
+// giveBack returns a held connection to routing, or closes it when it is
+// broken, inside a transaction, or past its lifetime.
+func (p *Pool) giveBack(pc *poolConn) {
+	bad := pc.c.IsClosed() || pc.c.TxStatus() != 'I'
+	p.mu.Lock()
+	p.held--
+	pc.lastUsed = time.Now()
+	if bad || p.closed || time.Since(pc.created) > p.pc.maxLifetime {
+		pc.c.Close()
+		p.fillMinLocked()
+	} else {
+		p.conns = append(p.conns, pc)
+	}
+	p.signalLocked()
+	p.mu.Unlock()
+}
+
+// resetSession clears the session state an Acquire may have left.
+const resetSession = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *; " +
+	"SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES"
+
+// Release resets the connection's session state and returns it to the
+// pool. It is safe to call more than once.
+func (pc *PoolConn) Release() {
+	if pc.released {
+		return
+	}
+	pc.released = true
+	if c := pc.Conn; !c.IsClosed() && c.TxStatus() == 'I' {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if _, err := c.Exec(ctx, resetSession); err != nil {
+			c.Close()
+		}
+		cancel()
+	}
+	pc.pc.p.giveBack(pc.pc)
+}
+
+// Begin starts a transaction on a connection taken from the pool for it;
+// Commit or Rollback returns the connection.
+func (p *Pool) Begin(ctx context.Context) (*Tx, error) {
+	return p.BeginTx(ctx, TxOptions{})
+}
+
+// BeginTx starts a transaction with opts (see Pool.Begin).
+func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
+	pc, err := p.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := pc.c.BeginTx(ctx, opts)
+	if err != nil {
+		p.giveBack(pc)
+		return nil, err
+	}
+	tx.onEnd = func() { p.giveBack(pc) }
+	return tx, nil
+}
+
+// PoolStat is a snapshot of a Pool's counters.
+type PoolStat struct {
+	TotalConns    int // open, being opened, or held
+	IdleConns     int // open, routable, with nothing in flight
+	AcquiredConns int // held by Acquire or Begin
+	OpeningConns  int // being opened
+	InFlight      int // statements in flight on routable connections
+	MaxConns      int
+}
+
+// Stat returns the pool's counters.
+func (p *Pool) Stat() PoolStat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := PoolStat{
+		TotalConns:    p.totalLocked(),
+		AcquiredConns: p.held,
+		OpeningConns:  p.opening,
+		MaxConns:      p.pc.maxConns,
+	}
+	for _, pc := range p.conns {
+		s.InFlight += pc.inflight
+		if pc.inflight == 0 {
+			s.IdleConns++
+		}
+	}
+	return s
+}
+
+// Close stops the pool: new calls fail with ErrPoolClosed, statements in
+// flight and held connections finish (Close waits for them), then every
+// connection is closed.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.healthDone
+		return
+	}
+	p.closed = true
+	close(p.stopHealth)
+	p.signalLocked()
+	for {
+		busy := p.held > 0 || p.opening > 0
+		for _, pc := range p.conns {
+			if pc.inflight > 0 {
+				busy = true
+			}
+		}
+		if !busy {
+			break
+		}
+		changed := p.changed
+		p.mu.Unlock()
+		<-changed
+		p.mu.Lock()
+	}
+	conns := p.conns
+	p.conns = nil
+	p.mu.Unlock()
+	for _, pc := range conns {
+		pc.c.Close()
+	}
+	<-p.healthDone
+}
+
+// healthLoop closes idle connections past their idle time or lifetime,
+// retires busy ones past their lifetime, drops broken ones and keeps
+// pool_min_conns open.
+func (p *Pool) healthLoop() {
+	defer close(p.healthDone)
+	t := time.NewTicker(p.pc.healthPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopHealth:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		now := time.Now()
+		var closing []*Conn
+		for i := 0; i < len(p.conns); i++ {
+			pc := p.conns[i]
+			expired := now.Sub(pc.created) > p.pc.maxLifetime
+			idleTooLong := pc.inflight == 0 && now.Sub(pc.lastUsed) > p.pc.maxIdle && p.totalLocked() > p.pc.minConns
+			if pc.c.IsClosed() || pc.inflight == 0 && (expired || idleTooLong) {
+				p.conns = append(p.conns[:i], p.conns[i+1:]...)
+				i--
+				closing = append(closing, pc.c)
+				continue
+			}
+			if expired {
+				pc.retiring = true
+			}
+		}
+		p.fillMinLocked()
+		p.signalLocked()
+		p.mu.Unlock()
+		for _, c := range closing {
+			c.Close()
+		}
+	}
+}

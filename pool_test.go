@@ -1,0 +1,237 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+func newTestPool(t *testing.T, extra ...string) *Pool {
+	t.Helper()
+	p, err := NewPool(testCtx(t), srv.DSN(extra...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// serverConns counts the server sessions with the given application_name.
+func serverConns(t *testing.T, app string) int {
+	t.Helper()
+	out, err := srv.Query("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app + "'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(out)
+	return n
+}
+
+// TestPoolMultiplexes: 500 concurrent requests on a pool of at most 5
+// connections all succeed, with no more than 5 server sessions.
+func TestPoolMultiplexes(t *testing.T) {
+	p := newTestPool(t, "pool_max_conns=5", "application_name=pool_mux")
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 500)
+	for i := 0; i < 500; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var v int
+			var s string
+			if err := p.QueryRow(ctx, "SELECT $1::int, repeat('x', 14)", i).Scan(&v, &s); err != nil || v != i {
+				errs <- errors.Join(err, errors.New("wrong value "+strconv.Itoa(v)))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	st := p.Stat()
+	if st.TotalConns > 5 || st.TotalConns < 1 || st.InFlight != 0 {
+		t.Fatalf("stat after the burst: %+v", st)
+	}
+	if n := serverConns(t, "pool_mux"); n > 5 {
+		t.Fatalf("%d server sessions for a pool of 5", n)
+	}
+}
+
+// TestPoolRoutesAroundOpenRows: statements do not queue behind Rows held
+// open on one connection when another connection can take them.
+func TestPoolRoutesAroundOpenRows(t *testing.T) {
+	p := newTestPool(t, "pool_max_conns=3")
+	ctx := testCtx(t)
+	rows, err := p.Query(ctx, "SELECT g FROM generate_series(1, 100000) g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	rows.Next()
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 20; i++ {
+			var v int
+			if err := p.QueryRow(ctx, "SELECT $1::int", i).Scan(&v); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("statements waited behind open Rows")
+	}
+}
+
+// TestPoolAcquireSessionState: an acquired connection keeps its session
+// state until Release, which resets it before others use the connection.
+func TestPoolAcquireSessionState(t *testing.T) {
+	p := newTestPool(t, "pool_max_conns=1")
+	ctx := testCtx(t)
+	pc, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.Exec(ctx, "SET search_path = pg_catalog; CREATE TEMP TABLE acq(x int)"); err != nil {
+		t.Fatal(err)
+	}
+	var sp string
+	if err := pc.QueryRow(ctx, "SELECT current_setting('search_path')").Scan(&sp); err != nil || sp != "pg_catalog" {
+		t.Fatalf("search_path %q %v", sp, err)
+	}
+	// The only connection is held: a pool statement waits for it.
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := p.Exec(short, "SELECT 1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("statement while the only connection is held: %v", err)
+	}
+	pc.Release()
+	pc.Release()
+	if err := p.QueryRow(ctx, "SELECT current_setting('search_path')").Scan(&sp); err != nil || sp == "pg_catalog" {
+		t.Fatalf("search_path after Release: %q %v", sp, err)
+	}
+	var n int
+	if err := p.QueryRow(ctx, "SELECT count(*)::int FROM pg_class WHERE relname = 'acq' AND relpersistence = 't'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("temporary table survived Release: %d %v", n, err)
+	}
+}
+
+func TestPoolTransaction(t *testing.T) {
+	p := newTestPool(t, "pool_max_conns=2")
+	ctx := testCtx(t)
+	if _, err := p.Exec(ctx, "CREATE TABLE IF NOT EXISTS pool_tx(x int)"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Exec(ctx, "INSERT INTO pool_tx VALUES ($1)", 7)
+	var n int
+	// Other statements go to the other connection and do not see the
+	// uncommitted row.
+	if err := p.QueryRow(ctx, "SELECT count(*)::int FROM pool_tx WHERE x = 7").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("outside the tx: %d %v", n, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.QueryRow(ctx, "SELECT count(*)::int FROM pool_tx WHERE x = 7").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("after commit: %d %v", n, err)
+	}
+	if st := p.Stat(); st.AcquiredConns != 0 {
+		t.Fatalf("connection not returned after Commit: %+v", st)
+	}
+}
+
+// TestPoolReplacesBrokenConnections: after the server ends every session
+// of the pool, statements fail at most once per broken connection and
+// then succeed on new ones.
+func TestPoolReplacesBrokenConnections(t *testing.T) {
+	p := newTestPool(t, "pool_max_conns=3", "application_name=pool_broken")
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	for i := 0; i < 30; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.Exec(ctx, "SELECT pg_sleep(0.01)") }()
+	}
+	wg.Wait()
+	if err := srv.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pool_broken'"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	failures := 0
+	for i := 0; i < 20; i++ {
+		var v int
+		if err := p.QueryRow(ctx, "SELECT $1::int", i).Scan(&v); err != nil {
+			failures++
+			continue
+		}
+		if v != i {
+			t.Fatalf("got %d want %d", v, i)
+		}
+	}
+	if failures > 3 {
+		t.Fatalf("%d failures after the sessions ended (pool of 3)", failures)
+	}
+	var v int
+	if err := p.QueryRow(ctx, "SELECT 1").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPoolCloseWaits: Close waits for statements in flight; calls after
+// it fail with ErrPoolClosed.
+func TestPoolCloseWaits(t *testing.T) {
+	p, err := NewPool(testCtx(t), srv.DSN("pool_max_conns=2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	result := make(chan error, 1)
+	go func() {
+		_, err := p.Exec(ctx, "SELECT pg_sleep(0.3)")
+		result <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	p.Close()
+	if time.Since(start) < 100*time.Millisecond {
+		t.Fatal("Close did not wait for the statement in flight")
+	}
+	if err := <-result; err != nil {
+		t.Fatalf("statement in flight during Close: %v", err)
+	}
+	if _, err := p.Exec(ctx, "SELECT 1"); !errors.Is(err, ErrPoolClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+	p.Close()
+}
+
+func TestPoolBadConfig(t *testing.T) {
+	for _, dsn := range []string{"pool_max_conns=0", "pool_min_conns=5 pool_max_conns=2", "pool_max_conn_lifetime=soon"} {
+		if _, err := NewPool(testCtx(t), srv.DSN(dsn)); err == nil {
+			t.Fatalf("%s: no error", dsn)
+		}
+	}
+	// A pool that cannot connect reports why.
+	p, err := NewPool(testCtx(t), "host=127.0.0.1 port="+strconv.Itoa(closedPort(t))+" sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Exec(testCtx(t), "SELECT 1"); err == nil {
+		t.Fatal("no error from a pool whose server is down")
+	}
+}
