@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/pgline/pgline"
 )
@@ -26,8 +28,48 @@ func pglineDriver() *driver {
 			c, err := connect(ctx, dsn)
 			return c, "one Conn shared by all goroutines, pipelined automatically", err
 		},
+		pool: func(ctx context.Context, dsn string, size int) (conn, string, error) {
+			p, err := pgline.NewPool(ctx, withParam(dsn, "pool_max_conns", strconv.Itoa(size)))
+			if err != nil {
+				return nil, "", err
+			}
+			return &pglinePool{p: p}, "pgline.Pool: statements multiplexed over the pool's connections", nil
+		},
 		textArray: func(s []string) any { return s },
 	}
+}
+
+// pglinePool is a pgline Pool.
+type pglinePool struct{ p *pgline.Pool }
+
+func (p *pglinePool) Query(ctx context.Context, sql string, args ...any) (rows, error) {
+	return p.p.Query(ctx, sql, args...)
+}
+
+func (p *pglinePool) Exec(ctx context.Context, sql string, args ...any) error {
+	_, err := p.p.Exec(ctx, sql, args...)
+	return err
+}
+
+func (p *pglinePool) Prepare(ctx context.Context, name, sql string) (string, error) {
+	return sql, nil
+}
+
+func (p *pglinePool) Close() error {
+	p.p.Close()
+	return nil
+}
+
+// withParam appends key=value to a DSN in either form.
+func withParam(dsn, key, value string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + key + "=" + value
+	}
+	return dsn + " " + key + "=" + value
 }
 
 type pglineConn struct{ c *pgline.Conn }
