@@ -55,6 +55,9 @@ type BatchResults struct {
 	first   error // first error of any statement, for Close
 	closed  bool
 	pooled  *poolConn // the pool connection the batch counts against, if any
+
+	trace    *TraceEvent
+	traceCtx context.Context
 }
 
 // SendBatch sends b. Statements not yet prepared on the connection are
@@ -73,6 +76,19 @@ func (tx *Tx) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 }
 
 func (c *Conn) sendBatch(ctx context.Context, owner *Tx, b *Batch) *BatchResults {
+	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceBatch, BatchLen: len(b.items)})
+	br := c.sendBatchUntraced(ctx, owner, b)
+	if ev != nil {
+		if br.req == nil {
+			traceEnd(tctx, c.cfg, ev, CommandTag{}, br.err)
+		} else {
+			br.trace, br.traceCtx = ev, tctx
+		}
+	}
+	return br
+}
+
+func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *BatchResults {
 	br := &BatchResults{c: c, all: b.AllOrNothing}
 	if len(b.items) == 0 {
 		br.closed = true
@@ -234,14 +250,16 @@ func (br *BatchResults) Close() error {
 	}
 	br.watch.stop()
 	c.handoff(br.req)
+	err := br.err
+	if br.first != nil {
+		err = br.watch.wrap(br.first)
+	}
+	traceEnd(br.traceCtx, c.cfg, br.trace, CommandTag{}, err)
 	if pc := br.pooled; pc != nil {
 		br.pooled = nil
 		pc.p.done(pc, true)
 	}
-	if br.first != nil {
-		return br.watch.wrap(br.first)
-	}
-	return br.err
+	return err
 }
 
 // drainRuns reads and discards replies up to the n-th ReadyForQuery.

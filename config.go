@@ -73,6 +73,10 @@ type Config struct {
 	// Zero means 10 seconds.
 	CancelTimeout time.Duration
 
+	// Tracer, when set, is told of connection attempts, statements,
+	// batches and pool acquisitions (see Tracer).
+	Tracer Tracer
+
 	// OnNotice, when set, is called with every NoticeResponse the server
 	// sends. It runs on the goroutine reading the connection: it must not
 	// block or call back into the Conn.

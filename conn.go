@@ -154,6 +154,16 @@ func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 // onRow is nil). It returns the tag of the last statement, or the first
 // error (of the server, or of onRow).
 func (c *Conn) simpleQuery(ctx context.Context, owner *Tx, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+	if c.cfg.Tracer == nil {
+		return c.simpleQueryUntraced(ctx, owner, sql, onRow)
+	}
+	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql})
+	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow)
+	traceEnd(tctx, c.cfg, ev, tag, err)
+	return tag, err
+}
+
+func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
 	if owner == nil && mayCopyFromStdin(sql) {
 		// COPY FROM STDIN switches the connection into copy mode, in which
 		// pipelined messages of others would break the COPY: run it alone.

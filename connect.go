@@ -34,6 +34,17 @@ func ConnectConfig(ctx context.Context, cfg *Config) (*Conn, error) {
 	if len(cfg.Hosts) == 0 {
 		return nil, errors.New("pgline: config has no host")
 	}
+	tctx, ev := traceStart(ctx, cfg, TraceEvent{Kind: TraceConnect, Host: hostLabel(cfg.Hosts[0])})
+	c, err := connectHosts(ctx, cfg)
+	if ev != nil && c != nil {
+		ev.Host = hostLabel(c.host)
+	}
+	traceEnd(tctx, cfg, ev, CommandTag{}, err)
+	return c, err
+}
+
+// connectHosts tries the hosts of cfg (see ConnectConfig).
+func connectHosts(ctx context.Context, cfg *Config) (*Conn, error) {
 	hosts := cfg.Hosts
 	if cfg.LoadBalanceHosts == "random" {
 		hosts = append([]HostConfig(nil), hosts...)

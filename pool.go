@@ -378,6 +378,16 @@ func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
 // take removes an idle connection from routing (or opens one) for
 // exclusive use.
 func (p *Pool) take(ctx context.Context) (*poolConn, error) {
+	tctx, ev := traceStart(ctx, p.cfg, TraceEvent{Kind: TraceAcquire})
+	pc, err := p.takeUntraced(ctx)
+	if ev != nil && pc != nil {
+		ev.Host = hostLabel(pc.c.host)
+	}
+	traceEnd(tctx, p.cfg, ev, CommandTag{}, err)
+	return pc, err
+}
+
+func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 	p.mu.Lock()
 	for {
 		if p.closed {

@@ -72,6 +72,21 @@ func (c *Conn) exec(ctx context.Context, owner *Tx, sql string, args []any) (Com
 // aimed at an earlier request, is sent again, once, when it cannot have
 // had an effect.
 func (c *Conn) query(ctx context.Context, owner *Tx, r *Rows, sql string, args []any) error {
+	if c.cfg.Tracer == nil {
+		return c.run(ctx, owner, r, sql, args)
+	}
+	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql, Args: args})
+	err := c.run(ctx, owner, r, sql, args)
+	if err != nil {
+		traceEnd(tctx, c.cfg, ev, CommandTag{}, err)
+		return err
+	}
+	r.trace, r.traceCtx = ev, tctx
+	return nil
+}
+
+// run is query without tracing.
+func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []any) error {
 	if owner == nil && mayCopyFromStdin(sql) {
 		tx, err := c.takeExclusive(ctx)
 		if err != nil {

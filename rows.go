@@ -2,6 +2,7 @@ package pgline
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -25,6 +26,8 @@ type Rows struct {
 	batch          *BatchResults
 	stopAtComplete bool
 	pooled         *poolConn // the pool connection these rows count against, if any
+	trace          *TraceEvent
+	traceCtx       context.Context
 
 	row     wire.DataRow // the current row; its bytes are in the read buffer
 	pending bool         // the first row was read by start and not yet returned by Next
@@ -197,6 +200,10 @@ func (r *Rows) finish() {
 	r.watch.stop()
 	r.watch = nil
 	r.c.handoff(r.req)
+	if r.trace != nil {
+		traceEnd(r.traceCtx, r.c.cfg, r.trace, r.tag, r.err)
+		r.trace, r.traceCtx = nil, nil
+	}
 	r.c = nil
 	if pc := r.pooled; pc != nil {
 		r.pooled = nil

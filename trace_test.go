@@ -1,0 +1,101 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+)
+
+// recordingTracer keeps every ended event, and checks that each end
+// receives the context its start returned.
+type recordingTracer struct {
+	mu     sync.Mutex
+	ended  []TraceEvent
+	starts int
+	bad    int
+}
+
+type traceKey struct{}
+
+func (r *recordingTracer) TraceStart(ctx context.Context, ev *TraceEvent) context.Context {
+	r.mu.Lock()
+	r.starts++
+	r.mu.Unlock()
+	return context.WithValue(ctx, traceKey{}, ev)
+}
+
+func (r *recordingTracer) TraceEnd(ctx context.Context, ev *TraceEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ctx.Value(traceKey{}) != ev {
+		r.bad++
+	}
+	r.ended = append(r.ended, *ev)
+}
+
+func TestTracer(t *testing.T) {
+	tr := &recordingTracer{}
+	cfg, err := ParseConfig(srv.DSN("pool_max_conns=2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tracer = tr
+	ctx := testCtx(t)
+	c, err := ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rows, err := c.Query(ctx, "SELECT generate_series(1, $1::int)", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	c.Exec(ctx, "SELECT 1/0")
+	b := &Batch{}
+	b.Queue("SELECT $1::int", 1)
+	c.SendBatch(ctx, b).Close()
+	p, err := NewPoolConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.Release()
+	p.Close()
+
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.bad != 0 || tr.starts != len(tr.ended) {
+		t.Fatalf("%d starts, %d ends, %d with the wrong context", tr.starts, len(tr.ended), tr.bad)
+	}
+	find := func(kind TraceKind, sql string) *TraceEvent {
+		for i := range tr.ended {
+			if e := &tr.ended[i]; e.Kind == kind && (sql == "" || e.SQL == sql) {
+				return e
+			}
+		}
+		t.Fatalf("no %d event for %q", kind, sql)
+		return nil
+	}
+	if e := find(TraceConnect, ""); e.Err != nil || e.Host == "" || e.Duration <= 0 {
+		t.Fatalf("connect event %+v", e)
+	}
+	if e := find(TraceStatement, "SELECT generate_series(1, $1::int)"); e.Tag.String() != "SELECT 3" || len(e.Args) != 1 || e.Err != nil {
+		t.Fatalf("query event %+v", e)
+	}
+	var pgErr *PgError
+	if e := find(TraceStatement, "SELECT 1/0"); !errors.As(e.Err, &pgErr) {
+		t.Fatalf("failed statement event %+v", e)
+	}
+	if e := find(TraceBatch, ""); e.BatchLen != 1 || e.Err != nil {
+		t.Fatalf("batch event %+v", e)
+	}
+	if e := find(TraceAcquire, ""); e.Err != nil || e.Host == "" {
+		t.Fatalf("acquire event %+v", e)
+	}
+}
