@@ -33,6 +33,7 @@ type Pool struct {
 	conns   []*poolConn   // open connections that statements are routed to
 	opening int           // connections being opened
 	held    int           // connections held by Acquire or Begin
+	takers  int           // Acquire or Begin calls waiting for a connection
 	closed  bool          // Close was called
 	changed chan struct{} // closed and replaced whenever the fields change
 	lastErr error         // the last failure to open a connection
@@ -57,6 +58,7 @@ type poolConn struct {
 	inflight int  // statements routed to it and not finished
 	openRows int  // Rows from it not closed yet: statements behind them wait
 	retiring bool // past its lifetime: no new statements; closed when idle
+	draining bool // wanted by Acquire or Begin: no new statements until idle
 	created  time.Time
 	lastUsed time.Time
 }
@@ -213,7 +215,7 @@ func (p *Pool) route(ctx context.Context) (*poolConn, error) {
 				i--
 				continue
 			}
-			if pc.retiring {
+			if pc.retiring || pc.draining {
 				continue
 			}
 			score := pc.inflight
@@ -389,9 +391,14 @@ func (p *Pool) take(ctx context.Context) (*poolConn, error) {
 
 func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 	p.mu.Lock()
+	p.takers++
+	defer func() {
+		p.takers--
+		p.balanceDrainingLocked()
+		p.mu.Unlock()
+	}()
 	for {
 		if p.closed {
-			p.mu.Unlock()
 			return nil, notSent(ErrPoolClosed)
 		}
 		for i := 0; i < len(p.conns); i++ {
@@ -403,8 +410,8 @@ func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 			}
 			if pc.inflight == 0 && !pc.retiring {
 				p.conns = append(p.conns[:i], p.conns[i+1:]...)
+				pc.draining = false
 				p.held++
-				p.mu.Unlock()
 				return pc, nil
 			}
 		}
@@ -412,24 +419,61 @@ func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 			p.held++ // reserved for the connection opened here
 			p.mu.Unlock()
 			c, err := ConnectConfig(ctx, p.cfg)
+			p.mu.Lock()
 			if err != nil {
-				p.mu.Lock()
 				p.held--
 				p.signalLocked()
-				p.mu.Unlock()
 				return nil, err
 			}
 			now := time.Now()
 			return &poolConn{p: p, c: c, created: now, lastUsed: now}, nil
 		}
+		// Every connection is busy with statements, which would keep it
+		// busy for ever under load: stop routing statements to one of them
+		// per waiting caller, so that it becomes idle.
+		p.balanceDrainingLocked()
 		changed := p.changed
 		p.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			p.mu.Lock()
 			return nil, notSent(ctx.Err())
 		}
 		p.mu.Lock()
+	}
+}
+
+// balanceDrainingLocked keeps as many connections draining as callers wait
+// in take: it marks the least busy ones, or clears marks no longer needed.
+func (p *Pool) balanceDrainingLocked() {
+	n := 0
+	for _, pc := range p.conns {
+		if pc.draining {
+			n++
+		}
+	}
+	for n > p.takers {
+		for _, pc := range p.conns {
+			if pc.draining {
+				pc.draining = false
+				n--
+				break
+			}
+		}
+	}
+	for n < p.takers {
+		var best *poolConn
+		for _, pc := range p.conns {
+			if !pc.draining && !pc.retiring && (best == nil || pc.inflight < best.inflight) {
+				best = pc
+			}
+		}
+		if best == nil {
+			return
+		}
+		best.draining = true
+		n++
 	}
 }
 
@@ -439,6 +483,7 @@ func (p *Pool) giveBack(pc *poolConn) {
 	bad := pc.c.IsClosed() || pc.c.TxStatus() != 'I'
 	p.mu.Lock()
 	p.held--
+	pc.draining = false
 	pc.lastUsed = time.Now()
 	if bad || p.closed || time.Since(pc.created) > p.pc.maxLifetime {
 		pc.c.Close()
