@@ -38,14 +38,16 @@ func bench(ctx context.Context, o *options, stdout io.Writer) error {
 	}
 
 	dsn, serverKind := o.dsn, "-dsn"
+	connectDSN := o.dsn // the connect workload: a SCRAM user on pgtest
 	if dsn == "" {
 		prog.note("starting a throwaway PostgreSQL (pgtest)…")
-		srv, err := pgtest.Start(pgtest.Options{})
+		srv, err := pgtest.Start(pgtest.Options{Users: []pgtest.User{scramUser}})
 		if err != nil {
 			return err
 		}
 		defer srv.Stop()
 		dsn, serverKind = srv.DSN(), "pgtest"
+		connectDSN = srv.DSN("user="+scramUser.Name, "password="+scramUser.Password)
 		if srv.External {
 			serverKind = "pgtest (" + pgtest.DSNEnv + ")"
 		}
@@ -58,7 +60,7 @@ func bench(ctx context.Context, o *options, stdout io.Writer) error {
 	}
 	defer admin.Close(context.Background())
 
-	e := &env{dsn: dsn, admin: admin, sz: sz}
+	e := &env{dsn: dsn, connectDSN: connectDSN, admin: admin, sz: sz}
 	prog.note("loading data…")
 	if err := load(ctx, e); err != nil {
 		return err

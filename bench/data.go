@@ -9,11 +9,14 @@ import (
 
 // env is what the cases share: where to connect and the loaded data.
 type env struct {
-	dsn    string    // the server
-	rttDSN string    // the server through the delay proxy
-	admin  *pgx.Conn // setup connection (never measured)
-	sz     sizes
-	doc    largeDoc // the LARGE insert document
+	dsn    string // the server
+	rttDSN string // the server through the delay proxy
+	// connectDSN is used by the connect workload: a user authenticated
+	// with SCRAM-SHA-256 on pgtest, or -dsn as given.
+	connectDSN string
+	admin      *pgx.Conn // setup connection (never measured)
+	sz         sizes
+	doc        largeDoc // the LARGE insert document
 }
 
 // Table sizes.

@@ -42,7 +42,7 @@ type task struct {
 }
 
 // workloadNames lists the workloads in run order.
-var workloadNames = []string{"rows", "point", "insert", "large", "pipeline", "pool", "rtt"}
+var workloadNames = []string{"connect", "rows", "point", "insert", "large", "pipeline", "pool", "rtt"}
 
 // buildCases returns the cases of the selected workloads.
 func buildCases(only map[string]bool, sz sizes) []*benchCase {
@@ -52,6 +52,7 @@ func buildCases(only map[string]bool, sz sizes) []*benchCase {
 			cs = append(cs, f(sz)...)
 		}
 	}
+	add("connect", connectCases)
 	add("rows", rowsCases)
 	add("point", pointCases)
 	add("insert", insertCases)
