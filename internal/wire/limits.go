@@ -12,9 +12,17 @@ const smallMessageCap = 1 << 20
 
 // Body size classes returned by bodyLimit.
 const (
-	limitUnknown = -1 // not a backend message type
-	limitLarge   = -2 // capped by the configured maximum
+	limitUnknown    = -1 // not a backend message type
+	limitLarge      = -2 // capped by the configured maximum
+	limitStreamable = -3 // capped by MaxStreamableSize; allocations by the configured maximum
 )
+
+// MaxStreamableSize caps the body of a DataRow or CopyData: PostgreSQL
+// never builds a message of 1 GiB or more. Such a body may be larger than
+// the Reader's maxMessageSize as long as it is consumed piece by piece
+// (NextHeader, ReadFull, Discard, CopyN); maxMessageSize caps what is
+// allocated whole.
+const MaxStreamableSize = 1 << 30
 
 // bodyLimit returns the exact body size of a fixed-size backend message
 // (exact true), or its maximum body size, or limitLarge, or limitUnknown.
@@ -27,8 +35,9 @@ func bodyLimit(typ byte) (n int, exact bool) {
 		return 0, true
 	case MsgBackendKeyData:
 		return 8, true
-	case MsgDataRow, MsgCopyData, MsgErrorResponse, MsgNoticeResponse,
-		MsgRowDescription, MsgFunctionCallResponse:
+	case MsgDataRow, MsgCopyData:
+		return limitStreamable, false
+	case MsgErrorResponse, MsgNoticeResponse, MsgRowDescription, MsgFunctionCallResponse:
 		return limitLarge, false
 	case MsgAuthentication, MsgParameterStatus, MsgNotificationResponse,
 		MsgParameterDescription, MsgCommandComplete, MsgCopyInResponse,
@@ -57,6 +66,8 @@ func checkLength(typ byte, length int32, maxMessageSize int) (int, error) {
 		return n, nil
 	case limit == limitLarge:
 		limit = maxMessageSize
+	case limit == limitStreamable:
+		limit = MaxStreamableSize
 	}
 	if n > limit {
 		return 0, protoErr(fmt.Sprintf("message %s body length %d exceeds limit %d", typeName(typ), n, limit))

@@ -10,9 +10,9 @@ import (
 // DefaultBufferSize is the read buffer size NewReader uses when given 0.
 const DefaultBufferSize = 64 << 10
 
-// DefaultMaxMessageSize is the largest body of a DataRow, CopyData,
-// ErrorResponse, NoticeResponse, RowDescription or FunctionCallResponse that
-// NewReader accepts when given 0.
+// DefaultMaxMessageSize is the largest body of an ErrorResponse,
+// NoticeResponse, RowDescription or FunctionCallResponse that NewReader
+// accepts, and the largest body it allocates whole, when given 0.
 const DefaultMaxMessageSize = 1 << 30
 
 // minBufferSize is the smallest read buffer NewReader will use.
@@ -82,6 +82,9 @@ func (r *Reader) Next() (typ byte, body []byte, err error) {
 	typ, n, err := r.header()
 	if err != nil {
 		return 0, nil, err
+	}
+	if n > r.max {
+		return 0, nil, r.stick(protoErr(fmt.Sprintf("message %s body length %d exceeds limit %d", typeName(typ), n, r.max)))
 	}
 	if 5+n <= len(r.buf) {
 		if err := r.fill(5 + n); err != nil {
@@ -196,6 +199,9 @@ func (r *Reader) Body() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if n > r.max {
+		return nil, r.stick(protoErr(fmt.Sprintf("message body of %d bytes exceeds the maximum message size %d", n, r.max)))
+	}
 	if n <= len(r.buf) {
 		if err := r.fill(n); err != nil {
 			return nil, r.stick(r.eofInMessage(err))
@@ -210,6 +216,36 @@ func (r *Reader) Body() ([]byte, error) {
 		return nil, err
 	}
 	return body, nil
+}
+
+// MaxMessageSize returns the largest body the Reader allocates whole.
+func (r *Reader) MaxMessageSize() int { return r.max }
+
+// CopyN writes the next n body bytes of the current message to w, a
+// buffer at a time, through the Reader's own buffer: nothing is allocated
+// whatever n is. When w fails, the bytes not written are still consumed
+// (the message stays in step) and w's error is returned.
+func (r *Reader) CopyN(w io.Writer, n int) error {
+	if err := r.take(n); err != nil {
+		return err
+	}
+	var werr error
+	for n > 0 {
+		if r.w == r.r {
+			if err := r.fill(1); err != nil {
+				return r.stick(r.eofInMessage(err))
+			}
+		}
+		m := min(n, r.w-r.r)
+		if werr == nil {
+			if _, err := w.Write(r.buf[r.r : r.r+m]); err != nil {
+				werr = err
+			}
+		}
+		r.r += m
+		n -= m
+	}
+	return werr
 }
 
 // take checks that n more body bytes may be consumed and accounts for them.

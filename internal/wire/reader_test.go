@@ -234,7 +234,8 @@ func TestReaderBadLengths(t *testing.T) {
 		{"length MaxInt32 DataRow", header(MsgDataRow, 0x7fffffff), 0},
 		{"length MaxInt32 CopyData", header(MsgCopyData, 0x7fffffff), 0},
 		{"length MaxInt32 ErrorResponse", header(MsgErrorResponse, 0x7fffffff), 0},
-		{"over configured cap", header(MsgDataRow, 4+101), 100},
+		{"over configured cap", header(MsgErrorResponse, 4+101), 100},
+		{"DataRow over MaxStreamableSize", header(MsgDataRow, 4+MaxStreamableSize+1), 0},
 		{"small type over 1 MiB", header(MsgParameterStatus, 4+1<<20+1), 0},
 		{"auth over 1 MiB", header(MsgAuthentication, 4+1<<20+1), 0},
 		{"unknown type", header('!', 8), 0},
@@ -410,3 +411,43 @@ func TestReaderNoAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per run", n)
 	}
 }
+
+// TestReaderStreamOverCap: a DataRow larger than maxMessageSize (but within
+// MaxStreamableSize) is refused whole (Next, Body) but can be consumed piece
+// by piece, and CopyN streams it through the buffer.
+func TestReaderStreamOverCap(t *testing.T) {
+	body := bytes.Repeat([]byte("abcdefgh"), 40) // 320 bytes
+	msg := append(header(MsgDataRow, uint32(4+len(body))), body...)
+	if _, _, err := NewReader(bytes.NewReader(msg), 64, 100).Next(); !isProtocolError(err) {
+		t.Fatalf("Next: %v, want *ProtocolError", err)
+	}
+	r := NewReader(bytes.NewReader(msg), 64, 100)
+	if _, n, err := r.NextHeader(); err != nil || n != len(body) {
+		t.Fatalf("NextHeader: %d %v", n, err)
+	}
+	if _, err := r.Body(); !isProtocolError(err) {
+		t.Fatalf("Body: %v, want *ProtocolError", err)
+	}
+	r = NewReader(bytes.NewReader(msg), 64, 100)
+	r.NextHeader()
+	var out bytes.Buffer
+	if err := r.CopyN(&out, len(body)); err != nil || !bytes.Equal(out.Bytes(), body) {
+		t.Fatalf("CopyN: %v, %d bytes", err, out.Len())
+	}
+	if r.Size() != 64 {
+		t.Fatalf("buffer grew to %d", r.Size())
+	}
+	// A failing writer: the bytes are consumed all the same.
+	r = NewReader(bytes.NewReader(append(msg, msg...)), 64, 100)
+	r.NextHeader()
+	if err := r.CopyN(failWriter{}, len(body)); err == nil {
+		t.Fatal("CopyN into a failing writer: no error")
+	}
+	if _, n, err := r.NextHeader(); err != nil || n != len(body) {
+		t.Fatalf("next message after a failed CopyN: %d %v", n, err)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
