@@ -2,29 +2,33 @@ package pgtype
 
 import (
 	"encoding/binary"
+	"fmt"
 	"reflect"
 )
 
 // Binary array layout (array_send): int32 ndim, int32 flags (1 when
 // there are NULLs), uint32 element type OID, ndim × (int32 length, int32
-// lower bound), then each element as int32 length (-1 for NULL) and bytes.
-// An empty array has ndim 0. Text layout: {1,NULL,"a \"b\""}, optionally
-// preceded by bounds such as [0:1]=.
+// lower bound), then each element in row-major order as int32 length (-1
+// for NULL) and bytes. An empty array has ndim 0. Text layout:
+// {{1,NULL},{"a \"b\"",x}}, optionally preceded by bounds such as
+// [0:1][1:2]=. Lower bounds are not kept: decoding ignores them and
+// encoding always sends 1.
 
 // maxArrayDims is the largest ndim the server produces (MAXDIM).
 const maxArrayDims = 6
 
 // arrayElems validates an array value and calls f for each element in
-// order (nil for NULL). n is called first with the element count, before
-// any element, so that the caller can allocate. Only one-dimensional (and
-// empty) arrays are supported.
-func arrayElems(t *typeInfo, format int16, src []byte, n func(int) error, f func(i int, elem []byte) error) error {
+// row-major order (nil for NULL). dims is called first, before any
+// element, with the length of each dimension (none for an empty array),
+// so that the caller can allocate; the element count (the product) has
+// been checked against the size of src.
+func arrayElems(t *typeInfo, format int16, src []byte, dims func([]int) error, f func(i int, elem []byte) error) error {
 	if format == 0 {
-		count, err := parseTextArray(t, src, nil)
+		d, err := parseTextArray(t, src, nil)
 		if err != nil {
 			return err
 		}
-		if err := n(count); err != nil {
+		if err := dims(d); err != nil {
 			return err
 		}
 		_, err = parseTextArray(t, src, f)
@@ -34,30 +38,46 @@ func arrayElems(t *typeInfo, format int16, src []byte, n func(int) error, f func
 		return decodeErr(t, 1, "%d bytes, want at least 12", len(src))
 	}
 	ndim := int32(binary.BigEndian.Uint32(src))
+	flags := int32(binary.BigEndian.Uint32(src[4:]))
 	elemOID := binary.BigEndian.Uint32(src[8:])
 	if ndim < 0 || ndim > maxArrayDims {
-		return decodeErr(t, 1, "%d dimensions", ndim)
+		return decodeErr(t, 1, "%d dimensions, want 0 to %d", ndim, maxArrayDims)
 	}
-	if ndim > 1 {
-		return decodeErr(t, 1, "%d-dimensional arrays are not supported; only one-dimensional", ndim)
+	if flags != 0 && flags != 1 {
+		return decodeErr(t, 1, "flags %d", flags)
 	}
 	if elemOID != t.elem.oid {
 		return decodeErr(t, 1, "element type OID %d, want %d", elemOID, t.elem.oid)
 	}
 	rest := src[12:]
-	count := 0
-	if ndim == 1 {
-		if len(rest) < 8 {
-			return decodeErr(t, 1, "truncated dimensions")
-		}
-		length := int32(binary.BigEndian.Uint32(rest))
-		rest = rest[8:]
-		if length < 0 || int64(length) > int64(len(rest)/4) { // every element takes at least 4 bytes
-			return decodeErr(t, 1, "%d elements in %d bytes", length, len(rest))
-		}
-		count = int(length)
+	if len(rest) < 8*int(ndim) {
+		return decodeErr(t, 1, "truncated dimensions")
 	}
-	if err := n(count); err != nil {
+	var dimBuf [maxArrayDims]int
+	d := dimBuf[:ndim]
+	count := 1
+	for i := range d {
+		l := int32(binary.BigEndian.Uint32(rest[8*i:]))
+		if l < 0 {
+			return decodeErr(t, 1, "dimension %d has length %d", i+1, l)
+		}
+		d[i] = int(l)
+	}
+	rest = rest[8*ndim:]
+	for _, l := range d {
+		if l == 0 { // no elements: the server normalises this to ndim 0
+			count, d = 0, nil
+			break
+		}
+		count *= l
+		if count > len(rest)/4 { // every element takes at least 4 bytes
+			return decodeErr(t, 1, "%v elements in %d bytes", d, len(rest))
+		}
+	}
+	if ndim == 0 {
+		count = 0
+	}
+	if err := dims(d); err != nil {
 		return err
 	}
 	for i := 0; i < count; i++ {
@@ -84,103 +104,97 @@ func arrayElems(t *typeInfo, format int16, src []byte, n func(int) error, f func
 	return nil
 }
 
-// parseTextArray parses a one-dimensional text array, calling f (when not
-// nil) for each element, and returns the number of elements.
-func parseTextArray(t *typeInfo, src []byte, f func(i int, elem []byte) error) (int, error) {
-	bad := func(why string) (int, error) { return 0, decodeErr(t, 0, "%s in %q", why, clip(src)) }
-	s := src
-	if len(s) > 0 && s[0] == '[' { // bounds decoration: [1:3]=
-		i := indexByte(s, '=')
-		if i < 0 {
-			return bad("unterminated bounds")
-		}
-		if indexByte(s[1:i], '[') >= 0 {
-			return bad("more than one dimension")
-		}
-		s = s[i+1:]
-	}
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return bad("missing braces")
-	}
-	s = s[1 : len(s)-1]
-	if len(trimSpace(s)) == 0 {
-		return 0, nil
-	}
-	var scratch []byte
-	n := 0
-	for {
-		s = trimSpace(s)
-		var elem []byte
-		if len(s) > 0 && s[0] == '"' {
-			scratch = scratch[:0]
-			i := 1
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' {
-					i++
-					if i == len(s) {
-						break
-					}
-				}
-				scratch = append(scratch, s[i])
-			}
-			if i >= len(s) {
-				return bad("unterminated quoted element")
-			}
-			elem = scratch
-			if elem == nil {
-				elem = []byte{}
-			}
-			s = trimSpace(s[i+1:])
-		} else {
-			i := 0
-			for i < len(s) && s[i] != ',' {
-				if s[i] == '{' || s[i] == '}' || s[i] == '"' || s[i] == '\\' {
-					return bad("nested or malformed element")
-				}
-				i++
-			}
-			elem = s[:i]
-			for len(elem) > 0 && elem[len(elem)-1] == ' ' {
-				elem = elem[:len(elem)-1]
-			}
-			if len(elem) == 0 {
-				return bad("empty element")
-			}
-			if len(elem) == 4 && (elem[0]|0x20) == 'n' && (elem[1]|0x20) == 'u' && (elem[2]|0x20) == 'l' && (elem[3]|0x20) == 'l' {
-				elem = nil
-			}
-			s = s[i:]
-		}
-		if f != nil {
-			if err := f(n, elem); err != nil {
-				return 0, err
-			}
+// arrayBraces returns how many sub-arrays close (and reopen) before
+// element i > 0 of an array of dimensions dims, in row-major order.
+func arrayBraces(dims []int, i int) int {
+	n, block := 0, 1
+	for k := len(dims) - 1; k > 0; k-- {
+		block *= dims[k]
+		if i%block != 0 {
+			break
 		}
 		n++
-		if len(s) == 0 {
-			return n, nil
-		}
-		if s[0] != ',' {
-			return bad("missing comma")
-		}
-		s = s[1:]
 	}
+	return n
 }
 
-// planArray plans a one-dimensional array into a slice (*[]E): each
-// element goes through the element type's plan for *E, so NULL elements
-// need a pointer (or other NULL-capable) element type. NULL sets the
-// slice to nil.
+// appendArrayText appends the text form of an array (without bounds
+// decoration), calling elemText for each non-NULL element.
+func appendArrayText(b []byte, t *typeInfo, format int16, src []byte, elemText func(b []byte, elem []byte) ([]byte, error)) ([]byte, error) {
+	var dims []int
+	err := arrayElems(t, format, src,
+		func(d []int) error {
+			dims = append(dims, d...)
+			for range max(len(d), 1) {
+				b = append(b, '{')
+			}
+			return nil
+		},
+		func(i int, elem []byte) error {
+			if i > 0 {
+				n := arrayBraces(dims, i)
+				for range n {
+					b = append(b, '}')
+				}
+				b = append(b, ',')
+				for range n {
+					b = append(b, '{')
+				}
+			}
+			if elem == nil {
+				b = append(b, "NULL"...)
+				return nil
+			}
+			start := len(b)
+			var err error
+			if b, err = elemText(b, elem); err != nil {
+				return err
+			}
+			b = quoteArrayElem(b, start)
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	for range max(len(dims), 1) {
+		b = append(b, '}')
+	}
+	return b, nil
+}
+
+// planArray plans an array into a slice (*[]E), or into nested slices
+// (*[][]E …) for a multi-dimensional array: each element goes through the
+// element type's plan for *E, so NULL elements need a pointer (or other
+// NULL-capable) element type. The deepest nesting whose innermost element
+// type the element type scans into is used, so [][]byte is a
+// one-dimensional bytea[] destination; arrays of json and composite types
+// are one-dimensional in Go ([][]any for a composite[]). An array with another number of
+// dimensions than the destination is an error, except that an empty
+// array scans into any depth. NULL sets the slice to nil.
 func (m *Map) planArray(t *typeInfo, format int16, dst any) ScanPlan {
 	rt := reflect.TypeOf(dst)
 	st := rt.Elem()
 	if st.Kind() != reflect.Slice || st.Elem().Kind() == reflect.Uint8 {
 		return nil
 	}
-	elemPlan, err := m.PlanScan(t.elem.oid, format, reflect.New(st.Elem()).Interface())
-	if err != nil {
-		return nil
+	levels := []reflect.Type{st}
+	for e := st.Elem(); e.Kind() == reflect.Slice && e.Elem().Kind() != reflect.Uint8 && len(levels) < maxArrayDims; e = e.Elem() {
+		levels = append(levels, e)
 	}
+	if sliceValued(t.elem) {
+		levels = levels[:1] // [][]any for a composite[] is one dimension of []any
+	}
+	for depth := len(levels); depth >= 1; depth-- {
+		leaf := levels[depth-1].Elem()
+		if elemPlan, err := m.PlanScan(t.elem.oid, format, reflect.New(leaf).Interface()); err == nil {
+			return arrayPlan(t, format, rt, levels[:depth], elemPlan)
+		}
+	}
+	return nil
+}
+
+func arrayPlan(t *typeInfo, format int16, rt reflect.Type, levels []reflect.Type, elemPlan ScanPlan) ScanPlan {
+	st := levels[0]
 	return planFunc(func(src []byte, dst any) error {
 		if reflect.TypeOf(dst) != rt {
 			return errPlanType(dst, rt)
@@ -190,11 +204,36 @@ func (m *Map) planArray(t *typeInfo, format int16, dst any) ScanPlan {
 			v.SetZero()
 			return nil
 		}
-		var s reflect.Value
+		var (
+			top    reflect.Value
+			leaves []reflect.Value
+			last   int
+		)
 		err := arrayElems(t, format, src,
-			func(n int) error { s = reflect.MakeSlice(st, n, n); return nil },
+			func(dims []int) error {
+				if len(dims) == 0 {
+					top = reflect.MakeSlice(st, 0, 0)
+					return nil
+				}
+				if len(dims) != len(levels) {
+					return scanErr(t, "", dst, fmt.Errorf("array has %d dimensions, the destination %d", len(dims), len(levels)))
+				}
+				if len(dims) == 1 {
+					top = reflect.MakeSlice(st, dims[0], dims[0])
+					return nil
+				}
+				top = makeNested(levels, dims, &leaves)
+				last = dims[len(dims)-1]
+				return nil
+			},
 			func(i int, elem []byte) error {
-				if err := elemPlan.Scan(elem, s.Index(i).Addr().Interface()); err != nil {
+				var e reflect.Value
+				if leaves == nil {
+					e = top.Index(i)
+				} else {
+					e = leaves[i/last].Index(i % last)
+				}
+				if err := elemPlan.Scan(elem, e.Addr().Interface()); err != nil {
 					return &ArrayElemError{Index: i, Err: err}
 				}
 				return nil
@@ -202,14 +241,69 @@ func (m *Map) planArray(t *typeInfo, format int16, dst any) ScanPlan {
 		if err != nil {
 			return err
 		}
-		v.Set(s)
+		v.Set(top)
 		return nil
 	})
 }
 
+// makeNested makes nested slices of types levels and lengths dims, and
+// appends the innermost ones to leaves in order.
+func makeNested(levels []reflect.Type, dims []int, leaves *[]reflect.Value) reflect.Value {
+	s := reflect.MakeSlice(levels[0], dims[0], dims[0])
+	if len(dims) == 1 {
+		*leaves = append(*leaves, s)
+		return s
+	}
+	for i := range dims[0] {
+		s.Index(i).Set(makeNested(levels[1:], dims[1:], leaves))
+	}
+	return s
+}
+
+// decodeArrayValue decodes an array into []any of the element defaults,
+// nested []any for more than one dimension.
+func (m *Map) decodeArrayValue(t *typeInfo, format int16, src []byte) (any, error) {
+	var (
+		top    []any
+		leaves [][]any
+		last   int
+	)
+	err := arrayElems(t, format, src,
+		func(dims []int) error {
+			if len(dims) == 0 {
+				top = []any{}
+				return nil
+			}
+			top = makeNestedAny(dims, &leaves)
+			last = dims[len(dims)-1]
+			return nil
+		},
+		func(i int, elem []byte) error {
+			v, err := m.decodeValue(t.elem, format, elem)
+			leaves[i/last][i%last] = v
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	return top, nil
+}
+
+func makeNestedAny(dims []int, leaves *[][]any) []any {
+	s := make([]any, dims[0])
+	if len(dims) == 1 {
+		*leaves = append(*leaves, s)
+		return s
+	}
+	for i := range s {
+		s[i] = makeNestedAny(dims[1:], leaves)
+	}
+	return s
+}
+
 // ArrayElemError reports the array element that could not be scanned.
 type ArrayElemError struct {
-	Index int // 0-based
+	Index int // 0-based, in row-major order for a multi-dimensional array
 	Err   error
 }
 
@@ -222,3 +316,10 @@ func (e *ArrayElemError) Error() string {
 func (e *ArrayElemError) Unwrap() error { return e.Err }
 
 func itoa(i int) string { return string(appendPadded(nil, i, 1)) }
+
+// sliceValued reports whether values of t are Go slices (json documents,
+// composite values as []any), so that nested slices are not dimensions
+// of an array of t: such arrays are one-dimensional in Go.
+func sliceValued(t *typeInfo) bool {
+	return t.kind == kindJSON || t.kind == kindJSONB || t.kind == kindComposite
+}

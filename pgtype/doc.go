@@ -37,8 +37,22 @@
 //	time                      *time.Duration (since midnight), *Time
 //	interval                  *time.Duration (a day counts as 24h; months are an error), *Interval
 //	json, jsonb               *[]byte, *json.RawMessage (copies), *string, any other pointer via json.Unmarshal
-//	one-dimensional arrays    *[]E for any E the element type scans into; NULL elements need a
-//	                          NULL-capable E ([]*int32, []sql.NullString); NULL arrays set nil
+//	arrays                    *[]E for any E the element type scans into, nested slices (*[][]E …, up
+//	                          to 6 levels) for multi-dimensional arrays; NULL elements need a
+//	                          NULL-capable E ([]*int32, []sql.NullString); NULL arrays set nil; an
+//	                          empty array fits any depth; lower bounds are not kept
+//	inet, cidr                *netip.Prefix (host bits kept: inet 10.0.0.5/8), *netip.Addr (a full
+//	                          mask only, else an error), *net.IPNet, *string
+//	macaddr, macaddr8         *net.HardwareAddr, *string
+//	int4range, int8range,
+//	numrange, tsrange,
+//	tstzrange, daterange      *Range[T] for any T the subtype scans into (Range[int32], Range[int64],
+//	                          Range[Numeric], Range[time.Time], Range[Timestamp] …), *string
+//	record, composite types   *[]any, a pointer to a struct (exported fields in field order); record
+//	                          (ROW(…)) carries its field types; named composites need RegisterComposite
+//	hstore (RegisterName)     *map[string]*string, *map[string]string (a NULL value is an error)
+//	enums (RegisterEnum)      *string, *[]byte
+//	domains                   as their base type (result columns come described with it)
 //
 // Every type also scans into: *any (DecodeValue's default Go type), a
 // sql.Scanner (given the database/sql driver value: int64, float64, bool,
@@ -67,7 +81,23 @@
 //	time                      time.Duration since midnight, Time
 //	interval                  time.Duration, Interval
 //	json, jsonb               string, []byte, json.RawMessage (the document), anything else via json.Marshal
-//	arrays                    slices of element arguments ([]int64, []*string with nil for NULL, []any)
+//	arrays                    slices of element arguments ([]int64, []*string with nil for NULL, []any);
+//	                          nested slices for multi-dimensional arrays (rectangular, up to 6 levels)
+//	inet, cidr                netip.Addr, netip.Prefix (cidr: no host bits), net.IP, *net.IPNet
+//	macaddr, macaddr8         net.HardwareAddr (6 bytes for macaddr8 are expanded to EUI-64)
+//	range types               Range[T] with T an argument type of the subtype
+//	composite types           a struct (exported fields in order) or []any, after RegisterComposite
+//	hstore                    map[string]*string (nil for NULL), map[string]string
+//
+// # Types without a fixed OID
+//
+// Enums, composite types, domains and extension types get their OIDs when
+// they are created. Unregistered, they are requested and scanned as text.
+// Register them on the Map before using it (it is read-only and safe for
+// concurrent use from then on): RegisterEnum, RegisterDomain,
+// RegisterComposite, RegisterArray, RegisterName for the extension types
+// this package has codecs for (hstore, citext), and RegisterType with a
+// Codec of one's own for anything else.
 //
 // A Go string goes to any parameter type in text format, for the server to
 // parse ("123" for int8, a UUID text for uuid). nil, nil pointers, nil

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"net"
+	"net/netip"
 	"reflect"
 	"strconv"
 	"time"
@@ -55,6 +57,9 @@ func (m *Map) Encode(oid uint32, arg any, buf []byte) (out []byte, format int16,
 func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16, bool, error) {
 	if arg == nil {
 		return buf, 1, true, nil
+	}
+	if t.kind == kindCodec {
+		return m.encodeCodec(t, arg, buf, depth)
 	}
 	// Common argument types first, without reflection.
 	switch v := arg.(type) {
@@ -128,6 +133,22 @@ func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16
 			return buf, 0, false, encErr(t, arg, err)
 		}
 		return encodeDecimal(t, arg, []byte(s), buf)
+	case netip.Addr, netip.Prefix, net.IP, *net.IPNet:
+		p, null, _, err := inetArg(arg)
+		switch {
+		case err != nil:
+			return buf, 0, false, encErr(t, arg, err)
+		case null:
+			return buf, 1, true, nil
+		}
+		return encodeInet(t, arg, p, buf)
+	case net.HardwareAddr:
+		if v == nil {
+			return buf, 1, true, nil
+		}
+		return encodeMacaddr(t, v, buf)
+	case rangeArg:
+		return m.encodeRange(t, arg, v, buf, depth)
 	case driver.Valuer:
 		if rv := reflect.ValueOf(arg); rv.Kind() == reflect.Pointer && rv.IsNil() {
 			return buf, 1, true, nil
@@ -156,6 +177,19 @@ func (m *Map) encodeReflect(t *typeInfo, arg any, buf []byte, depth int) ([]byte
 			return buf, 0, false, encErr(t, arg, errors.New("pointer chain too deep"))
 		}
 		return m.encode(t, rv.Elem().Interface(), buf, depth+1)
+	}
+	if t.kind == kindComposite {
+		if fields, ok := compositeArg(rv); ok {
+			return m.encodeComposite(t, arg, fields, buf, depth)
+		}
+	}
+	if t.kind == kindHstore && rv.Kind() == reflect.Map {
+		if rv.IsNil() {
+			return buf, 1, true, nil
+		}
+		if keys, values, ok := hstoreArg(rv); ok {
+			return encodeHstore(t, arg, keys, values, buf)
+		}
 	}
 	if t.kind == kindJSON || t.kind == kindJSONB {
 		if (rv.Kind() == reflect.Map || rv.Kind() == reflect.Slice) && rv.IsNil() {
@@ -231,7 +265,7 @@ func encodeInt(t *typeInfo, arg any, v int64, buf []byte) ([]byte, int16, bool, 
 	switch t.kind {
 	case kindInt:
 		switch {
-		case t.oid == OIDOID:
+		case t.base == OIDOID:
 			if v < 0 || v > math.MaxUint32 {
 				return buf, 0, false, encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
 			}

@@ -23,7 +23,7 @@ func decodeInt(t *typeInfo, format int16, src []byte) (int64, error) {
 	case 2:
 		return int64(int16(binary.BigEndian.Uint16(src))), nil
 	case 4:
-		if t.oid == OIDOID {
+		if t.base == OIDOID {
 			return int64(binary.BigEndian.Uint32(src)), nil
 		}
 		return int64(int32(binary.BigEndian.Uint32(src))), nil
@@ -148,7 +148,7 @@ func intDestPlan(t *typeInfo, dec func([]byte) (int64, error), dst any) ScanPlan
 // planInt plans int2, int4, int8 and oid into Go integers and *string.
 func planInt(t *typeInfo, format int16, dst any) ScanPlan {
 	dec := func(src []byte) (int64, error) { return decodeInt(t, format, src) }
-	if format == 1 && t.size == 4 && t.oid != OIDOID {
+	if format == 1 && t.size == 4 && t.base != OIDOID {
 		dec = func(src []byte) (int64, error) { // the common case, without the switch
 			if len(src) != 4 {
 				return 0, errLen(t, len(src))

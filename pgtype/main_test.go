@@ -26,12 +26,21 @@ func sendFunc(typ string) string {
 	if strings.HasSuffix(typ, "[]") {
 		return "array_send"
 	}
+	switch {
+	case strings.HasSuffix(typ, "range"):
+		return "range_send"
+	case sendFuncs[typ] != "":
+		return sendFuncs[typ]
+	}
 	switch typ {
 	case "bool", "int2", "int4", "int8", "float4", "float8", "text", "bytea", "oid", "varchar", "bpchar", "name", "char":
 		return typ + "send"
 	}
 	return typ + "_send"
 }
+
+// sendFuncs names the send functions of the types the tests create.
+var sendFuncs = map[string]string{}
 
 // serverValues asks the server for the binary and text forms of each
 // (type, expression) pair, in one psql run, with TimeZone UTC.

@@ -25,6 +25,17 @@ const (
 	NumericOID     = 1700
 	UUIDOID        = 2950
 	JSONBOID       = 3802
+	CIDROID        = 650
+	InetOID        = 869
+	MacaddrOID     = 829
+	Macaddr8OID    = 774
+	RecordOID      = 2249
+	Int4RangeOID   = 3904
+	NumRangeOID    = 3906
+	TsRangeOID     = 3908
+	TstzRangeOID   = 3910
+	DateRangeOID   = 3912
+	Int8RangeOID   = 3926
 
 	JSONArrayOID        = 199
 	BoolArrayOID        = 1000
@@ -47,6 +58,17 @@ const (
 	NumericArrayOID     = 1231
 	UUIDArrayOID        = 2951
 	JSONBArrayOID       = 3807
+	CIDRArrayOID        = 651
+	InetArrayOID        = 1041
+	MacaddrArrayOID     = 1040
+	Macaddr8ArrayOID    = 775
+	RecordArrayOID      = 2287
+	Int4RangeArrayOID   = 3905
+	NumRangeArrayOID    = 3907
+	TsRangeArrayOID     = 3909
+	TstzRangeArrayOID   = 3911
+	DateRangeArrayOID   = 3913
+	Int8RangeArrayOID   = 3927
 )
 
 // kind is the codec family of a type.
@@ -68,16 +90,26 @@ const (
 	kindJSON
 	kindJSONB
 	kindArray
+	kindInet      // inet, cidr
+	kindMacaddr   // macaddr (size 6), macaddr8 (size 8)
+	kindRange     // elem is the subtype
+	kindHstore    // registered by name
+	kindComposite // fields, or none for record (the field OIDs come with each value)
+	kindCodec     // a user Codec
 )
 
 // typeInfo describes one type OID.
 type typeInfo struct {
 	oid   uint32
+	base  uint32 // the built-in type whose codec this is: oid itself, or a domain's base type
 	name  string
 	kind  kind
 	size  int       // binary width of fixed-size types (int2 2, float4 4, ...), 0 otherwise
-	elem  *typeInfo // element type of an array type
+	elem  *typeInfo // element type of an array type, subtype of a range type
 	known bool      // false for OIDs this package does not know (decoded as text)
+
+	fields []*typeInfo // field types of a registered composite type
+	codec  Codec       // kindCodec: the user's codec
 }
 
 // builtinTypes lists the scalar types and their array types.
@@ -109,4 +141,22 @@ var builtinTypes = []struct {
 	{NumericOID, NumericArrayOID, "numeric", kindNumeric, 0},
 	{UUIDOID, UUIDArrayOID, "uuid", kindUUID, 16},
 	{JSONBOID, JSONBArrayOID, "jsonb", kindJSONB, 0},
+	{InetOID, InetArrayOID, "inet", kindInet, 0},
+	{CIDROID, CIDRArrayOID, "cidr", kindInet, 0},
+	{MacaddrOID, MacaddrArrayOID, "macaddr", kindMacaddr, 6},
+	{Macaddr8OID, Macaddr8ArrayOID, "macaddr8", kindMacaddr, 8},
+	{RecordOID, RecordArrayOID, "record", kindComposite, 0},
+}
+
+// builtinRanges lists the range types and their subtypes.
+var builtinRanges = []struct {
+	oid, arrayOID, sub uint32
+	name               string
+}{
+	{Int4RangeOID, Int4RangeArrayOID, Int4OID, "int4range"},
+	{Int8RangeOID, Int8RangeArrayOID, Int8OID, "int8range"},
+	{NumRangeOID, NumRangeArrayOID, NumericOID, "numrange"},
+	{TsRangeOID, TsRangeArrayOID, TimestampOID, "tsrange"},
+	{TstzRangeOID, TstzRangeArrayOID, TimestamptzOID, "tstzrange"},
+	{DateRangeOID, DateRangeArrayOID, DateOID, "daterange"},
 }

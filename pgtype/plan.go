@@ -181,6 +181,18 @@ func (m *Map) planKind(t *typeInfo, format int16, dst any) ScanPlan {
 		return planJSON(t, format, dst)
 	case kindArray:
 		return m.planArray(t, format, dst)
+	case kindInet:
+		return planInet(t, format, dst)
+	case kindMacaddr:
+		return planMacaddr(t, format, dst)
+	case kindRange:
+		return m.planRange(t, format, dst)
+	case kindHstore:
+		return planHstore(t, format, dst)
+	case kindComposite:
+		return m.planComposite(t, format, dst)
+	case kindCodec:
+		return t.codec.PlanScan(format, dst)
 	}
 	return nil
 }

@@ -25,7 +25,15 @@ import (
 //	time                       Time
 //	interval                   Interval
 //	json, jsonb                json.RawMessage (a copy)
-//	arrays                     []any of the element defaults, nil for NULL elements
+//	arrays                     []any of the element defaults, nil for NULL elements; nested []any
+//	                           for multi-dimensional arrays
+//	inet, cidr                 netip.Prefix
+//	macaddr, macaddr8          net.HardwareAddr
+//	range types                Range[any] with the subtype's defaults as bounds
+//	record, composite types    []any of the field defaults (a field of an anonymous record that is
+//	                           itself an anonymous record stays its binary bytes)
+//	hstore                     map[string]*string
+//	RegisterType types         the Codec's DecodeValue
 func (m *Map) DecodeValue(oid uint32, format int16, src []byte) (any, error) {
 	if format != 0 && format != 1 {
 		return nil, fmt.Errorf("pgtype: unknown format code %d", format)
@@ -48,7 +56,7 @@ func (m *Map) decodeValue(t *typeInfo, format int16, src []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch t.oid {
+		switch t.base {
 		case Int2OID:
 			if int64(int16(v)) != v {
 				return nil, decodeErr(t, format, "%d out of range", v)
@@ -112,15 +120,19 @@ func (m *Map) decodeValue(t *typeInfo, format int16, src []byte) (any, error) {
 		}
 		return json.RawMessage(copyBytes(j)), nil
 	case kindArray:
-		var out []any
-		err := arrayElems(t, format, src,
-			func(n int) error { out = make([]any, n); return nil },
-			func(i int, elem []byte) error {
-				v, err := m.decodeValue(t.elem, format, elem)
-				out[i] = v
-				return err
-			})
-		return out, err
+		return m.decodeArrayValue(t, format, src)
+	case kindInet:
+		return decodeInet(t, format, src)
+	case kindMacaddr:
+		return decodeMacaddr(t, format, src)
+	case kindRange:
+		return m.decodeRangeValue(t, format, src)
+	case kindHstore:
+		return decodeHstore(t, format, src)
+	case kindComposite:
+		return m.decodeCompositeValue(t, format, src)
+	case kindCodec:
+		return t.codec.DecodeValue(format, src)
 	}
 	return nil, fmt.Errorf("pgtype: no decoder for %s", t.name)
 }
@@ -160,6 +172,8 @@ func (m *Map) driverValue(t *typeInfo, format int16, src []byte) (driver.Value, 
 		return ts.Time, nil
 	case kindJSON, kindJSONB, kindArray:
 		return m.appendText(nil, t, format, src)
+	case kindCodec:
+		return codecDriverValue(t, format, src)
 	}
 	b, err := m.appendText(nil, t, format, src)
 	return string(b), err
@@ -211,29 +225,27 @@ func (m *Map) appendText(b []byte, t *typeInfo, format int16, src []byte) ([]byt
 	case kindJSON, kindJSONB:
 		j, err := decodeJSON(t, format, src)
 		return append(b, j...), err
-	case kindArray:
-		b = append(b, '{')
-		err := arrayElems(t, format, src, func(int) error { return nil }, func(i int, elem []byte) error {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if elem == nil {
-				b = append(b, "NULL"...)
-				return nil
-			}
-			start := len(b)
-			var err error
-			b, err = m.appendText(b, t.elem, format, elem)
-			if err != nil {
-				return err
-			}
-			b = quoteArrayElem(b, start)
-			return nil
-		})
+	case kindInet:
+		p, err := decodeInet(t, format, src)
 		if err != nil {
 			return nil, err
 		}
-		return append(b, '}'), nil
+		return appendInetText(b, t, p), nil
+	case kindMacaddr:
+		a, err := decodeMacaddr(t, format, src)
+		return append(b, a.String()...), err
+	case kindRange:
+		return m.appendRangeText(b, t, format, src)
+	case kindHstore:
+		return appendHstoreText(b, t, format, src)
+	case kindComposite:
+		return m.appendCompositeText(b, t, format, src)
+	case kindCodec:
+		return append(b, src...), nil // the bytes as received
+	case kindArray:
+		return appendArrayText(b, t, format, src, func(b, elem []byte) ([]byte, error) {
+			return m.appendText(b, t.elem, format, elem)
+		})
 	}
 	return nil, fmt.Errorf("pgtype: no text form for %s", t.name)
 }
