@@ -60,5 +60,5 @@ func allDrivers() []*driver {
 	if d := pglineDriver(); d != nil {
 		ds = append(ds, d)
 	}
-	return append(ds, pgxDriver(), pgxSQLDriver(), libpqDriver(), floorClientDriver())
+	return append(ds, pglineSQLDriver(), pgxDriver(), pgxSQLDriver(), libpqDriver(), floorClientDriver())
 }

@@ -6,6 +6,7 @@ replace github.com/pgline/pgline => ../
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/jmoiron/sqlx v1.4.0
 	github.com/lib/pq v1.12.3
 	github.com/pgline/pgline v0.0.0-00010101000000-000000000000
 	gonum.org/v1/plot v0.17.0

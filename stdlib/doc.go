@@ -1,0 +1,53 @@
+// Package stdlib is pgline's database/sql driver, registered as "pgline".
+//
+// # Opening
+//
+// Import the package for its side effect and open a DB with a DSN in any
+// form pgline.ParseConfig reads (URL, key=value, PG* environment):
+//
+//	import _ "github.com/pgline/pgline/stdlib"
+//
+//	db, err := sql.Open("pgline", "postgres://app@db.example/app")
+//
+// To configure the connections in code, build a pgline.Config and use
+// OpenDB (or NewConnector with sql.OpenDB):
+//
+//	cfg, err := pgline.ParseConfig(dsn)
+//	cfg.ApplicationName = "billing"
+//	db := stdlib.OpenDB(cfg)
+//
+// # What it does
+//
+// Statements use the extended protocol with binary results; each SQL text
+// is prepared once per connection and cached (statement_cache_mode in the
+// DSN), so a Stmt, and Query/Exec of the same SQL text, reuse one
+// server-side statement. Exec without arguments takes the simple protocol
+// and may run several statements separated by semicolons.
+//
+// Values come out as database/sql expects them: int2/int4/int8/oid as
+// int64, float4/float8 as float64, bool, bytea as []byte, date and
+// timestamps as time.Time (±infinity as the strings "infinity" and
+// "-infinity"), json, jsonb and arrays as []byte in their text form, and
+// everything else (text, numeric, uuid, interval, enums...) as a string.
+// They scan into the usual destinations, sql.Null* and sql.RawBytes.
+// Arguments are passed to pgline unchanged: any Go value pgline encodes,
+// such as []int64 or []string for arrays, works. Parameters are $1, $2...;
+// named arguments are refused.
+//
+// Transactions take sql.TxOptions: the four PostgreSQL isolation levels
+// and ReadOnly. A context that ends during a query makes pgline cancel it
+// on the server (SQLSTATE 57014); the error wraps ctx.Err() and the
+// connection stays usable, or is discarded when the server does not answer.
+// Result.LastInsertId is an error: use INSERT ... RETURNING.
+//
+// # The native connection
+//
+// (*sql.Conn).Raw reaches the *pgline.Conn underneath, for what
+// database/sql cannot express:
+//
+//	err := sqlConn.Raw(func(dc any) error {
+//		native := dc.(*stdlib.Conn).Conn()
+//		_, err := native.Exec(ctx, "LISTEN jobs")
+//		return err
+//	})
+package stdlib
