@@ -125,7 +125,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
 		for i, it := range b.items {
 			var err error
-			if buf, err = c.appendRun(buf, sds[i], it.args, !b.AllOrNothing); err != nil {
+			if buf, err = c.appendRun(buf, sds[i], it.args, !b.AllOrNothing, nil); err != nil {
 				return nil, fmt.Errorf("batch statement %d: %w", i, err)
 			}
 		}

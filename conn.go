@@ -39,18 +39,21 @@ type Conn struct {
 	txStatus atomic.Uint32         // from the last ReadyForQuery: 'I', 'T' or 'E'
 	cancels  atomic.Uint64         // CancelRequests sent so far
 
-	wmu      sync.Mutex    // protects the fields below
-	wbuf     []byte        // frontend messages are appended here, then written
-	spare    []byte        // the other write buffer, while wbuf is written
-	flushing bool          // a goroutine is writing (see flushLocked)
-	tail     *request      // the last request queued; nil when none is in flight
-	stmts    *stmtCache    // statements prepared (or being prepared) on this connection
-	excl     *Tx           // the transaction holding the connection, if any
-	exclFree chan struct{} // closed when excl is released
+	wmu       sync.Mutex    // protects the fields below
+	wbuf      []byte        // frontend messages are appended here, then written
+	spare     []byte        // the other write buffer, while wbuf is written
+	flushing  bool          // a goroutine is writing (see flushLocked)
+	flushIdle *sync.Cond    // on wmu: signalled when flushing becomes false
+	tail      *request      // the last request queued; nil when none is in flight
+	stmts     *stmtCache    // statements prepared (or being prepared) on this connection
+	excl      *Tx           // the transaction holding the connection, if any
+	exclFree  chan struct{} // closed when excl is released
 
-	// rd is used by the request at the head of the queue only.
-	rd    *wire.Reader
-	types *pgtype.Map
+	// rd is used by the request at the head of the queue only, and so is
+	// scratch (small columns of rows larger than the read buffer).
+	rd      *wire.Reader
+	scratch []byte
+	types   *pgtype.Map
 
 	paramsMu sync.RWMutex // protects params
 	params   map[string]string

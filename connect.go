@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -196,6 +197,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		types:   pgtype.NewMap(),
 		stmts:   newStmtCache(mode, capacity),
 	}
+	c.flushIdle = sync.NewCond(&c.wmu)
 	if plan != tlsNo {
 		if err := c.startTLS(plan); err != nil {
 			return nil, ctxWrap(ctx, err)

@@ -137,6 +137,7 @@ func (c *Conn) flushLocked(req *request) {
 	c.spare = buf[:0]
 	if err != nil || len(c.wbuf) == 0 {
 		c.flushing = false
+		c.flushIdle.Broadcast()
 		c.wmu.Unlock()
 		return
 	}
@@ -160,6 +161,7 @@ func (c *Conn) flushLoop() {
 		}
 	}
 	c.flushing = false
+	c.flushIdle.Broadcast()
 	c.wmu.Unlock()
 }
 

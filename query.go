@@ -103,7 +103,14 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 		if len(args) != len(sd.paramOIDs) {
 			return notSent(fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.paramOIDs), len(args)))
 		}
-		req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args, true) })
+		var req *request
+		if hasReaderArg(args) {
+			req, err = c.sendStreamed(ctx, owner, func(buf []byte, holes *[]hole) ([]byte, error) {
+				return c.appendRun(buf, sd, args, true, holes)
+			})
+		} else {
+			req, err = c.send(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args, true, nil) })
+		}
 		if err != nil {
 			return err
 		}
@@ -329,14 +336,14 @@ func (c *Conn) appendClosesLocked(buf []byte) []byte {
 // encoded for the described parameter types. Without a named statement
 // (describe and none modes) the unnamed statement is parsed again first:
 // another request may have replaced it since it was described.
-func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool) ([]byte, error) {
+func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool, holes *[]hole) ([]byte, error) {
 	var err error
 	if sd.name == "" {
 		if buf, err = wire.AppendParse(buf, "", sd.sql, sd.paramOIDs); err != nil {
 			return nil, err
 		}
 	}
-	if buf, err = c.appendBind(buf, sd, args); err != nil {
+	if buf, err = c.appendBind(buf, sd, args, holes); err != nil {
 		return nil, err
 	}
 	if sd.name == "" {
@@ -359,7 +366,7 @@ func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool) ([]byt
 
 // appendBind appends a Bind message, encoding each argument in place:
 // formats and lengths are patched in once each value is written.
-func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any) ([]byte, error) {
+func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) ([]byte, error) {
 	if len(args) > math.MaxUint16 || len(sd.formats) > math.MaxUint16 {
 		return buf, errors.New("pgline: too many parameters or result columns")
 	}
@@ -375,9 +382,21 @@ func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any) ([]byte, error) 
 		buf = append(buf, 0, 0)
 	}
 	buf = wire.AppendInt16(buf, int16(uint16(len(args))))
+	var extra int64 // bytes of ReaderArg values, sent from their readers
 	for i, arg := range args {
 		lenPos := len(buf)
 		buf = append(buf, 0, 0, 0, 0)
+		if rv, ok := arg.(*ReaderValue); ok {
+			format, err := rv.format(sd.paramOIDs[i], holes != nil)
+			if err != nil {
+				return buf[:start-1], fmt.Errorf("pgline: argument $%d: %w", i+1, err)
+			}
+			binary.BigEndian.PutUint32(buf[lenPos:], uint32(rv.n))
+			binary.BigEndian.PutUint16(buf[fmtPos+2*i:], uint16(format))
+			*holes = append(*holes, hole{pos: len(buf), v: rv})
+			extra += rv.n
+			continue
+		}
 		out, format, null, err := c.types.Encode(sd.paramOIDs[i], arg, buf)
 		if err != nil {
 			return buf[:start-1], fmt.Errorf("pgline: argument $%d: %w", i+1, err)
@@ -399,7 +418,16 @@ func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any) ([]byte, error) 
 	for _, f := range sd.formats {
 		buf = wire.AppendInt16(buf, f)
 	}
-	return wire.FinishMessage(buf, start)
+	buf, err = wire.FinishMessage(buf, start)
+	if err != nil || extra == 0 {
+		return buf, err
+	}
+	total := int64(binary.BigEndian.Uint32(buf[start:])) + extra
+	if total > math.MaxInt32 {
+		return buf[:start-1], wire.ErrMessageTooLong
+	}
+	binary.BigEndian.PutUint32(buf[start:], uint32(total))
+	return buf, nil
 }
 
 // parseFields decodes a RowDescription.

@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/pgline/pgline/internal/wire"
+	"github.com/pgline/pgline/pgtype"
 )
 
 // ErrNoRows is returned by Row.Scan when the query returned no row.
@@ -35,6 +36,11 @@ type Rows struct {
 	tag     CommandTag
 	err     error
 	raw     [][]byte // reused by RawValues
+
+	// big is set while the current row is larger than the read buffer:
+	// its columns are read from the socket by Scan, once (see stream.go).
+	big        bool
+	bigScanned bool
 }
 
 // start reads the reply up to the first row or the end of the statement,
@@ -54,8 +60,25 @@ func (r *Rows) start() error {
 // (false, with r.done set and r.err holding the statement's error).
 func (r *Rows) readRow() bool {
 	c := r.c
+	r.big = false
 	for {
-		typ, body, err := c.rd.Next()
+		typ, n, err := c.rd.NextHeader()
+		if err != nil {
+			r.setErr(c.fail(readErr(err)))
+			r.done = true
+			return false
+		}
+		if typ == wire.MsgDataRow && n > c.rd.Size() {
+			// Larger than the read buffer: read column by column from
+			// the socket by Scan (see stream.go).
+			if err := r.startBigRow(); err != nil {
+				r.setErr(c.fail(err))
+				r.done = true
+				return false
+			}
+			return true
+		}
+		body, err := c.rd.Body()
 		if err != nil {
 			r.setErr(c.fail(readErr(err)))
 			r.done = true
@@ -249,9 +272,11 @@ func (r *Rows) Scan(dest ...any) error {
 	if r.c == nil || r.pending || r.done {
 		return errors.New("pgline: Scan called without a current row (call Next first)")
 	}
-	fields := r.sd.fields
-	if len(dest) != len(fields) {
-		return fmt.Errorf("pgline: Scan got %d destinations for %d columns", len(dest), len(fields))
+	if len(dest) != len(r.sd.fields) {
+		return fmt.Errorf("pgline: Scan got %d destinations for %d columns", len(dest), len(r.sd.fields))
+	}
+	if r.big {
+		return r.scanBig(dest)
 	}
 	row := r.row
 	row.Reset()
@@ -263,20 +288,47 @@ func (r *Rows) Scan(dest ...any) error {
 		if isNull {
 			v = nil
 		}
-		cp := &r.sd.plans[i]
-		t := reflect.TypeOf(d)
-		if cp.dst != t || cp.plan == nil {
-			plan, err := r.c.types.PlanScan(fields[i].DataTypeOID, fields[i].Format, d)
-			if err != nil {
-				return fmt.Errorf("pgline: column %d (%s): %w", i, fields[i].Name, err)
-			}
-			cp.dst, cp.plan = t, plan
-		}
-		if err := cp.plan.Scan(v, d); err != nil {
-			return fmt.Errorf("pgline: column %d (%s): %w", i, fields[i].Name, err)
+		if err := r.scanValue(i, v, d); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// scanValue decodes column i's value (nil for NULL) into d through the
+// column's cached scan plan for d's type.
+func (r *Rows) scanValue(i int, v []byte, d any) error {
+	cp := &r.sd.plans[i]
+	t := reflect.TypeOf(d)
+	if cp.dst != t || cp.plan == nil {
+		plan, err := r.planScan(i, d)
+		if err != nil {
+			return err
+		}
+		cp.dst, cp.plan = t, plan
+	}
+	if err := cp.plan.Scan(v, d); err != nil {
+		return r.columnErr(i, err)
+	}
+	return nil
+}
+
+// planScan makes the scan plan of column i for destinations of d's type.
+func (r *Rows) planScan(i int, d any) (pgtype.ScanPlan, error) {
+	f := &r.sd.fields[i]
+	if _, ok := d.(*StreamDest); ok {
+		return newStreamPlan(f)
+	}
+	plan, err := r.c.types.PlanScan(f.DataTypeOID, f.Format, d)
+	if err != nil {
+		return nil, r.columnErr(i, err)
+	}
+	return plan, nil
+}
+
+// columnErr names column i in err.
+func (r *Rows) columnErr(i int, err error) error {
+	return fmt.Errorf("pgline: column %d (%s): %w", i, r.sd.fields[i].Name, err)
 }
 
 // RawValues returns the current row's column values as the server sent
@@ -284,7 +336,7 @@ func (r *Rows) Scan(dest ...any) error {
 // The slices alias the connection's read buffer: they are valid until the
 // next call to Next or Close.
 func (r *Rows) RawValues() [][]byte {
-	if r.c == nil || r.pending || r.done {
+	if r.c == nil || r.pending || r.done || r.materialize() != nil {
 		return nil
 	}
 	r.raw = r.row.Values(r.raw[:0])
@@ -296,6 +348,9 @@ func (r *Rows) RawValues() [][]byte {
 func (r *Rows) Values() ([]any, error) {
 	if r.c == nil || r.pending || r.done {
 		return nil, errors.New("pgline: Values called without a current row (call Next first)")
+	}
+	if err := r.materialize(); err != nil {
+		return nil, err
 	}
 	fields := r.sd.fields
 	vals := make([]any, len(fields))

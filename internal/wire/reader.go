@@ -218,6 +218,9 @@ func (r *Reader) Body() ([]byte, error) {
 	return body, nil
 }
 
+// Err returns the error that made the Reader unusable, if any.
+func (r *Reader) Err() error { return r.err }
+
 // MaxMessageSize returns the largest body the Reader allocates whole.
 func (r *Reader) MaxMessageSize() int { return r.max }
 

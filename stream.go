@@ -1,0 +1,272 @@
+package pgline
+
+// Large values. A DataRow that fits in the read buffer (64 KiB by default)
+// is scanned from the buffer. A larger one is never assembled whole: Scan
+// reads it column by column from the socket, in order:
+//
+//   - into *[]byte or *string, a bytea or text-like value is allocated once
+//     at its exact size and read straight into;
+//   - into a StreamTo destination, it is copied to the writer through the
+//     read buffer, a buffer at a time, whatever its size;
+//   - into nil, it is skipped without being allocated;
+//   - into anything else, it is read into a scratch buffer (or an exact
+//     allocation when larger) and decoded as usual.
+//
+// Such a row can be scanned once: a second Scan, or Values after Scan, is
+// an error. Values and RawValues before Scan read the row whole. While a
+// value streams, the connection's reader is busy: statements of other
+// goroutines queued on the connection wait until the rows are closed.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"unsafe"
+
+	"github.com/pgline/pgline/internal/wire"
+	"github.com/pgline/pgline/pgtype"
+)
+
+// StreamDest is a Scan destination that writes a column's value to W
+// instead of keeping it: bytea as its raw bytes, text, varchar, json and
+// jsonb as the text the server sent. Memory stays bounded whatever the
+// value's size. After Scan, N holds the number of bytes written and Null
+// reports a NULL value (nothing written).
+type StreamDest struct {
+	W    io.Writer
+	N    int64
+	Null bool
+}
+
+// StreamTo returns a Scan destination that streams one column's value into
+// w (see StreamDest).
+func StreamTo(w io.Writer) *StreamDest { return &StreamDest{W: w} }
+
+// streamable reports whether a column's bytes, in its format, are what
+// StreamTo writes and *[]byte/*string receive raw: bytea in binary, and
+// text-like types. jsonb in binary carries a version byte first (skip is 1).
+func streamable(f *FieldDescription) (ok bool, skip int) {
+	switch f.DataTypeOID {
+	case pgtype.ByteaOID:
+		return f.Format == 1, 0
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.JSONOID, pgtype.UnknownOID:
+		return true, 0
+	case pgtype.JSONBOID:
+		if f.Format == 1 {
+			return true, 1
+		}
+		return true, 0
+	}
+	return false, 0
+}
+
+// streamPlan writes values that fit in the read buffer to a StreamDest.
+type streamPlan struct{ skip int }
+
+func newStreamPlan(f *FieldDescription) (pgtype.ScanPlan, error) {
+	ok, skip := streamable(f)
+	if !ok {
+		return nil, fmt.Errorf("pgline: column %s: StreamTo takes bytea, text and json columns, not type OID %d", f.Name, f.DataTypeOID)
+	}
+	return streamPlan{skip: skip}, nil
+}
+
+func (p streamPlan) Scan(src []byte, dst any) error {
+	sd := dst.(*StreamDest)
+	sd.N, sd.Null = 0, src == nil
+	if src == nil {
+		return nil
+	}
+	if len(src) < p.skip {
+		return errors.New("pgline: jsonb value without its version byte")
+	}
+	n, err := sd.W.Write(src[p.skip:])
+	sd.N = int64(n)
+	return err
+}
+
+// startBigRow begins a DataRow larger than the read buffer: it reads the
+// column count; Scan reads the columns.
+func (r *Rows) startBigRow() error {
+	var b [2]byte
+	if err := r.c.rd.ReadFull(b[:]); err != nil {
+		return readErr(err)
+	}
+	if n := int(int16(binary.BigEndian.Uint16(b[:]))); n != len(r.sd.fields) {
+		return &ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", n, len(r.sd.fields))}
+	}
+	r.big, r.bigScanned = true, false
+	return nil
+}
+
+// scanBig scans a row larger than the read buffer from the socket. A
+// column that does not fit its destination is consumed and reported, and
+// the columns after it are still scanned; an I/O or protocol error closes
+// the connection.
+func (r *Rows) scanBig(dest []any) error {
+	if r.bigScanned {
+		return errors.New("pgline: a row larger than the read buffer can be scanned once")
+	}
+	r.bigScanned = true
+	rd := r.c.rd
+	var first error
+	for i, d := range dest {
+		var lb [4]byte
+		if err := rd.ReadFull(lb[:]); err != nil {
+			return r.bigFail(readErr(err))
+		}
+		l := int(int32(binary.BigEndian.Uint32(lb[:])))
+		if l < -1 || l > rd.Remaining() {
+			return r.bigFail(&ProtocolError{Msg: fmt.Sprintf("DataRow column %d has length %d with %d bytes left in the message", i, l, rd.Remaining())})
+		}
+		err, fatal := r.scanBigColumn(i, d, l)
+		if fatal {
+			return r.bigFail(err)
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// bigFail closes the connection after an I/O or protocol error in a big
+// row; Next then returns false and Err the error.
+func (r *Rows) bigFail(err error) error {
+	err = r.c.fail(err)
+	r.setErr(err)
+	return err
+}
+
+// scanBigColumn reads column i, of length l (-1 NULL), into d. fatal
+// reports an error after which the connection cannot go on.
+func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
+	rd := r.c.rd
+	f := &r.sd.fields[i]
+	if l == -1 {
+		if d == nil {
+			return nil, false
+		}
+		if sd, ok := d.(*StreamDest); ok {
+			sd.N, sd.Null = 0, true
+			return nil, false
+		}
+		return r.scanValue(i, nil, d), false
+	}
+	raw, skip := streamable(f)
+	switch dst := d.(type) {
+	case nil:
+		if err := rd.Discard(l); err != nil {
+			return readErr(err), true
+		}
+		return nil, false
+	case *StreamDest:
+		if !raw {
+			if err := rd.Discard(l); err != nil {
+				return readErr(err), true
+			}
+			_, err := newStreamPlan(f)
+			return err, false
+		}
+		if l < skip {
+			return &ProtocolError{Msg: "jsonb value without its version byte"}, true
+		}
+		if err := rd.Discard(skip); err != nil {
+			return readErr(err), true
+		}
+		dst.Null = false
+		err := rd.CopyN(dst.W, l-skip)
+		dst.N = int64(l - skip)
+		if err != nil {
+			if rd.Err() != nil {
+				return readErr(err), true
+			}
+			// The writer failed; the value was consumed all the same.
+			return r.columnErr(i, fmt.Errorf("writing to the StreamTo writer: %w", err)), false
+		}
+		return nil, false
+	case *[]byte:
+		if raw && skip == 0 {
+			b, err, fatal := r.readValue(i, l)
+			if err == nil {
+				*dst = b
+			}
+			return err, fatal
+		}
+	case *string:
+		if raw {
+			b, err, fatal := r.readValue(i, l)
+			if err == nil {
+				b = b[skip:]
+				*dst = unsafe.String(unsafe.SliceData(b), len(b))
+			}
+			return err, fatal
+		}
+	}
+	var src []byte
+	if l <= scratchSize {
+		if r.c.scratch == nil {
+			r.c.scratch = make([]byte, scratchSize)
+		}
+		src = r.c.scratch[:l]
+		if err := rd.ReadFull(src); err != nil {
+			return readErr(err), true
+		}
+	} else {
+		b, err, fatal := r.readValue(i, l)
+		if err != nil {
+			return err, fatal
+		}
+		src = b
+	}
+	return r.scanValue(i, src, d), false
+}
+
+// readValue reads column i's l bytes into a new slice of exactly that
+// size, refusing (and skipping) a value over the maximum message size.
+func (r *Rows) readValue(i, l int) ([]byte, error, bool) {
+	rd := r.c.rd
+	if max := rd.MaxMessageSize(); l > max {
+		if err := rd.Discard(l); err != nil {
+			return nil, readErr(err), true
+		}
+		return nil, r.columnErr(i, fmt.Errorf("value of %d bytes exceeds max_message_size (%d); scan it with StreamTo", l, max)), false
+	}
+	b := make([]byte, l)
+	if err := rd.ReadFull(b); err != nil {
+		return nil, readErr(err), true
+	}
+	return b, nil, false
+}
+
+// scratchSize is the size of the buffer small columns of a big row are
+// read into before decoding.
+const scratchSize = 64 << 10
+
+// materialize reads the rest of a row larger than the read buffer whole,
+// for Values and RawValues, so that it can be decoded like any other.
+func (r *Rows) materialize() error {
+	if !r.big {
+		return nil
+	}
+	if r.bigScanned {
+		return errors.New("pgline: a row larger than the read buffer can be read once; it was scanned")
+	}
+	rd := r.c.rd
+	rest := rd.Remaining()
+	if max := rd.MaxMessageSize(); rest+2 > max {
+		return fmt.Errorf("pgline: row of %d bytes exceeds max_message_size (%d); scan it with StreamTo", rest+2, max)
+	}
+	body := make([]byte, 2+rest)
+	binary.BigEndian.PutUint16(body, uint16(len(r.sd.fields)))
+	if err := rd.ReadFull(body[2:]); err != nil {
+		return r.bigFail(readErr(err))
+	}
+	row, err := wire.ParseDataRow(body)
+	if err != nil {
+		return r.bigFail(protocolErr(err))
+	}
+	r.row, r.big = row, false
+	return nil
+}
