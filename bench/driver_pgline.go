@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"strconv"
 	"strings"
 
@@ -114,3 +115,8 @@ func (p *pglineConn) QueryIntBatch(ctx context.Context, sql string, args []any, 
 }
 
 func (p *pglineConn) batchNote() string { return "pgline Batch{AllOrNothing: true}: one Sync, as pgx" }
+
+// StreamValue scans the first column of the first row into pgline.StreamTo.
+func (p *pglineConn) StreamValue(ctx context.Context, w io.Writer, sql string, args ...any) error {
+	return p.c.QueryRow(ctx, sql, args...).Scan(pgline.StreamTo(w))
+}

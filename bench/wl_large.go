@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 )
 
 // largeCases: one row holding a 4 B, 5 MiB or 50 MiB bytea, or a 5 MiB or
@@ -29,8 +30,61 @@ func largeCases(sz sizes) []*benchCase {
 				})
 			},
 		})
+		if v.size < 1<<20 {
+			continue
+		}
+		cs = append(cs, &benchCase{
+			workload: "large", name: "large/" + v.key + "/stream", unit: "query", peakHeap: true,
+			open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
+				if d.name != namePgline && d.name != nameFloor {
+					return nil, errUnsupported
+				}
+				return openSeq(ctx, d, dsn, func(c conn) func(context.Context, int) error {
+					return func(ctx context.Context, _ int) error {
+						return streamLarge(ctx, c, sql, v.key, v.size)
+					}
+				})
+			},
+		})
 	}
 	return cs
+}
+
+// streamer is implemented by drivers that can stream one column's value
+// to a writer without holding it (pgline's StreamTo).
+type streamer interface {
+	StreamValue(ctx context.Context, w io.Writer, sql string, args ...any) error
+}
+
+// streamLarge streams one value to a counting writer and checks its size.
+func streamLarge(ctx context.Context, c conn, sql, key string, size int) error {
+	if f, ok := c.(discarder); ok {
+		n, err := f.Discard(ctx, sql, key)
+		if err != nil {
+			return err
+		}
+		return expectRows(n, 1)
+	}
+	s, ok := c.(streamer)
+	if !ok {
+		return errUnsupported
+	}
+	var w countWriter
+	if err := s.StreamValue(ctx, &w, sql, key); err != nil {
+		return err
+	}
+	if int(w) != size {
+		return fmt.Errorf("streamed %d bytes, want %d", w, size)
+	}
+	return nil
+}
+
+// countWriter counts and discards what is written to it.
+type countWriter int
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	*w += countWriter(len(p))
+	return len(p), nil
 }
 
 // selectLarge reads one value and checks its size.
