@@ -48,6 +48,7 @@ type Conn struct {
 	stmts     *stmtCache    // statements prepared (or being prepared) on this connection
 	excl      *Tx           // the transaction holding the connection, if any
 	exclFree  chan struct{} // closed when excl is released
+	listener  *request      // a WaitForNotification reading while idle, woken when a request is queued
 
 	// rd is used by the request at the head of the queue only, and so is
 	// scratch (small columns of rows larger than the read buffer).
@@ -57,6 +58,9 @@ type Conn struct {
 
 	paramsMu sync.RWMutex // protects params
 	params   map[string]string
+
+	notifyMu      sync.Mutex // protects notifications
+	notifications []*Notification
 }
 
 // Close closes the connection: it sends Terminate when no request is in
@@ -260,8 +264,8 @@ func (c *Conn) readSimple(onRow func(*wire.DataRow) error) (CommandTag, error) {
 }
 
 // handleAsync handles the messages that may arrive at any time:
-// ParameterStatus, NoticeResponse and NotificationResponse. Other types are
-// ignored by it.
+// ParameterStatus, NoticeResponse and NotificationResponse (kept for
+// WaitForNotification). Other types are ignored by it.
 func (c *Conn) handleAsync(typ byte, body []byte) error {
 	switch typ {
 	case wire.MsgParameterStatus:
@@ -272,6 +276,10 @@ func (c *Conn) handleAsync(typ byte, body []byte) error {
 		c.paramsMu.Lock()
 		c.params[ps.Name] = ps.Value
 		c.paramsMu.Unlock()
+	case wire.MsgNotificationResponse:
+		if err := c.pushNotification(body); err != nil {
+			return err
+		}
 	case wire.MsgNoticeResponse:
 		if c.cfg.OnNotice == nil {
 			return nil

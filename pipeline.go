@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -107,6 +108,11 @@ func (c *Conn) send(ctx context.Context, owner *Tx, build func([]byte) ([]byte, 
 // when the queue is empty. The caller holds wmu.
 func (c *Conn) enqueueLocked(req *request) {
 	req.cancels = c.cancels.Load()
+	if c.listener != nil {
+		// A WaitForNotification is reading while idle: wake it so that
+		// it steps aside for this request.
+		c.netConn.SetReadDeadline(time.Unix(1, 0))
+	}
 	if c.tail == nil {
 		req.state.Store(reqHead)
 		req.turn <- struct{}{}

@@ -1,0 +1,137 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// Notification is a message sent with NOTIFY to a channel this session
+// listens on.
+type Notification struct {
+	PID     uint32 // the notifying session's server process
+	Channel string
+	Payload string
+}
+
+// Listen starts listening on channel (LISTEN). Notifications are kept by
+// the connection, whatever it is doing when they arrive, until
+// WaitForNotification returns them. LISTEN is session state: use a Conn of
+// your own or one from Pool.Acquire, not statements routed by a Pool.
+func (c *Conn) Listen(ctx context.Context, channel string) error {
+	_, err := c.Exec(ctx, "LISTEN "+quoteIdent(channel))
+	return err
+}
+
+// Unlisten stops listening on channel; "*" stops listening on every
+// channel.
+func (c *Conn) Unlisten(ctx context.Context, channel string) error {
+	name := "*"
+	if channel != "*" {
+		name = quoteIdent(channel)
+	}
+	_, err := c.Exec(ctx, "UNLISTEN "+name)
+	return err
+}
+
+// pushNotification keeps a notification for WaitForNotification.
+func (c *Conn) pushNotification(body []byte) error {
+	n, err := wire.ParseNotificationResponse(body)
+	if err != nil {
+		return protocolErr(err)
+	}
+	c.notifyMu.Lock()
+	c.notifications = append(c.notifications, &Notification{PID: n.PID, Channel: n.Channel, Payload: n.Payload})
+	c.notifyMu.Unlock()
+	return nil
+}
+
+func (c *Conn) popNotification() *Notification {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	if len(c.notifications) == 0 {
+		return nil
+	}
+	n := c.notifications[0]
+	c.notifications[0] = nil
+	c.notifications = c.notifications[1:]
+	return n
+}
+
+// WaitForNotification returns the oldest notification received and not
+// yet returned, waiting for one when there is none, until ctx ends. While
+// it waits, statements of other goroutines on the Conn still run: the wait
+// steps aside for them and resumes after.
+func (c *Conn) WaitForNotification(ctx context.Context) (*Notification, error) {
+	for {
+		if n := c.popNotification(); n != nil {
+			return n, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := c.waitOnce(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitOnce takes the head of the queue without sending anything and reads
+// one message (a notification, a parameter status or a notice), until one
+// arrives, ctx ends, or another request is queued (then it steps aside).
+func (c *Conn) waitOnce(ctx context.Context) error {
+	c.wmu.Lock()
+	if err := c.gateLocked(ctx, nil); err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	req := newRequest()
+	c.enqueueLocked(req)
+	c.wmu.Unlock()
+	if err := c.waitTurn(ctx, req); err != nil {
+		return err // abandoned: nothing to drain, as nothing was sent
+	}
+	defer c.handoff(req)
+
+	c.wmu.Lock()
+	if req.next != nil || c.flushing {
+		c.wmu.Unlock()
+		return nil // others are waiting: let them go first
+	}
+	c.listener = req
+	c.wmu.Unlock()
+	stop := context.AfterFunc(ctx, func() { c.netConn.SetReadDeadline(time.Unix(1, 0)) })
+
+	typ, body, err := c.rd.Next()
+
+	stop()
+	c.wmu.Lock()
+	c.listener = nil
+	c.netConn.SetReadDeadline(time.Time{})
+	c.wmu.Unlock()
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil {
+			return ctx.Err() // interrupted (ctx, or a request queued): nothing consumed
+		}
+		return c.fail(readErr(err))
+	}
+	switch typ {
+	case wire.MsgNotificationResponse, wire.MsgParameterStatus, wire.MsgNoticeResponse:
+		if err := c.handleAsync(typ, body); err != nil {
+			return c.fail(err)
+		}
+		return nil
+	case wire.MsgErrorResponse:
+		// A FATAL error (the server is shutting the session down).
+		pgErr, err := parsePgError(body)
+		if err != nil {
+			return c.fail(err)
+		}
+		return c.fail(pgErr)
+	}
+	return c.fail(&ProtocolError{Msg: "unexpected message " + string(typ) + " while idle"})
+}
