@@ -250,6 +250,7 @@ func (br *BatchResults) Close() error {
 	}
 	br.watch.stop()
 	c.handoff(br.req)
+	br.req = nil
 	err := br.err
 	if br.first != nil {
 		err = br.watch.wrap(br.first)

@@ -89,6 +89,7 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 		return err
 	}
 	req := newRequest()
+	req.syncs = 0 // nothing is sent: a drain reads nothing for it
 	c.enqueueLocked(req)
 	c.wmu.Unlock()
 	if err := c.waitTurn(ctx, req); err != nil {

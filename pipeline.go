@@ -25,6 +25,7 @@ package pgline
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,8 +55,25 @@ type request struct {
 	cancels uint64
 }
 
+// requests recycles requests: the owner gives its request up in handoff,
+// and the goroutine that drains an abandoned one gives it up after that.
+var requests = sync.Pool{New: func() any { return &request{turn: make(chan struct{}, 1)} }}
+
 func newRequest() *request {
-	return &request{turn: make(chan struct{}, 1), syncs: 1}
+	r := requests.Get().(*request)
+	r.state.Store(reqWaiting)
+	r.syncs = 1
+	return r
+}
+
+// free returns r to the pool; nothing may use r afterwards.
+func (r *request) free() {
+	select {
+	case <-r.turn: // never left behind, but a stale token must not survive
+	default:
+	}
+	r.next, r.describes, r.extended, r.cancels = nil, nil, false, 0
+	requests.Put(r)
 }
 
 // gateLocked waits, with wmu held, until requests of owner may be queued:
@@ -211,7 +229,8 @@ func (c *Conn) waitTurn(ctx context.Context, req *request) error {
 }
 
 // handoff ends req's turn: the next request becomes the head, or, when its
-// caller left, its reply is drained here first.
+// caller left, its reply is drained here first. req (and each drained
+// request) is recycled: the caller must not use it afterwards.
 func (c *Conn) handoff(req *request) {
 	for {
 		c.wmu.Lock()
@@ -219,9 +238,11 @@ func (c *Conn) handoff(req *request) {
 		if next == nil {
 			c.tail = nil
 			c.wmu.Unlock()
+			req.free()
 			return
 		}
 		c.wmu.Unlock()
+		req.free()
 		if next.state.CompareAndSwap(reqWaiting, reqHead) {
 			next.turn <- struct{}{}
 			return

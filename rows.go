@@ -223,6 +223,7 @@ func (r *Rows) finish() {
 	r.watch.stop()
 	r.watch = nil
 	r.c.handoff(r.req)
+	r.req = nil
 	if r.trace != nil {
 		traceEnd(r.traceCtx, r.c.cfg, r.trace, r.tag, r.err)
 		r.trace, r.traceCtx = nil, nil
