@@ -3,6 +3,8 @@ package pgline
 import (
 	"crypto/tls"
 	"time"
+
+	"github.com/pgline/pgline/pgtype"
 )
 
 // Config describes how to reach a PostgreSQL server and what to ask of the
@@ -72,6 +74,13 @@ type Config struct {
 	// after pgline sent its CancelRequest; then the connection is closed.
 	// Zero means 10 seconds.
 	CancelTimeout time.Duration
+
+	// TypeMap, when set, is the codec registry of every connection made
+	// with this Config, for types registered by the user (enums, domains,
+	// composites, extension types: see pgtype.Map's Register methods).
+	// Register everything before the first connection; the Map is then
+	// read only. Nil means the built-in types.
+	TypeMap *pgtype.Map
 
 	// Tracer, when set, is told of connection attempts, statements,
 	// batches and pool acquisitions (see Tracer).

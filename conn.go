@@ -93,6 +93,10 @@ func (c *Conn) ParameterStatus(name string) string {
 	return c.params[name]
 }
 
+// TypeMap returns the codec registry the connection encodes and decodes
+// with. It must not be changed.
+func (c *Conn) TypeMap() *pgtype.Map { return c.types }
+
 // PID returns the server process ID of the session.
 func (c *Conn) PID() uint32 { return c.pid }
 

@@ -194,10 +194,13 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		host:    h,
 		netConn: netConn,
 		params:  make(map[string]string),
-		types:   pgtype.NewMap(),
+		types:   cfg.TypeMap,
 		stmts:   newStmtCache(mode, capacity),
 	}
 	c.flushIdle = sync.NewCond(&c.wmu)
+	if c.types == nil {
+		c.types = pgtype.NewMap()
+	}
 	if plan != tlsNo {
 		if err := c.startTLS(plan); err != nil {
 			return nil, ctxWrap(ctx, err)

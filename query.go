@@ -464,7 +464,19 @@ type StatementDescription struct {
 // then reuse the prepared statement; there is no need to call Prepare
 // before them.
 func (c *Conn) Prepare(ctx context.Context, sql string) (*StatementDescription, error) {
-	sd, err := c.prepare(ctx, nil, sql)
+	return c.describeStatement(ctx, nil, sql)
+}
+
+// Prepare prepares sql inside the transaction (see Conn.Prepare).
+func (tx *Tx) Prepare(ctx context.Context, sql string) (*StatementDescription, error) {
+	if tx.done {
+		return nil, ErrTxClosed
+	}
+	return tx.c.describeStatement(ctx, tx.root, sql)
+}
+
+func (c *Conn) describeStatement(ctx context.Context, owner *Tx, sql string) (*StatementDescription, error) {
+	sd, err := c.prepare(ctx, owner, sql)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 
 	"github.com/pgline/pgline"
-	"github.com/pgline/pgline/pgtype"
 )
 
 // DriverName is the name the package registers with database/sql.
@@ -42,9 +41,8 @@ func (d *Driver) OpenConnector(dsn string) (driver.Connector, error) {
 // Connector opens connections from a pgline.Config; it implements
 // driver.Connector. It is safe for concurrent use.
 type Connector struct {
-	cfg   *pgline.Config
-	drv   *Driver
-	types *pgtype.Map // shared by the connections, for decoding rows
+	cfg *pgline.Config
+	drv *Driver
 }
 
 // NewConnector returns a Connector for cfg, for sql.OpenDB. cfg must not
@@ -54,7 +52,7 @@ func NewConnector(cfg *pgline.Config) *Connector {
 }
 
 func newConnector(cfg *pgline.Config, d *Driver) *Connector {
-	return &Connector{cfg: cfg, drv: d, types: pgtype.NewMap()}
+	return &Connector{cfg: cfg, drv: d}
 }
 
 // Connect opens a connection (driver.Connector).
@@ -66,7 +64,7 @@ func (cn *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newConn(c, cn.types), nil
+	return newConn(c, c.TypeMap()), nil
 }
 
 // Driver returns the Driver (driver.Connector).

@@ -18,19 +18,15 @@ func (c *Conn) Prepare(query string) (driver.Stmt, error) {
 // The statement lives in the connection's statement cache, shared with
 // Query and Exec of the same SQL text: it is parsed by the server once per
 // connection, however many times it is prepared, run or closed.
-//
-// Inside a transaction the statement is prepared on its first run (the
-// transaction holds the connection, and pgline describes statements
-// outside of it), so NumInput is -1 and errors in the SQL come from the
-// first Exec or Query.
 func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
+	prepare := c.c.Prepare
 	if c.tx != nil {
-		return &Stmt{c: c, sql: query, numInput: -1}, nil
+		prepare = c.tx.Prepare
 	}
-	sd, err := c.c.Prepare(ctx, query)
+	sd, err := prepare(ctx, query)
 	if err != nil {
 		return nil, c.driverErr(err)
 	}
@@ -53,8 +49,7 @@ func (s *Stmt) Close() error {
 	return nil
 }
 
-// NumInput returns the number of parameters, or -1 when unknown (a
-// statement prepared inside a transaction).
+// NumInput returns the number of parameters.
 func (s *Stmt) NumInput() int { return s.numInput }
 
 // Exec runs the statement (legacy driver.Stmt); see ExecContext.

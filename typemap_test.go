@@ -1,0 +1,49 @@
+package pgline
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pgline/pgline/pgtype"
+)
+
+// TestConfigTypeMap: a type registered in Config.TypeMap (an enum and its
+// array) is encoded and decoded by the connections of that Config.
+func TestConfigTypeMap(t *testing.T) {
+	if err := srv.Exec("DROP TYPE IF EXISTS tm_mood; CREATE TYPE tm_mood AS ENUM ('sad', 'ok', 'happy')"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := srv.Query("SELECT oid || ' ' || typarray FROM pg_type WHERE typname = 'tm_mood'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(out)
+	oid, _ := strconv.ParseUint(f[0], 10, 32)
+	arr, _ := strconv.ParseUint(f[1], 10, 32)
+	m := pgtype.NewMap()
+	if err := m.RegisterEnum("tm_mood", uint32(oid), uint32(arr)); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig(srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TypeMap = m
+	ctx := testCtx(t)
+	c, err := ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var moods []string
+	if err := c.QueryRow(ctx, "SELECT $1::tm_mood[]", []string{"happy", "sad"}).Scan(&moods); err != nil {
+		t.Fatal(err)
+	}
+	if len(moods) != 2 || moods[0] != "happy" || moods[1] != "sad" {
+		t.Fatalf("got %q", moods)
+	}
+	if c.TypeMap() != m {
+		t.Fatal("TypeMap is not the Config's")
+	}
+}
