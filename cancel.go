@@ -49,8 +49,13 @@ func (w *ctxWatch) cancel() {
 		wait = defaultCancelTimeout
 	}
 	w.timer = time.AfterFunc(wait, func() { w.c.netConn.SetDeadline(time.Unix(1, 0)) })
+	// A request that fails with 57014 may have been hit by this cancel,
+	// arriving late, if it was queued before the cancel was delivered: it
+	// compares this counter, moved before and after the delivery.
+	w.c.cancels.Add(1)
 	// An error here leaves the timer to close the connection.
 	w.c.sendCancel(wait)
+	w.c.cancels.Add(1)
 }
 
 // stop ends the watch. It waits for a CancelRequest in flight, so that a

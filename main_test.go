@@ -2,6 +2,7 @@ package pgline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -36,8 +37,17 @@ var testOptions = pgtest.Options{
 }
 
 func TestMain(m *testing.M) {
-	code := pgtest.Run(m, testOptions, &srv)
+	s, err := pgtest.Start(testOptions)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgline tests: cannot start PostgreSQL:", err)
+		os.Exit(1)
+	}
+	srv = s
+	// The examples read their DSN from DATABASE_URL, as a program would.
+	os.Setenv("DATABASE_URL", srv.DSN())
+	code := m.Run()
 	stopPlainServer()
+	srv.Stop()
 	os.Exit(code)
 }
 

@@ -42,7 +42,7 @@ type task struct {
 }
 
 // workloadNames lists the workloads in run order.
-var workloadNames = []string{"connect", "rows", "point", "insert", "large", "pipeline", "pool", "rtt"}
+var workloadNames = []string{"connect", "rows", "point", "insert", "large", "copy", "pipeline", "pool", "rtt"}
 
 // buildCases returns the cases of the selected workloads.
 func buildCases(only map[string]bool, sz sizes) []*benchCase {
@@ -57,6 +57,7 @@ func buildCases(only map[string]bool, sz sizes) []*benchCase {
 	add("point", pointCases)
 	add("insert", insertCases)
 	add("large", largeCases)
+	add("copy", copyCases)
 	add("pipeline", func(sz sizes) []*benchCase { return pipelineCases(sz, false) })
 	add("pool", func(sz sizes) []*benchCase { return poolCases(sz, false) })
 	add("rtt", func(sz sizes) []*benchCase {

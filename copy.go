@@ -1,0 +1,690 @@
+package pgline
+
+// COPY: bulk loading and unloading with the copy sub-protocol.
+//
+// Protocol flow (simple query protocol; the connection is held alone from
+// the first message to ReadyForQuery, since other requests' messages would
+// break copy mode):
+//
+//	CopyFrom: Parse("", SELECT cols FROM table) Describe(S) Sync
+//	            → ParseComplete ParameterDescription RowDescription ReadyForQuery
+//	          Query(COPY table (cols) FROM STDIN (FORMAT binary)) → CopyInResponse
+//	          CopyData* CopyDone → CommandComplete("COPY n") ReadyForQuery
+//	          CopyData* CopyFail → ErrorResponse ReadyForQuery (nothing committed)
+//	CopyFromReader: as CopyFrom from the Query on, with the caller's SQL and bytes.
+//	CopyTo:   Query(COPY ... TO STDOUT) → CopyOutResponse CopyData* CopyDone
+//	            CommandComplete ReadyForQuery
+//
+// While CopyData goes out, a goroutine reads the reply: a server error
+// (ErrorResponse, then ReadyForQuery: the server drops the CopyData still
+// coming) stops the sending at the next chunk, and the reply is always read
+// up to ReadyForQuery, so the connection stays usable.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// copyChunkSize is the CopyData payload size CopyFrom and CopyFromReader
+// send: data is written to the socket each time this much is ready.
+const copyChunkSize = 64 << 10
+
+// CopyFrom copies the rows of src into the columns of table with COPY FROM
+// STDIN in binary format and returns the number of rows copied. Names are
+// quoted: pass them as they are spelled in the catalog
+// (Identifier{"public", "users"}). Each value is encoded for its column's
+// type as a query argument would be, and must have a binary encoding (a
+// value that only encodes as text, such as a Go string for an int4 column,
+// is an error naming the column and the Go type).
+//
+// Rows are encoded into a 64 KiB buffer that is written to the socket
+// whenever it fills: memory stays bounded however many rows src gives. The
+// first row is encoded before the COPY starts. When src fails (Err), a row
+// cannot be encoded, or ctx ends, the COPY is aborted with CopyFail:
+// nothing is committed, the connection stays usable, and the error wraps
+// src's error or ctx.Err(). A server error (a constraint violation, a bad
+// value) is returned as *PgError, with nothing committed either.
+//
+// The connection is held alone for the whole COPY: statements of other
+// goroutines wait and run after it, so src must not use the connection
+// itself (it would wait for the COPY it feeds). Outside a transaction the
+// COPY is one implicit transaction.
+//
+// Next and Values of src are called on the calling goroutine; a call that
+// blocks is not interrupted by ctx, which is checked between rows.
+func (c *Conn) CopyFrom(ctx context.Context, table Identifier, columns []string, src CopyFromSource) (int64, error) {
+	tag, err := c.copyFrom(ctx, nil, table, columns, src)
+	return tag.RowsAffected(), err
+}
+
+// CopyFromReader runs sql, a COPY ... FROM STDIN statement in any format
+// (text, csv, binary), sending the bytes of r as its data, read and sent in
+// 64 KiB chunks, and returns the command tag ("COPY n"). An error reading
+// r, or ctx ending, aborts the COPY with CopyFail: nothing is committed
+// and the connection stays usable. A Read of r that blocks is not
+// interrupted by ctx. The connection is held alone meanwhile (see
+// CopyFrom).
+func (c *Conn) CopyFromReader(ctx context.Context, sql string, r io.Reader) (CommandTag, error) {
+	return c.copyFromReader(ctx, nil, sql, r)
+}
+
+// CopyTo runs sql, a COPY ... TO STDOUT statement in any format, and
+// writes the data to w as it arrives, one CopyData message (a row, in
+// text and csv formats) per Write; nothing is accumulated. When a Write
+// fails, the statement is cancelled, the rest of its data discarded, and
+// the error returned; the connection stays usable. The connection is held
+// alone meanwhile (see CopyFrom): w must not use it.
+func (c *Conn) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag, error) {
+	return c.copyTo(ctx, nil, w, sql)
+}
+
+// CopyFrom copies rows into table inside the transaction (see
+// Conn.CopyFrom).
+func (tx *Tx) CopyFrom(ctx context.Context, table Identifier, columns []string, src CopyFromSource) (int64, error) {
+	if tx.done {
+		return 0, ErrTxClosed
+	}
+	tag, err := tx.c.copyFrom(ctx, tx.root, table, columns, src)
+	return tag.RowsAffected(), err
+}
+
+// CopyFromReader runs a COPY FROM STDIN inside the transaction (see
+// Conn.CopyFromReader).
+func (tx *Tx) CopyFromReader(ctx context.Context, sql string, r io.Reader) (CommandTag, error) {
+	if tx.done {
+		return CommandTag{}, ErrTxClosed
+	}
+	return tx.c.copyFromReader(ctx, tx.root, sql, r)
+}
+
+// CopyTo runs a COPY TO STDOUT inside the transaction (see Conn.CopyTo).
+func (tx *Tx) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag, error) {
+	if tx.done {
+		return CommandTag{}, ErrTxClosed
+	}
+	return tx.c.copyTo(ctx, tx.root, w, sql)
+}
+
+// CopyFrom copies rows into table on a connection taken from the pool for
+// the COPY alone (see Conn.CopyFrom).
+func (p *Pool) CopyFrom(ctx context.Context, table Identifier, columns []string, src CopyFromSource) (int64, error) {
+	pc, err := p.take(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer p.giveBack(pc)
+	return pc.c.CopyFrom(ctx, table, columns, src)
+}
+
+// CopyFromReader runs a COPY FROM STDIN on a connection taken from the
+// pool for it (see Conn.CopyFromReader).
+func (p *Pool) CopyFromReader(ctx context.Context, sql string, r io.Reader) (CommandTag, error) {
+	pc, err := p.take(ctx)
+	if err != nil {
+		return CommandTag{}, err
+	}
+	defer p.giveBack(pc)
+	return pc.c.CopyFromReader(ctx, sql, r)
+}
+
+// CopyTo runs a COPY TO STDOUT on a connection taken from the pool for it
+// (see Conn.CopyTo).
+func (p *Pool) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag, error) {
+	pc, err := p.take(ctx)
+	if err != nil {
+		return CommandTag{}, err
+	}
+	defer p.giveBack(pc)
+	return pc.c.CopyTo(ctx, w, sql)
+}
+
+// traceCopy runs op as a traced statement when a Tracer is set.
+func (c *Conn) traceCopy(ctx context.Context, sql string, op func() (CommandTag, error)) (CommandTag, error) {
+	if c.cfg.Tracer == nil {
+		return op()
+	}
+	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql})
+	tag, err := op()
+	traceEnd(tctx, c.cfg, ev, tag, err)
+	return tag, err
+}
+
+func (c *Conn) copyFrom(ctx context.Context, owner *Tx, table Identifier, columns []string, src CopyFromSource) (CommandTag, error) {
+	if src == nil {
+		return CommandTag{}, errors.New("pgline: CopyFrom: nil row source")
+	}
+	descSQL, copySQL, err := copyFromSQL(table, columns)
+	if err != nil {
+		return CommandTag{}, err
+	}
+	return c.traceCopy(ctx, copySQL, func() (CommandTag, error) {
+		h, err := c.holdForCopy(ctx, owner)
+		if err != nil {
+			return CommandTag{}, err
+		}
+		defer h.release()
+		oids, err := c.describeColumns(ctx, h.tok, descSQL)
+		if err != nil {
+			return CommandTag{}, err
+		}
+		if len(oids) != len(columns) {
+			return CommandTag{}, fmt.Errorf("pgline: CopyFrom: %d columns described for %d names", len(oids), len(columns))
+		}
+		enc := &copyEncoder{types: c.types, oids: oids, names: columns}
+		return c.copyRows(ctx, h.tok, copySQL, enc, src)
+	})
+}
+
+// copyRows streams the rows of src as binary COPY data.
+func (c *Conn) copyRows(ctx context.Context, owner *Tx, copySQL string, enc *copyEncoder, src CopyFromSource) (CommandTag, error) {
+	buf := make([]byte, 5, 5+copyChunkSize+copyChunkSize/4)
+	buf = append(buf, copyBinaryHeader...)
+	var row int64
+	// next encodes the next row, if any, into buf; a failure stops the COPY.
+	next := func() (bool, error) {
+		if !src.Next() {
+			if err := src.Err(); err != nil {
+				return false, fmt.Errorf("pgline: CopyFrom: row source: %w", err)
+			}
+			return false, nil
+		}
+		row++
+		vals, err := src.Values()
+		if err != nil {
+			return false, fmt.Errorf("pgline: CopyFrom: row source: %w", err)
+		}
+		if buf, err = enc.appendRow(buf, vals); err != nil {
+			return false, fmt.Errorf("pgline: CopyFrom: row %d: %w", row, err)
+		}
+		return true, nil
+	}
+	// The first row is encoded before the COPY starts, so that a source
+	// failing at once, or values of the wrong Go types, send nothing.
+	more, failure := next()
+	if failure != nil {
+		return CommandTag{}, notSent(failure)
+	}
+	ci, err := c.startCopyIn(ctx, owner, copySQL)
+	if err != nil {
+		return CommandTag{}, err
+	}
+	done := ctx.Done()
+	for more {
+		if len(buf) >= copyChunkSize {
+			if !ci.send(buf) {
+				break
+			}
+			buf = resetCopyBuf(buf)
+		}
+		select {
+		case <-done:
+			failure = fmt.Errorf("pgline: CopyFrom: %w", ctx.Err())
+			more = false
+			continue
+		default:
+		}
+		more, failure = next()
+	}
+	if failure == nil {
+		buf = appendCopyTrailer(buf)
+	}
+	return ci.finish(buf, failure)
+}
+
+// resetCopyBuf empties a CopyData buffer (its 5-byte header kept), giving
+// up one that a large row made grow.
+func resetCopyBuf(buf []byte) []byte {
+	if cap(buf) > 4*copyChunkSize {
+		return make([]byte, 5, 5+copyChunkSize+copyChunkSize/4)
+	}
+	return buf[:5]
+}
+
+func (c *Conn) copyFromReader(ctx context.Context, owner *Tx, sql string, r io.Reader) (CommandTag, error) {
+	if r == nil {
+		return CommandTag{}, errors.New("pgline: CopyFromReader: nil reader")
+	}
+	return c.traceCopy(ctx, sql, func() (CommandTag, error) {
+		h, err := c.holdForCopy(ctx, owner)
+		if err != nil {
+			return CommandTag{}, err
+		}
+		defer h.release()
+		ci, err := c.startCopyIn(ctx, h.tok, sql)
+		if err != nil {
+			return CommandTag{}, err
+		}
+		buf := make([]byte, 5+copyChunkSize)
+		var failure error
+		for empty := 0; ; {
+			n, rerr := r.Read(buf[5:])
+			if n < 0 || n > copyChunkSize {
+				failure = errors.New("pgline: CopyFromReader: reader returned an invalid count")
+				break
+			}
+			if n > 0 {
+				empty = 0
+				if !ci.send(buf[:5+n]) {
+					break
+				}
+			} else if empty++; empty >= 100 && rerr == nil {
+				rerr = io.ErrNoProgress
+			}
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				failure = fmt.Errorf("pgline: CopyFromReader: reading: %w", rerr)
+				break
+			}
+			if ctx.Err() != nil {
+				failure = fmt.Errorf("pgline: CopyFromReader: %w", ctx.Err())
+				break
+			}
+		}
+		return ci.finish(buf[:5], failure)
+	})
+}
+
+func (c *Conn) copyTo(ctx context.Context, owner *Tx, w io.Writer, sql string) (CommandTag, error) {
+	if w == nil {
+		return CommandTag{}, errors.New("pgline: CopyTo: nil writer")
+	}
+	return c.traceCopy(ctx, sql, func() (CommandTag, error) {
+		h, err := c.holdForCopy(ctx, owner)
+		if err != nil {
+			return CommandTag{}, err
+		}
+		defer h.release()
+		req, err := c.send(ctx, h.tok, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
+		if err != nil {
+			return CommandTag{}, err
+		}
+		if err := c.waitTurn(ctx, req); err != nil {
+			return CommandTag{}, err
+		}
+		wt := c.watch(ctx)
+		tag, err := c.readCopyOut(w)
+		wt.stop()
+		c.handoff(req)
+		return tag, wt.wrap(err)
+	})
+}
+
+// readCopyOut reads the reply of a COPY TO STDOUT up to ReadyForQuery,
+// writing each CopyData payload to w. After a failed Write the statement
+// is cancelled and the rest of the data discarded.
+func (c *Conn) readCopyOut(w io.Writer) (CommandTag, error) {
+	var tag CommandTag
+	var firstErr, werr error
+	copied := false
+	var cancelled chan struct{} // closed when the CancelRequest was delivered
+	for {
+		typ, body, err := c.rd.Next()
+		if err != nil {
+			if cancelled != nil {
+				<-cancelled
+			}
+			return CommandTag{}, c.fail(readErr(err))
+		}
+		switch typ {
+		case wire.MsgCopyOutResponse:
+			copied = true
+		case wire.MsgCopyData:
+			if werr != nil || firstErr != nil {
+				continue
+			}
+			n, err := w.Write(body)
+			if err == nil && n != len(body) {
+				err = io.ErrShortWrite
+			}
+			if err != nil {
+				werr = fmt.Errorf("pgline: CopyTo: writing: %w", err)
+				cancelled = make(chan struct{})
+				c.cancels.Add(1)
+				go func() {
+					defer close(cancelled)
+					c.sendCancel(c.cancelTimeout())
+				}()
+			}
+		case wire.MsgCommandComplete:
+			t, err := wire.ParseCommandComplete(body)
+			if err != nil {
+				return CommandTag{}, c.fail(protocolErr(err))
+			}
+			tag = CommandTag{s: string(t)}
+		case wire.MsgErrorResponse:
+			pgErr, err := parsePgError(body)
+			if err != nil {
+				return CommandTag{}, c.fail(err)
+			}
+			if firstErr == nil {
+				firstErr = pgErr
+			}
+		case wire.MsgReadyForQuery:
+			c.txStatus.Store(uint32(body[0]))
+			if cancelled != nil {
+				// The cancel must not outlive this request (it would hit
+				// the next statement).
+				<-cancelled
+			}
+			switch {
+			case werr != nil:
+				return tag, werr
+			case firstErr != nil:
+				return tag, firstErr
+			case !copied:
+				return tag, errors.New("pgline: CopyTo: the statement is not a COPY ... TO STDOUT")
+			}
+			return tag, nil
+		case wire.MsgCopyInResponse:
+			c.refuseCopyIn(false)
+		default:
+			if err := c.handleAsync(typ, body); err != nil {
+				return CommandTag{}, c.fail(err)
+			}
+		}
+	}
+}
+
+// cancelTimeout is Config.CancelTimeout or its default.
+func (c *Conn) cancelTimeout() time.Duration {
+	if d := c.cfg.CancelTimeout; d > 0 {
+		return d
+	}
+	return defaultCancelTimeout
+}
+
+// copyHold is the connection held alone for one COPY: no request but the
+// COPY's own is queued until release, not even from the transaction the
+// COPY runs in (its other goroutines wait too).
+type copyHold struct {
+	c        *Conn
+	tok      *Tx // the owner the COPY's requests are sent as
+	prevExcl *Tx // the holder before, restored by release
+	prevFree chan struct{}
+}
+
+// holdForCopy waits until owner may use the connection (nil: no
+// transaction holds it) and takes it for a COPY.
+func (c *Conn) holdForCopy(ctx context.Context, owner *Tx) (*copyHold, error) {
+	tok := &Tx{c: c}
+	tok.root = tok
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.gateLocked(ctx, owner); err != nil {
+		return nil, notSent(err)
+	}
+	h := &copyHold{c: c, tok: tok, prevExcl: c.excl, prevFree: c.exclFree}
+	c.excl, c.exclFree = tok, make(chan struct{})
+	return h, nil
+}
+
+// release gives the connection back to its previous holder (a
+// transaction, or everyone) and wakes those waiting.
+func (h *copyHold) release() {
+	c := h.c
+	c.wmu.Lock()
+	free := c.exclFree
+	c.excl, c.exclFree = h.prevExcl, h.prevFree
+	close(free)
+	c.wmu.Unlock()
+}
+
+// describeColumns returns the types of the result columns of sql,
+// described afresh on the unnamed statement (a cached description would
+// go stale when the table is altered).
+func (c *Conn) describeColumns(ctx context.Context, owner *Tx, sql string) ([]uint32, error) {
+	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
+		buf, err := wire.AppendParse(buf, "", sql, nil)
+		if err == nil {
+			buf, err = wire.AppendDescribe(buf, 'S', "")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return wire.AppendSync(buf), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	req.extended = true
+	if err := c.waitTurn(ctx, req); err != nil {
+		return nil, err
+	}
+	w := c.watch(ctx)
+	oids, err := c.readColumnTypes()
+	w.stop()
+	c.handoff(req)
+	return oids, w.wrap(err)
+}
+
+// readColumnTypes reads a statement's describe reply up to ReadyForQuery.
+func (c *Conn) readColumnTypes() ([]uint32, error) {
+	var oids []uint32
+	var firstErr error
+	for {
+		typ, body, err := c.rd.Next()
+		if err != nil {
+			return nil, c.fail(readErr(err))
+		}
+		switch typ {
+		case wire.MsgRowDescription:
+			fields, err := parseFields(body)
+			if err != nil {
+				return nil, c.fail(err)
+			}
+			oids = make([]uint32, len(fields))
+			for i, f := range fields {
+				oids[i] = f.DataTypeOID
+			}
+		case wire.MsgErrorResponse:
+			pgErr, err := parsePgError(body)
+			if err != nil {
+				return nil, c.fail(err)
+			}
+			if firstErr == nil {
+				firstErr = pgErr
+			}
+		case wire.MsgReadyForQuery:
+			c.txStatus.Store(uint32(body[0]))
+			return oids, firstErr
+		default:
+			// ParseComplete, ParameterDescription, NoData, CloseComplete,
+			// and the asynchronous messages.
+			if err := c.handleAsync(typ, body); err != nil {
+				return nil, c.fail(err)
+			}
+		}
+	}
+}
+
+// copyIn is a COPY FROM STDIN in progress: this goroutine writes CopyData
+// straight to the socket (it holds the writer's role, see claimWriter)
+// while another reads the reply.
+type copyIn struct {
+	c     *Conn
+	req   *request
+	watch *ctxWatch
+	done  chan struct{} // closed when the reply was read up to ReadyForQuery
+	tag   CommandTag    // set before done is closed
+	err   error         // the server's error, or a read error; set before done is closed
+	werr  error         // a write error (the connection is then closed)
+}
+
+// startCopyIn sends sql and reads up to its CopyInResponse; the caller
+// holds the connection (copyHold).
+func (c *Conn) startCopyIn(ctx context.Context, owner *Tx, sql string) (*copyIn, error) {
+	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitTurn(ctx, req); err != nil {
+		return nil, err // whoever drains the reply refuses the COPY
+	}
+	w := c.watch(ctx)
+	end := func(err error) (*copyIn, error) {
+		w.stop()
+		c.handoff(req)
+		return nil, w.wrap(err)
+	}
+	var firstErr error
+	for started := false; !started; {
+		typ, body, err := c.rd.Next()
+		if err != nil {
+			return end(c.fail(readErr(err)))
+		}
+		switch typ {
+		case wire.MsgCopyInResponse:
+			if _, err := wire.ParseCopyResponse(body); err != nil {
+				return end(c.fail(protocolErr(err)))
+			}
+			started = true
+		case wire.MsgErrorResponse:
+			pgErr, err := parsePgError(body)
+			if err != nil {
+				return end(c.fail(err))
+			}
+			if firstErr == nil {
+				firstErr = pgErr
+			}
+		case wire.MsgReadyForQuery:
+			c.txStatus.Store(uint32(body[0]))
+			if firstErr == nil {
+				firstErr = errors.New("pgline: the statement is not a COPY ... FROM STDIN")
+			}
+			return end(firstErr)
+		default:
+			// Results of statements before the COPY in sql, and the
+			// asynchronous messages.
+			if err := c.handleAsync(typ, body); err != nil {
+				return end(c.fail(err))
+			}
+		}
+	}
+	if err := c.claimWriter(); err != nil {
+		// The connection failed: the reply cannot be read any more.
+		return end(err)
+	}
+	ci := &copyIn{c: c, req: req, watch: w, done: make(chan struct{})}
+	go func() {
+		// readSimple refuses a second COPY FROM STDIN of sql.
+		ci.tag, ci.err = c.readSimple(nil)
+		close(ci.done)
+	}()
+	return ci, nil
+}
+
+// ended reports whether the server ended the COPY (with an error) or the
+// connection failed.
+func (ci *copyIn) ended() bool {
+	if ci.werr != nil {
+		return true
+	}
+	select {
+	case <-ci.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// send writes buf, a 5-byte header then the payload, as one CopyData
+// message. It reports false when the COPY cannot go on (see ended).
+func (ci *copyIn) send(buf []byte) bool {
+	if ci.ended() {
+		return false
+	}
+	buf[0] = wire.MsgCopyData
+	binary.BigEndian.PutUint32(buf[1:5], uint32(len(buf)-1))
+	if err := ci.c.write(buf); err != nil {
+		ci.werr = err
+		return false
+	}
+	return true
+}
+
+// finish ends the COPY: with the data left in buf (header and payload)
+// and CopyDone, or, when failure is set, with CopyFail. It waits for the
+// reply and gives the turn to the next request. It returns failure when
+// set, else the server's tag or error.
+func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
+	c := ci.c
+	if !ci.ended() {
+		var out []byte
+		if failure != nil {
+			msg := strings.ReplaceAll(failure.Error(), "\x00", "")
+			out, _ = wire.AppendCopyFail(buf[:0], msg) // cannot fail: no NUL
+		} else {
+			out = buf
+			if len(buf) > 5 {
+				buf[0] = wire.MsgCopyData
+				binary.BigEndian.PutUint32(buf[1:5], uint32(len(buf)-1))
+			} else {
+				out = buf[:0]
+			}
+			out = wire.AppendCopyDone(out)
+		}
+		if err := c.write(out); err != nil {
+			ci.werr = err
+		}
+	}
+	c.releaseWriter()
+	<-ci.done
+	ci.watch.stop()
+	c.handoff(ci.req)
+	switch {
+	case failure != nil:
+		return CommandTag{}, failure
+	case ci.werr != nil:
+		return CommandTag{}, ci.watch.wrap(ci.werr)
+	}
+	return ci.tag, ci.watch.wrap(ci.err)
+}
+
+// claimWriter makes the calling goroutine the connection's only writer
+// (Conn.flushing), once a flusher still writing earlier requests is done,
+// so that it may write to the socket directly. The caller holds the
+// connection (copyHold): nobody else appends requests meanwhile.
+func (c *Conn) claimWriter() error {
+	for {
+		c.wmu.Lock()
+		if !c.flushing {
+			c.flushing = true
+			var pending []byte
+			if len(c.wbuf) > 0 {
+				pending = c.swapBuffersLocked()
+			}
+			c.wmu.Unlock()
+			if pending == nil {
+				return nil
+			}
+			err := c.write(pending)
+			c.wmu.Lock()
+			c.spare = pending[:0]
+			c.wmu.Unlock()
+			if err != nil {
+				c.releaseWriter()
+				return err
+			}
+			return nil
+		}
+		c.wmu.Unlock()
+		if c.closed.Load() {
+			return c.closedErr()
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// releaseWriter gives up the writer's role taken by claimWriter, writing
+// whatever was appended meanwhile (a CopyFail of readSimple refusing a
+// second COPY).
+func (c *Conn) releaseWriter() { c.flushLoop() }

@@ -1,0 +1,70 @@
+// Package pgline is a PostgreSQL driver built for speed on the wire:
+// statements from many goroutines are pipelined on one connection and
+// multiplexed over a few, every backend message is parsed once, large
+// values stream with bounded memory, and values travel in binary.
+//
+// # Connecting
+//
+// Connect takes a DSN in URL form (postgres://user:pass@host:5432/db?sslmode=verify-full)
+// or key=value form (host=/var/run/postgresql dbname=app), read as libpq
+// reads it, with the PG* environment variables and ~/.pgpass filling in
+// what it leaves out. Host lists, target_session_attrs, load_balance_hosts,
+// every sslmode, client certificates, SCRAM-SHA-256 with channel binding
+// and require_auth are supported. ParseConfig gives a Config to adjust
+// before ConnectConfig (a Tracer, a TypeMap, OnNotice).
+//
+// # Queries
+//
+// Query, QueryRow and Exec take $1, $2, ... placeholders. Each SQL text is
+// prepared and described once per connection (statement_cache_mode=prepare,
+// the default; describe for PgBouncer in transaction pooling mode; none),
+// then every run is one round trip. Results come in binary for every type
+// package pgtype decodes; Scan fills typed Go variables through scan plans
+// cached per column. Server errors are *PgError values with every field
+// and the SQLSTATE; a ctx that ends cancels the running statement on the
+// server (CancelRequest) and leaves the connection usable.
+//
+// # Pipelining and its limits
+//
+// A Conn is safe for concurrent use. Statements of different goroutines
+// are written back to back, each with its own Sync, so that an error in one
+// never affects another, and their replies are matched in order: N
+// goroutines cost about one round trip instead of N. Because the
+// goroutines share one session, anything that changes session state (SET,
+// temporary tables, advisory locks, LISTEN) needs a connection of its own:
+// a Tx, which holds the connection until it ends, or a Conn from
+// Pool.Acquire. Rows hold the connection's reader until they are closed:
+// close them promptly, and never start a statement on a Conn while the
+// same goroutine holds that Conn's Rows open.
+//
+// # Pool
+//
+// NewPool opens connections as load needs them (pool_max_conns and the
+// other pool_* DSN parameters) and sends each statement to the connection
+// with the fewest requests in flight, pipelined with the others. Acquire
+// and Begin take a connection for one caller.
+//
+// # Batches and transactions
+//
+// A Batch sends many statements in one write: independent ones (a Sync
+// each) or all-or-nothing. Begin starts a transaction; Tx.Begin makes a
+// savepoint.
+//
+// # Large values and COPY
+//
+// A row larger than the read buffer is read column by column from the
+// socket: Scan into *[]byte or *string allocates the value once, at its
+// exact size; Scan into StreamTo(w) copies it to w with bounded memory.
+// ReaderArg sends a parameter from an io.Reader without buffering it.
+// CopyFrom, CopyFromReader and CopyTo run COPY with bounded memory.
+//
+// # LISTEN/NOTIFY
+//
+// Listen, then WaitForNotification; notifications that arrive while other
+// statements run are kept.
+//
+// # database/sql and tests
+//
+// Package stdlib registers the driver "pgline" for database/sql. Package
+// pgtest starts a throwaway PostgreSQL for tests and benchmarks.
+package pgline
