@@ -160,6 +160,11 @@ func (br *BatchResults) Query() (*Rows, error) {
 	if br.closed {
 		return nil, errors.New("pgline: batch results already closed")
 	}
+	return br.next()
+}
+
+// next positions the rows of the next statement.
+func (br *BatchResults) next() (*Rows, error) {
 	if br.cur != nil {
 		br.cur.Close()
 		br.noteErr(br.cur.err)
@@ -242,11 +247,19 @@ func (br *BatchResults) Close() error {
 		br.cur = nil
 	}
 	c := br.c
+	// Read the statements not read yet, for their errors.
+	for br.i < len(br.sds) && br.err == nil && !c.IsClosed() {
+		r, err := br.next()
+		if err != nil {
+			continue // noted by Query
+		}
+		r.Close()
+		br.noteErr(r.err)
+		br.cur = nil
+	}
 	if br.all {
-		// The rest of the reply, up to the batch's one ReadyForQuery.
+		// The end of the reply: the batch's one ReadyForQuery.
 		c.drainRuns(1)
-	} else {
-		c.drainRuns(len(br.sds) - br.i)
 	}
 	br.watch.stop()
 	c.handoff(br.req)

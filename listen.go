@@ -106,18 +106,31 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 	c.wmu.Unlock()
 	stop := context.AfterFunc(ctx, func() { c.netConn.SetReadDeadline(time.Unix(1, 0)) })
 
-	typ, body, err := c.rd.Next()
+	// Wait for a message without consuming it: a read deadline does not
+	// stop a read already under way, so the bytes may be the reply of a
+	// request queued meanwhile, which must be left to it.
+	typ, err := c.rd.PeekType()
 
 	stop()
 	c.wmu.Lock()
 	c.listener = nil
 	c.netConn.SetReadDeadline(time.Time{})
+	queued := req.next != nil
 	c.wmu.Unlock()
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil {
 			return ctx.Err() // interrupted (ctx, or a request queued): nothing consumed
 		}
+		return c.fail(readErr(err))
+	}
+	if queued {
+		return nil // maybe the queued request's reply: step aside
+	}
+	// No request was in flight when the message began: it is one of the
+	// messages the server sends on its own.
+	typ, body, err := c.rd.Next()
+	if err != nil {
 		return c.fail(readErr(err))
 	}
 	switch typ {

@@ -118,7 +118,12 @@ func (r *Rows) readRow() bool {
 				r.done = true
 				return false
 			}
-			r.tag = CommandTag{s: string(tag)}
+			// Runs of a statement mostly end with the same tag ("SELECT 1"):
+			// reuse its string rather than allocate one per run.
+			if string(tag) != r.sd.lastTag {
+				r.sd.lastTag = string(tag)
+			}
+			r.tag = CommandTag{s: r.sd.lastTag}
 			if r.stopAtComplete {
 				r.done = true
 				return false

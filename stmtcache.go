@@ -42,6 +42,7 @@ type stmtDesc struct {
 	fields    []FieldDescription
 	formats   []int16 // result format per column, as sent in Bind
 	plans     []columnPlan
+	lastTag   string        // the command tag of the last run (see Rows.readRow)
 	elem      *list.Element // position in the LRU list; nil when not cached
 	// ready is closed once the description is known (or err is set);
 	// until then, requests that need the statement wait for it.

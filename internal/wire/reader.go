@@ -218,6 +218,27 @@ func (r *Reader) Body() ([]byte, error) {
 	return body, nil
 }
 
+// PeekType waits until the next message's header is buffered and returns
+// its type byte, consuming nothing. An I/O error (a read deadline, say)
+// consumes nothing either and may be retried.
+func (r *Reader) PeekType() (byte, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if r.remaining > 0 {
+		if err := r.Discard(r.remaining); err != nil {
+			return 0, err
+		}
+	}
+	if err := r.fill(5); err != nil {
+		if err == io.EOF && r.w == r.r {
+			return 0, io.EOF
+		}
+		return 0, r.eofInMessage(err)
+	}
+	return r.buf[r.r], nil
+}
+
 // Err returns the error that made the Reader unusable, if any.
 func (r *Reader) Err() error { return r.err }
 

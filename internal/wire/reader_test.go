@@ -451,3 +451,23 @@ func TestReaderStreamOverCap(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// TestReaderPeekType: PeekType buffers the next header and consumes
+// nothing; Next then returns the same message.
+func TestReaderPeekType(t *testing.T) {
+	msg := append(header(MsgNotificationResponse, 4+4+2+2), 0, 0, 0, 7, 'c', 0, 'p', 0)
+	r := NewReader(iotest.OneByteReader(bytes.NewReader(msg)), 0, 0)
+	for range 2 {
+		typ, err := r.PeekType()
+		if err != nil || typ != MsgNotificationResponse {
+			t.Fatalf("PeekType: %q %v", typ, err)
+		}
+	}
+	typ, body, err := r.Next()
+	if err != nil || typ != MsgNotificationResponse || len(body) != 8 {
+		t.Fatalf("Next after PeekType: %q %d %v", typ, len(body), err)
+	}
+	if _, err := r.PeekType(); err != io.EOF {
+		t.Fatalf("PeekType at the end: %v, want io.EOF", err)
+	}
+}
