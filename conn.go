@@ -185,18 +185,9 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, o
 		defer c.releaseExclusive(tx)
 		owner = tx
 	}
-	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
-	if err != nil {
-		return CommandTag{}, err
-	}
-	if err := c.waitTurn(ctx, req); err != nil {
-		return CommandTag{}, err
-	}
-	w := c.watch(ctx)
-	tag, err := c.readSimple(onRow)
-	w.stop()
-	c.handoff(req)
-	return tag, w.wrap(err)
+	return c.exchange(ctx, owner,
+		func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
+		func() (CommandTag, error) { return c.readSimple(onRow) })
 }
 
 // mayCopyFromStdin reports whether sql may hold a COPY ... FROM STDIN.

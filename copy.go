@@ -303,18 +303,9 @@ func (c *Conn) copyTo(ctx context.Context, owner *Tx, w io.Writer, sql string) (
 			return CommandTag{}, err
 		}
 		defer h.release()
-		req, err := c.send(ctx, h.tok, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
-		if err != nil {
-			return CommandTag{}, err
-		}
-		if err := c.waitTurn(ctx, req); err != nil {
-			return CommandTag{}, err
-		}
-		wt := c.watch(ctx)
-		tag, err := c.readCopyOut(w)
-		wt.stop()
-		c.handoff(req)
-		return tag, wt.wrap(err)
+		return c.exchange(ctx, h.tok,
+			func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
+			func() (CommandTag, error) { return c.readCopyOut(w) })
 	})
 }
 
@@ -442,7 +433,8 @@ func (h *copyHold) release() {
 // described afresh on the unnamed statement (a cached description would
 // go stale when the table is altered).
 func (c *Conn) describeColumns(ctx context.Context, owner *Tx, sql string) ([]uint32, error) {
-	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
+	sd := &stmtDesc{sql: sql, ready: make(chan struct{})}
+	_, err := c.exchange(ctx, owner, func(buf []byte) ([]byte, error) {
 		buf, err := wire.AppendParse(buf, "", sql, nil)
 		if err == nil {
 			buf, err = wire.AppendDescribe(buf, 'S', "")
@@ -451,59 +443,20 @@ func (c *Conn) describeColumns(ctx context.Context, owner *Tx, sql string) ([]ui
 			return nil, err
 		}
 		return wire.AppendSync(buf), nil
+	}, func() (CommandTag, error) {
+		if err := c.readDescribe(sd); err != nil {
+			return CommandTag{}, err
+		}
+		return CommandTag{}, sd.err
 	})
 	if err != nil {
 		return nil, err
 	}
-	req.extended = true
-	if err := c.waitTurn(ctx, req); err != nil {
-		return nil, err
+	oids := make([]uint32, len(sd.fields))
+	for i, f := range sd.fields {
+		oids[i] = f.DataTypeOID
 	}
-	w := c.watch(ctx)
-	oids, err := c.readColumnTypes()
-	w.stop()
-	c.handoff(req)
-	return oids, w.wrap(err)
-}
-
-// readColumnTypes reads a statement's describe reply up to ReadyForQuery.
-func (c *Conn) readColumnTypes() ([]uint32, error) {
-	var oids []uint32
-	var firstErr error
-	for {
-		typ, body, err := c.rd.Next()
-		if err != nil {
-			return nil, c.fail(readErr(err))
-		}
-		switch typ {
-		case wire.MsgRowDescription:
-			fields, err := parseFields(body)
-			if err != nil {
-				return nil, c.fail(err)
-			}
-			oids = make([]uint32, len(fields))
-			for i, f := range fields {
-				oids[i] = f.DataTypeOID
-			}
-		case wire.MsgErrorResponse:
-			pgErr, err := parsePgError(body)
-			if err != nil {
-				return nil, c.fail(err)
-			}
-			if firstErr == nil {
-				firstErr = pgErr
-			}
-		case wire.MsgReadyForQuery:
-			c.txStatus.Store(uint32(body[0]))
-			return oids, firstErr
-		default:
-			// ParseComplete, ParameterDescription, NoData, CloseComplete,
-			// and the asynchronous messages.
-			if err := c.handleAsync(typ, body); err != nil {
-				return nil, c.fail(err)
-			}
-		}
-	}
+	return oids, nil
 }
 
 // copyIn is a COPY FROM STDIN in progress: this goroutine writes CopyData

@@ -207,6 +207,24 @@ func (c *Conn) write(buf []byte) error {
 	return nil
 }
 
+// exchange sends the messages build appends, waits for the reply's turn,
+// reads it with read while ctx is watched (a CancelRequest when it ends),
+// and hands the reader on.
+func (c *Conn) exchange(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error), read func() (CommandTag, error)) (CommandTag, error) {
+	req, err := c.send(ctx, owner, build)
+	if err != nil {
+		return CommandTag{}, err
+	}
+	if err := c.waitTurn(ctx, req); err != nil {
+		return CommandTag{}, err
+	}
+	w := c.watch(ctx)
+	tag, err := read()
+	w.stop()
+	c.handoff(req)
+	return tag, w.wrap(err)
+}
+
 // waitTurn waits until req is the head. When ctx ends first, req is
 // abandoned (its reply will be drained by whoever hands it the turn) and
 // ctx's error returned.
