@@ -50,8 +50,28 @@ func poolCases(sz sizes, rtt bool) []*benchCase {
 			}
 		}
 	}
+	// Step D's figure: 500 concurrent 10-row queries on a pool of 5.
+	if !sz.quick {
+		cs = append(cs, &benchCase{
+			workload: workload, name: prefix + "pool5/all/500/rows10",
+			unit: "request", rtt: rtt, perRequest: true,
+			open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
+				c, note, err := d.openPool(ctx, dsn, 5)
+				if err != nil {
+					return nil, err
+				}
+				op := func(ctx context.Context, i int) error {
+					return selectRows(ctx, c, rows10SQL, 10, int32(i%(rowsTableSize-10)+1))
+				}
+				return &task{run: allAtOnce(op), fixedN: 500, note: note, close: func() { c.Close() }}, nil
+			},
+		})
+	}
 	return cs
 }
+
+// rows10SQL reads 10 consecutive rows of bench_rows.
+const rows10SQL = `SELECT id, name, score, created, hash, flag FROM bench_rows WHERE id >= $1 AND id < $1 + 10`
 
 func openPoolTask(ctx context.Context, d *driver, dsn string, size int, mode string, n int) (*task, error) {
 	var c conn
