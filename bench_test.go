@@ -103,3 +103,36 @@ func BenchmarkInsert(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPoolParallel: 10-row queries from many goroutines through a
+// Pool of 5 (b.RunParallel with 8 goroutines per CPU).
+func BenchmarkPoolParallel(b *testing.B) {
+	benchConn(b) // loads the table
+	p, err := NewPool(context.Background(), srv.DSN("pool_max_conns=5"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i = i%9000 + 1
+			rows, err := p.Query(ctx, "SELECT id, name, score, created, hash, flag FROM bench_rows WHERE id >= $1 AND id < $1 + 10", i)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			n := 0
+			for rows.Next() {
+				n++
+			}
+			if rows.Err() != nil || n != 10 {
+				b.Error(n, rows.Err())
+				return
+			}
+		}
+	})
+}
