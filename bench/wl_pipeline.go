@@ -27,8 +27,10 @@ var pipeQueries = map[string]pipeQuery{
 type batchNoter interface{ batchNote() string }
 
 // pipelineCases: on one connection, queries one after another (serial),
-// in pipelined batches of 10 (pgx's Batch; the floor writes all ten at
-// once), or from N goroutines sharing the connection (concN).
+// in pipelined batches of 10 or 1000 (pgx's Batch; the floor writes them
+// all at once), or from N goroutines sharing the connection (concN). With
+// RTT, the point query also runs as 1000 goroutines against a Batch of
+// 1000 (step D's figure).
 func pipelineCases(sz sizes, rtt bool) []*benchCase {
 	modes, prefix := sz.pipeModes, "pipeline/"
 	if rtt {
@@ -37,7 +39,11 @@ func pipelineCases(sz sizes, rtt bool) []*benchCase {
 	var cs []*benchCase
 	for _, qname := range sz.pipeQueries {
 		q := pipeQueries[qname]
-		for _, mode := range modes {
+		qmodes := modes
+		if rtt && qname == "cached" && !sz.quick {
+			qmodes = append(append([]string(nil), modes...), "batch1000", "conc1000")
+		}
+		for _, mode := range qmodes {
 			cs = append(cs, &benchCase{
 				workload: map[bool]string{false: "pipeline", true: "rtt"}[rtt],
 				name:     prefix + qname + "/" + mode, unit: "query", rtt: rtt,
@@ -82,12 +88,13 @@ func pipelineTask(ctx context.Context, c conn, q pipeQuery, mode string) (*task,
 	switch mode {
 	case "serial":
 		return &task{run: seq(func(ctx context.Context, i int) error { return queryInt(ctx, c, sql, q, i) })}, nil
-	case "batch10":
+	case "batch10", "batch1000":
 		b, ok := c.(intBatcher)
 		if !ok {
 			return nil, errUnsupported
 		}
-		t := batchTask(b.QueryIntBatch, sql, q, 10)
+		size, _ := strconv.Atoi(strings.TrimPrefix(mode, "batch"))
+		t := batchTask(b.QueryIntBatch, sql, q, size)
 		if n, ok := c.(batchNoter); ok {
 			t.note = n.batchNote()
 		}
