@@ -59,6 +59,7 @@ type HostError struct {
 	Err  error
 }
 
+// Error names each host tried and why it failed.
 func (e *ConnectError) Error() string {
 	if len(e.Attempts) == 1 {
 		a := e.Attempts[0]
@@ -95,4 +96,5 @@ type ProtocolError struct {
 	Msg string
 }
 
+// Error returns "pgline: protocol error: " and the description.
 func (e *ProtocolError) Error() string { return "pgline: protocol error: " + e.Msg }
