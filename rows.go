@@ -301,6 +301,27 @@ func (r *Rows) Scan(dest ...any) error {
 	return nil
 }
 
+// ScanColumn decodes column i of the current row into dest, as Scan does
+// for that column, leaving the other columns alone. Columns may be scanned
+// in any order and more than once (a row larger than the read buffer is
+// first read whole, see stream.go).
+func (r *Rows) ScanColumn(i int, dest any) error {
+	if r.c == nil || r.pending || r.done {
+		return errors.New("pgline: ScanColumn called without a current row (call Next first)")
+	}
+	if i < 0 || i >= len(r.sd.fields) {
+		return fmt.Errorf("pgline: ScanColumn: no column %d of %d", i, len(r.sd.fields))
+	}
+	if err := r.materialize(); err != nil {
+		return err
+	}
+	v, isNull := r.row.Column(i)
+	if isNull {
+		v = nil
+	}
+	return r.scanValue(i, v, dest)
+}
+
 // scanValue decodes column i's value (nil for NULL) into d through the
 // column's cached scan plan for d's type.
 func (r *Rows) scanValue(i int, v []byte, d any) error {

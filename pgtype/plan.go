@@ -32,6 +32,10 @@ var ErrNull = errors.New("cannot scan NULL")
 // of range".
 var ErrOutOfRange = errors.New("out of range")
 
+// ErrUnsupportedDest is wrapped by PlanScan's error for a destination type
+// the column's type cannot be scanned into.
+var ErrUnsupportedDest = errors.New("unsupported destination type")
+
 // nullError reports NULL scanned into a destination that cannot hold it.
 type nullError struct{ dst string }
 
@@ -148,7 +152,7 @@ func (m *Map) PlanScan(oid uint32, format int16, dst any) (ScanPlan, error) {
 	if p := m.reflectPlan(oid, format, rt); p != nil {
 		return p, nil
 	}
-	return nil, fmt.Errorf("pgtype: cannot scan %s (OID %d) into %T: unsupported destination type", t.name, oid, dst)
+	return nil, fmt.Errorf("pgtype: cannot scan %s (OID %d) into %T: %w", t.name, oid, dst, ErrUnsupportedDest)
 }
 
 // planKind returns the plan of t's own codec for dst, or nil.
