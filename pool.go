@@ -39,6 +39,10 @@ type Pool struct {
 	lastErr error         // the last failure to open a connection
 
 	stopHealth chan struct{}
+	// closing ends connection attempts in the background when the pool
+	// closes (a host that never answers must not hold Close up).
+	closing    context.Context
+	stopOpens  context.CancelFunc
 	healthDone chan struct{}
 }
 
@@ -90,6 +94,7 @@ func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		stopHealth: make(chan struct{}),
 		healthDone: make(chan struct{}),
 	}
+	p.closing, p.stopOpens = context.WithCancel(context.Background())
 	p.mu.Lock()
 	p.fillMinLocked()
 	p.mu.Unlock()
@@ -153,8 +158,7 @@ func (p *Pool) totalLocked() int { return len(p.conns) + p.opening + p.held }
 func (p *Pool) openLocked() {
 	p.opening++
 	go func() {
-		ctx := context.Background()
-		c, err := ConnectConfig(ctx, p.cfg)
+		c, err := ConnectConfig(p.closing, p.cfg)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.opening--
@@ -578,6 +582,7 @@ func (p *Pool) Close() {
 	}
 	p.closed = true
 	close(p.stopHealth)
+	p.stopOpens()
 	p.signalLocked()
 	for {
 		busy := p.held > 0 || p.opening > 0

@@ -3,7 +3,10 @@ package pgline
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -233,5 +236,27 @@ func TestPoolBadConfig(t *testing.T) {
 	defer p.Close()
 	if _, err := p.Exec(testCtx(t), "SELECT 1"); err == nil {
 		t.Fatal("no error from a pool whose server is down")
+	}
+}
+
+// TestPoolCloseStopsOpening: Close does not wait for a connection attempt
+// to a server that never answers.
+func TestPoolCloseStopsOpening(t *testing.T) {
+	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
+		io.Copy(io.Discard, c) // accept, never answer
+	})
+	p, err := NewPool(testCtx(t), strings.Replace(dsn, "connect_timeout=10", "connect_timeout=0", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := p.Exec(short, "SELECT 1"); err == nil {
+		t.Fatal("no error from a server that never answers")
+	}
+	start := time.Now()
+	p.Close()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Close took %v", took)
 	}
 }
