@@ -133,13 +133,14 @@ func TestPoolAcquireSessionState(t *testing.T) {
 func TestPoolTransaction(t *testing.T) {
 	p := newTestPool(t, "pool_max_conns=2")
 	ctx := testCtx(t)
-	if _, err := p.Exec(ctx, "CREATE TABLE IF NOT EXISTS pool_tx(x int)"); err != nil {
+	if _, err := p.Exec(ctx, "DROP TABLE IF EXISTS pool_tx; CREATE TABLE pool_tx(x int)"); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := p.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tx.Rollback(ctx) // on failure, so that the pool's Close does not wait for it
 	tx.Exec(ctx, "INSERT INTO pool_tx VALUES ($1)", 7)
 	var n int
 	// Other statements go to the other connection and do not see the

@@ -119,6 +119,7 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 			return err
 		}
 		*r = Rows{c: c, sd: sd, req: req, watch: c.watch(ctx)}
+		cancels := req.cancels // req is recycled once the rows finish
 		err = r.start()
 		if err == nil {
 			return nil
@@ -135,7 +136,7 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 			c.wmu.Unlock()
 			continue // nothing ran: prepare again and retry
 		}
-		if pgErr.Code == "57014" && ctx.Err() == nil && c.cancels.Load() != req.cancels {
+		if pgErr.Code == "57014" && ctx.Err() == nil && c.cancels.Load() != cancels {
 			continue // a cancel meant for an earlier request
 		}
 		return err

@@ -128,7 +128,7 @@ func TestSettings(t *testing.T) {
 }
 
 func TestExecAndQuery(t *testing.T) {
-	if err := srv.Exec("CREATE TABLE exec_t (i int, s text); INSERT INTO exec_t VALUES (1, 'a'), (2, 'b')"); err != nil {
+	if err := srv.Exec("DROP TABLE IF EXISTS exec_t; CREATE TABLE exec_t (i int, s text); INSERT INTO exec_t VALUES (1, 'a'), (2, 'b')"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := srv.Query("SELECT i, s FROM exec_t ORDER BY i")
