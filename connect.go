@@ -169,10 +169,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		ctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
 		defer cancel()
 	}
-	mode, capacity, err := parseCacheParams(cfg)
-	if err != nil {
-		return nil, err
-	}
+	mode, capacity := cacheParams(cfg)
 	netConn, err := dialHost(ctx, h)
 	if err != nil {
 		return nil, err

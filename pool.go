@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -186,6 +187,12 @@ func (p *Pool) fillMinLocked() {
 	}
 }
 
+// pruneClosedLocked drops the connections that have been closed (by a
+// fatal error, or by the server).
+func (p *Pool) pruneClosedLocked() {
+	p.conns = slices.DeleteFunc(p.conns, func(pc *poolConn) bool { return pc.c.IsClosed() })
+}
+
 // dropLocked removes pc from the routable connections.
 func (p *Pool) dropLocked(pc *poolConn) {
 	for i, x := range p.conns {
@@ -212,13 +219,8 @@ func (p *Pool) route(ctx context.Context) (*poolConn, error) {
 		}
 		var best *poolConn
 		bestScore := 0
-		for i := 0; i < len(p.conns); i++ {
-			pc := p.conns[i]
-			if pc.c.IsClosed() {
-				p.conns = append(p.conns[:i], p.conns[i+1:]...)
-				i--
-				continue
-			}
+		p.pruneClosedLocked()
+		for _, pc := range p.conns {
 			if pc.retiring || pc.draining {
 				continue
 			}
@@ -405,13 +407,8 @@ func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 		if p.closed {
 			return nil, notSent(ErrPoolClosed)
 		}
-		for i := 0; i < len(p.conns); i++ {
-			pc := p.conns[i]
-			if pc.c.IsClosed() {
-				p.conns = append(p.conns[:i], p.conns[i+1:]...)
-				i--
-				continue
-			}
+		p.pruneClosedLocked()
+		for i, pc := range p.conns {
 			if pc.inflight == 0 && !pc.retiring {
 				p.conns = append(p.conns[:i], p.conns[i+1:]...)
 				pc.draining = false

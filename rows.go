@@ -64,46 +64,34 @@ func (r *Rows) readRow() bool {
 	for {
 		typ, n, err := c.rd.NextHeader()
 		if err != nil {
-			r.setErr(c.fail(readErr(err)))
-			r.done = true
-			return false
+			return r.fatal(readErr(err))
 		}
 		if typ == wire.MsgDataRow && n > c.rd.Size() {
 			// Larger than the read buffer: read column by column from
 			// the socket by Scan (see stream.go).
 			if err := r.startBigRow(); err != nil {
-				r.setErr(c.fail(err))
-				r.done = true
-				return false
+				return r.fatal(err)
 			}
 			return true
 		}
 		body, err := c.rd.Body()
 		if err != nil {
-			r.setErr(c.fail(readErr(err)))
-			r.done = true
-			return false
+			return r.fatal(readErr(err))
 		}
 		switch typ {
 		case wire.MsgDataRow:
 			row, err := wire.ParseDataRow(body)
 			if err != nil {
-				r.setErr(c.fail(protocolErr(err)))
-				r.done = true
-				return false
+				return r.fatal(protocolErr(err))
 			}
 			if row.NumColumns() != len(r.sd.fields) {
-				r.setErr(c.fail(&ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))}))
-				r.done = true
-				return false
+				return r.fatal(&ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))})
 			}
 			r.row = row
 			return true
 		case wire.MsgRowDescription:
 			if err := r.portalDescribed(body); err != nil {
-				r.setErr(c.fail(err))
-				r.done = true
-				return false
+				return r.fatal(err)
 			}
 		case wire.MsgBindComplete, wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgPortalSuspended:
 		case wire.MsgEmptyQueryResponse:
@@ -114,9 +102,7 @@ func (r *Rows) readRow() bool {
 		case wire.MsgCommandComplete:
 			tag, err := wire.ParseCommandComplete(body)
 			if err != nil {
-				r.setErr(c.fail(protocolErr(err)))
-				r.done = true
-				return false
+				return r.fatal(protocolErr(err))
 			}
 			// Runs of a statement mostly end with the same tag ("SELECT 1"):
 			// reuse its string rather than allocate one per run.
@@ -131,9 +117,7 @@ func (r *Rows) readRow() bool {
 		case wire.MsgErrorResponse:
 			pgErr, err := parsePgError(body)
 			if err != nil {
-				r.setErr(c.fail(err))
-				r.done = true
-				return false
+				return r.fatal(err)
 			}
 			r.setErr(pgErr)
 			if r.stopAtComplete {
@@ -148,9 +132,7 @@ func (r *Rows) readRow() bool {
 			return false
 		default:
 			if err := c.handleAsync(typ, body); err != nil {
-				r.setErr(c.fail(err))
-				r.done = true
-				return false
+				return r.fatal(err)
 			}
 		}
 	}
@@ -185,6 +167,15 @@ func (r *Rows) portalDescribed(body []byte) error {
 	r.c.wmu.Unlock()
 	r.sd = sd
 	return nil
+}
+
+// fatal ends the rows on an error that closes the connection (I/O,
+// protocol): the connection is closed, Err reports err, readRow returns
+// false.
+func (r *Rows) fatal(err error) bool {
+	r.setErr(r.c.fail(err))
+	r.done = true
+	return false
 }
 
 func (r *Rows) setErr(err error) {

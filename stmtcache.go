@@ -2,7 +2,6 @@ package pgline
 
 import (
 	"container/list"
-	"fmt"
 	"reflect"
 	"strconv"
 
@@ -144,25 +143,17 @@ func (sc *stmtCache) remove(sd *stmtDesc) {
 	}
 }
 
-// parseCacheParams reads statement_cache_mode and statement_cache_capacity
-// from the DSN parameters.
-func parseCacheParams(cfg *Config) (string, int, error) {
+// cacheParams returns the statement cache mode and capacity of cfg.
+// ParseConfig has validated statement_cache_mode and
+// statement_cache_capacity; a capacity of 0 turns the cache off.
+func cacheParams(cfg *Config) (string, int) {
 	mode, _ := cfg.dsnParam("statement_cache_mode")
-	switch mode {
-	case "", cachePrepare, cacheDescribe, cacheNone:
-	default:
-		return "", 0, fmt.Errorf("pgline: invalid statement_cache_mode %q (want prepare, describe or none)", mode)
-	}
 	capacity := 512
 	if s, ok := cfg.dsnParam("statement_cache_capacity"); ok {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return "", 0, fmt.Errorf("pgline: invalid statement_cache_capacity %q", s)
-		}
-		if n == 0 {
+		capacity, _ = strconv.Atoi(s)
+		if capacity == 0 {
 			mode = cacheNone
 		}
-		capacity = n
 	}
-	return mode, capacity, nil
+	return mode, capacity
 }
