@@ -120,19 +120,8 @@ func (r *Reader) NextHeader() (typ byte, n int, err error) {
 // header discards the rest of any current message, then buffers and
 // validates the next header without consuming it.
 func (r *Reader) header() (byte, int, error) {
-	if r.err != nil {
-		return 0, 0, r.err
-	}
-	if r.remaining > 0 {
-		if err := r.Discard(r.remaining); err != nil {
-			return 0, 0, err
-		}
-	}
-	if err := r.fill(5); err != nil {
-		if err == io.EOF && r.w == r.r {
-			return 0, 0, io.EOF
-		}
-		return 0, 0, r.eofInMessage(err)
+	if err := r.bufferHeader(); err != nil {
+		return 0, 0, err
 	}
 	typ := r.buf[r.r]
 	length := int32(binary.BigEndian.Uint32(r.buf[r.r+1:]))
@@ -142,6 +131,27 @@ func (r *Reader) header() (byte, int, error) {
 		return 0, 0, err
 	}
 	return typ, n, nil
+}
+
+// bufferHeader discards the rest of any current message and buffers the
+// next message's 5-byte header, consuming nothing of it. io.EOF is
+// returned only when the stream ends between messages.
+func (r *Reader) bufferHeader() error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.remaining > 0 {
+		if err := r.Discard(r.remaining); err != nil {
+			return err
+		}
+	}
+	if err := r.fill(5); err != nil {
+		if err == io.EOF && r.w == r.r {
+			return io.EOF
+		}
+		return r.eofInMessage(err)
+	}
+	return nil
 }
 
 // ReadFull reads the next len(p) body bytes of the current message into p:
@@ -222,19 +232,8 @@ func (r *Reader) Body() ([]byte, error) {
 // its type byte, consuming nothing. An I/O error (a read deadline, say)
 // consumes nothing either and may be retried.
 func (r *Reader) PeekType() (byte, error) {
-	if r.err != nil {
-		return 0, r.err
-	}
-	if r.remaining > 0 {
-		if err := r.Discard(r.remaining); err != nil {
-			return 0, err
-		}
-	}
-	if err := r.fill(5); err != nil {
-		if err == io.EOF && r.w == r.r {
-			return 0, io.EOF
-		}
-		return 0, r.eofInMessage(err)
+	if err := r.bufferHeader(); err != nil {
+		return 0, err
 	}
 	return r.buf[r.r], nil
 }
