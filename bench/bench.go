@@ -27,6 +27,18 @@ func bench(ctx context.Context, o *options, stdout io.Writer) error {
 	prog := newProgress(stdout)
 	sz := defaultSizes(o.quick)
 	cases := buildCases(o.only, sz)
+	if o.match != nil {
+		kept := cases[:0]
+		for _, c := range cases {
+			if o.match.MatchString(c.name) {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 0 {
+			return fmt.Errorf("-match %q selects no case", o.match)
+		}
+		cases = kept
+	}
 	var drivers []*driver
 	for _, d := range allDrivers() {
 		if o.drivers == nil || o.drivers[d.name] {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -13,6 +14,7 @@ import (
 type options struct {
 	dsn     string
 	only    map[string]bool
+	match   *regexp.Regexp // nil: every case of the selected workloads
 	drivers map[string]bool
 	quick   bool
 	rtt     time.Duration
@@ -30,7 +32,7 @@ With no -dsn it starts a throwaway server (pgtest).
 Flags:
 `
 
-func newFlagSet(o *options) (*flag.FlagSet, *string, *string) {
+func newFlagSet(o *options) (*flag.FlagSet, *string, *string, *string) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.dsn, "dsn", "", "benchmark this server (key=value or postgres:// URL) instead of a throwaway one; tables bench_* are created and dropped")
@@ -40,13 +42,14 @@ func newFlagSet(o *options) (*flag.FlagSet, *string, *string) {
 	fs.DurationVar(&o.rtt, "rtt", time.Millisecond, "round-trip time the delay proxy adds in the rtt workload")
 	fs.IntVar(&o.rounds, "rounds", 5, "measured rounds per case (the median is reported); -quick makes the default 1")
 	fs.StringVar(&o.out, "out", "report", "directory for results.json, index.html and the charts")
-	return fs, only, drivers
+	match := fs.String("match", "", "regular expression: run only the cases whose name it matches (e.g. 'cached/(batch|conc)1000')")
+	return fs, only, drivers, match
 }
 
 // usage returns the help text.
 func usage() string {
 	var o options
-	fs, _, _ := newFlagSet(&o)
+	fs, _, _, _ := newFlagSet(&o)
 	var b strings.Builder
 	b.WriteString(usageText)
 	fs.SetOutput(&b)
@@ -57,7 +60,7 @@ func usage() string {
 // parseFlags reads args; flag.ErrHelp means -h was given.
 func parseFlags(args []string) (*options, error) {
 	o := &options{args: args}
-	fs, only, drivers := newFlagSet(o)
+	fs, only, drivers, match := newFlagSet(o)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -87,6 +90,11 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.drivers, err = parseDrivers(*drivers); err != nil {
 		return nil, err
+	}
+	if *match != "" {
+		if o.match, err = regexp.Compile(*match); err != nil {
+			return nil, fmt.Errorf("-match: %v", err)
+		}
 	}
 	return o, nil
 }

@@ -63,7 +63,7 @@ func TestQuickRunWritesReport(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"-rounds", "0"}, {"-only", "nope"}, {"-rtt", "-1ms"}, {"-bogus"}, {"extra"},
+		{"-rounds", "0"}, {"-only", "nope"}, {"-rtt", "-1ms"}, {"-match", "("}, {"-bogus"}, {"extra"},
 		{"-drivers", "odbc"}, {"-rtt", "soon"},
 	} {
 		var stdout, stderr bytes.Buffer
