@@ -129,15 +129,11 @@ func (p *Proxy) serve(client net.Conn) {
 	<-done
 }
 
-// spinBelow is how close to its due time a chunk is waited for by
-// yielding instead of sleeping: the runtime's timers can overshoot a short
-// sleep by up to a millisecond, which would double a 1 ms RTT.
-const spinBelow = 1500 * time.Microsecond
-
-// waitUntil returns at t: a sleep for the bulk of the wait, then yields.
+// waitUntil returns at t: a sleep for the bulk of the wait (see
+// preciseSleep), then yields until t.
 func waitUntil(t time.Time) {
 	if d := time.Until(t) - spinBelow; d > 0 {
-		time.Sleep(d)
+		preciseSleep(d)
 	}
 	for time.Now().Before(t) {
 		runtime.Gosched()
