@@ -116,6 +116,11 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 		br.err = err
 		return br
 	}
+	for _, sd := range sds {
+		if sd.traits.deallocates {
+			c.noteDeallocate()
+		}
+	}
 	for i, it := range b.items {
 		if len(it.args) != len(sds[i].paramOIDs) {
 			br.err = notSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sds[i].paramOIDs), len(it.args)))

@@ -1,9 +1,12 @@
 package pgline
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -135,4 +138,106 @@ func BenchmarkPoolParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkPipelineConcurrent: point queries from 1000 goroutines on one
+// Conn, with pipeline_sync=shared (the default) and each, against the
+// same 1000 queries in one Batch under one Sync. It reports the CPU time
+// the server's backend and this process spend per query (from /proc).
+func BenchmarkPipelineConcurrent(b *testing.B) {
+	benchConn(b) // loads the table
+	ctx := context.Background()
+	const n, q = 1000, "SELECT id FROM bench_rows WHERE id = $1"
+	measure := func(b *testing.B, c *Conn, round func()) {
+		var pid int
+		if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			b.Fatal(err)
+		}
+		server, client := procCPU(pid), procCPU(os.Getpid())
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			round()
+		}
+		b.StopTimer()
+		if server >= 0 && client >= 0 {
+			b.ReportMetric(float64(procCPU(pid)-server)/float64(b.N*n), "server-ns/query")
+			b.ReportMetric(float64(procCPU(os.Getpid())-client)/float64(b.N*n), "client-ns/query")
+		}
+	}
+	for _, mode := range []string{"shared", "each"} {
+		b.Run("goroutines/"+mode, func(b *testing.B) {
+			c, err := Connect(ctx, srv.DSN("pipeline_sync="+mode))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			// Long-lived workers, as in a server: each runs one query per round.
+			start, done := make(chan struct{}), make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range start {
+						var id int32
+						if err := c.QueryRow(ctx, q, int32(i+1)).Scan(&id); err != nil || id != int32(i+1) {
+							b.Error(id, err)
+						}
+						done <- struct{}{}
+					}
+				}()
+			}
+			defer func() { close(start); wg.Wait() }()
+			measure(b, c, func() {
+				for range n {
+					start <- struct{}{}
+				}
+				for range n {
+					<-done
+				}
+			})
+		})
+	}
+	b.Run("batch", func(b *testing.B) {
+		c := benchConn(b)
+		measure(b, c, func() {
+			bt := &Batch{AllOrNothing: true}
+			for i := range n {
+				bt.Queue(q, int32(i+1))
+			}
+			br := c.SendBatch(ctx, bt)
+			for range n {
+				var id int32
+				if err := br.QueryRow().Scan(&id); err != nil {
+					b.Fatal(err)
+				}
+			}
+			br.Close()
+		})
+	})
+}
+
+// procCPU returns the user and system CPU time of process pid so far, or
+// -1 when /proc cannot tell.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// The fields after the command name, which is in parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }

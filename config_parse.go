@@ -28,8 +28,9 @@ const (
 // sslmode, sslrootcert, sslcert, sslkey, sslpassword, sslnegotiation,
 // sslsni, channel_binding, require_auth, target_session_attrs,
 // load_balance_hosts, service) and pgline's own: read_buffer_size,
-// max_message_size, statement_cache_capacity, statement_cache_mode and the
-// pool_* keys read by NewPool. Other libpq keywords pgline does not use
+// max_message_size, statement_cache_capacity, statement_cache_mode,
+// pipeline_sync (shared, the default, or each: see Conn) and the pool_*
+// keys read by NewPool. Other libpq keywords pgline does not use
 // (keepalives, gssencmode, ...) are accepted and ignored; any other key is
 // a runtime parameter sent to the server (Config.RuntimeParams).
 //
@@ -183,6 +184,7 @@ var knownKeys = map[string]int{
 	"read_buffer_size": keyPgline, "max_message_size": keyPgline,
 
 	"statement_cache_capacity": keyDSNParam, "statement_cache_mode": keyDSNParam,
+	"pipeline_sync":  keyDSNParam,
 	"pool_max_conns": keyDSNParam, "pool_min_conns": keyDSNParam,
 	"pool_max_conn_lifetime": keyDSNParam, "pool_max_conn_idle_time": keyDSNParam,
 	"pool_health_check_period": keyDSNParam, "pool_max_pipeline": keyDSNParam,

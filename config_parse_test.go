@@ -121,11 +121,11 @@ func TestParseConfig(t *testing.T) {
 			c.Hosts = []HostConfig{{Host: "h", Port: 5432}}
 			c.RuntimeParams = map[string]string{"search_path": "s", "work_mem": "64MB"}
 		}},
-		{"pgline keys", "statement_cache_mode=describe statement_cache_capacity=10 pool_max_conns=8 pool_min_conns=2 " +
+		{"pgline keys", "statement_cache_mode=describe statement_cache_capacity=10 pipeline_sync=each pool_max_conns=8 pool_min_conns=2 " +
 			"pool_max_conn_lifetime=1h pool_max_conn_idle_time=30s pool_health_check_period=1m pool_max_pipeline=64 " +
 			"read_buffer_size=8192 max_message_size=1048576", nil, func(c *Config) {
 			c.dsnParams = map[string]string{
-				"statement_cache_mode": "describe", "statement_cache_capacity": "10",
+				"statement_cache_mode": "describe", "statement_cache_capacity": "10", "pipeline_sync": "each",
 				"pool_max_conns": "8", "pool_min_conns": "2", "pool_max_conn_lifetime": "1h",
 				"pool_max_conn_idle_time": "30s", "pool_health_check_period": "1m", "pool_max_pipeline": "64",
 			}
@@ -376,6 +376,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"require_auth=md5,md5", nil, "more than once"},
 		{"require_auth=md5,", nil, "methods must be among"},
 		{"statement_cache_mode=always", nil, "invalid statement_cache_mode"},
+		{"pipeline_sync=sometimes", nil, "invalid pipeline_sync"},
 		{"statement_cache_capacity=-1", nil, "invalid statement_cache_capacity"},
 		{"pool_max_conns=0", nil, "invalid pool_max_conns"},
 		{"pool_min_conns=x", nil, "invalid pool_min_conns"},

@@ -140,6 +140,9 @@ func parsePglineSettings(s settings, c *Config) error {
 	if _, err := oneOf(s, "statement_cache_mode", "prepare", "prepare", "describe", "none"); err != nil {
 		return err
 	}
+	if _, err := oneOf(s, "pipeline_sync", "shared", "shared", "each"); err != nil {
+		return err
+	}
 	if _, err := parseIntKey(s, "statement_cache_capacity", 0, 0, 1<<30); err != nil {
 		return err
 	}

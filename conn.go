@@ -49,6 +49,15 @@ type Conn struct {
 	excl      *Tx           // the transaction holding the connection, if any
 	exclFree  chan struct{} // closed when excl is released
 	listener  *request      // a WaitForNotification reading while idle, woken when a request is queued
+	// syncHolder is the last run queued when its Sync ends the unwritten
+	// write buffer, at syncHolderEnd: the next run may take that Sync.
+	syncHolder    *request
+	syncHolderEnd int
+	shareSyncs    bool // pipeline_sync=shared (see pipeline.go)
+	commitState   int  // of the named BEGIN and COMMIT (see commitMsgsLocked)
+	// shared counts the runs that gave their Sync to the next, resent
+	// the runs skipped by the failure of their Sync group (for tests).
+	shared, resent uint64
 
 	// rd is used by the request at the head of the queue only, and so is
 	// scratch (small columns of rows larger than the read buffer).
@@ -184,6 +193,9 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, o
 		}
 		defer c.releaseExclusive(tx)
 		owner = tx
+	}
+	if mayDeallocate(sql) {
+		c.noteDeallocate()
 	}
 	return c.exchange(ctx, owner,
 		func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },

@@ -194,6 +194,8 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		types:   cfg.TypeMap,
 		stmts:   newStmtCache(mode, capacity),
 	}
+	syncMode, _ := cfg.dsnParam("pipeline_sync")
+	c.shareSyncs = syncMode != "each"
 	c.flushIdle = sync.NewCond(&c.wmu)
 	if c.types == nil {
 		c.types = pgtype.NewMap()

@@ -27,9 +27,14 @@
 // # Pipelining and its limits
 //
 // A Conn is safe for concurrent use. Statements of different goroutines
-// are written back to back, each with its own Sync, so that an error in one
-// never affects another, and their replies are matched in order: N
-// goroutines cost about one round trip instead of N. Because the
+// are written back to back and their replies are matched in order: N
+// goroutines cost about one round trip instead of N. Each statement is its
+// own transaction, so an error in one never affects another: statements
+// queued together share one Sync (which costs the server more than a small
+// statement) and pgline ends each with BEGIN and COMMIT, which commit it
+// on its own; when one fails, the server skips those after it up to the
+// Sync, and pgline sends them again. The DSN parameter pipeline_sync=each
+// gives every statement its own Sync instead. Because the
 // goroutines share one session, anything that changes session state (SET,
 // temporary tables, advisory locks, LISTEN) needs a connection of its own:
 // a Tx, which holds the connection until it ends, or a Conn from

@@ -16,6 +16,24 @@ package pgline
 // hands the reader to the next request. A request whose caller gave up
 // (ctx) before its turn is drained by the goroutine that hands it the turn.
 //
+// Sync sharing: the server ends a transaction, reports the session's
+// statistics and flushes its output at every Sync, which costs it more
+// than a small statement does. A run queued while the one before it still
+// waits in the write buffer takes that one's Sync, which gives way to
+// BEGIN and COMMIT:
+//
+//	A: [Bind Execute] [BEGIN COMMIT]   <- A's own transaction, committed
+//	B: [Bind Execute Sync]
+//
+// BEGIN turns the implicit transaction A's statement ran in into an
+// explicit one, and COMMIT commits it, so each statement still commits on
+// its own: it sees what the statements before it committed, and nothing
+// of it depends on the statements after it. A's reply ends with COMMIT's
+// CommandComplete. When a statement of the group fails, the server skips
+// everything up to the group's Sync: the runs queued after it did not run
+// at all, and are sent again (see request.skipped). pipeline_sync=each
+// turns this off.
+//
 // Writes: a request alone on the connection writes its own bytes, one
 // syscall, no goroutine switch. When other requests are in flight the
 // write is left to a short-lived flusher goroutine, so that a goroutine
@@ -26,6 +44,8 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +70,22 @@ type request struct {
 	describes []*stmtDesc
 	extended  bool // the request is a run of the extended protocol
 	syncs     int  // ReadyForQuery messages its reply ends with
+	// chained is set when the run queued after this one took its Sync
+	// (see the file comment): the reply ends with the CommandComplete of
+	// the COMMIT that replaced it, unless an error comes first; then it
+	// ends with the group's ReadyForQuery. Set under wmu while the bytes
+	// are unwritten, read by the head once they are answered.
+	chained atomic.Bool
+	// step counts the completions read in a chained reply: the
+	// statement's, BEGIN's, COMMIT's; -1 once an error was read.
+	step int8
+	// preparesCommit: the messages that replaced its Sync prepare the
+	// named BEGIN and COMMIT (see commitMsgsLocked).
+	preparesCommit bool
+	// skipped is set, before its turn, on a run whose Sync group failed
+	// before reaching it: the server skipped its messages, so it has no
+	// reply and nothing of it ran.
+	skipped bool
 	// cancels is Conn.cancels when the request was queued: a change by
 	// the time it fails with 57014 means a CancelRequest aimed at an
 	// earlier request may have hit it.
@@ -74,6 +110,8 @@ func (r *request) free() {
 	default:
 	}
 	r.next, r.describes, r.extended, r.cancels = nil, nil, false, 0
+	r.chained.Store(false)
+	r.step, r.skipped, r.preparesCommit = 0, false, false
 	requests.Put(r)
 }
 
@@ -101,6 +139,13 @@ func (c *Conn) gateLocked(ctx context.Context, owner *Tx) error {
 // request for their reply and gets them written. Nothing is written when
 // ctx is done, the connection is closed, or build fails.
 func (c *Conn) send(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error)) (*request, error) {
+	return c.sendRun(ctx, owner, build, false)
+}
+
+// sendRun is send for a run that may share a Sync (see the file comment)
+// when share is set: build must end its messages with Sync, and the
+// caller must send the run again when it comes back skipped.
+func (c *Conn) sendRun(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error), share bool) (*request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -109,6 +154,14 @@ func (c *Conn) send(ctx context.Context, owner *Tx, build func([]byte) ([]byte, 
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
+	// The run before takes its Sync only while the Sync still ends the
+	// unwritten buffer, nothing (such as a Close, which a failure before
+	// it would skip) comes between, and no transaction is open.
+	prev := c.syncHolder
+	share = share && c.shareSyncs && owner == nil
+	chain := share && prev != nil && prev == c.tail && len(c.wbuf) == c.syncHolderEnd &&
+		len(c.stmts.closing) == 0 && c.txStatus.Load() == 'I'
+	c.syncHolder = nil
 	start := len(c.wbuf)
 	buf, err := build(c.appendClosesLocked(c.wbuf))
 	if err != nil {
@@ -116,17 +169,173 @@ func (c *Conn) send(ctx context.Context, owner *Tx, build func([]byte) ([]byte, 
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
+	if chain {
+		buf = slices.Replace(buf, start-len(syncMsg), start, c.commitMsgsLocked(prev)...)
+		prev.chained.Store(true)
+		c.shared++
+	}
 	c.wbuf = buf
 	req := newRequest()
 	c.enqueueLocked(req)
+	if share {
+		c.syncHolder, c.syncHolderEnd = req, len(c.wbuf)
+	}
 	c.flushLocked(req)
 	return req, nil
+}
+
+// syncMsg is a Sync message, as the end of a run's messages.
+var syncMsg = wire.AppendSync(nil)
+
+// The messages that replace the Sync of a run that gives its Sync to the
+// next: BEGIN makes the implicit transaction the run's statement ran in an
+// explicit one, and COMMIT commits it. With statement_cache_mode=prepare
+// they are named statements, prepared by the first run that carries them
+// (commitPrepare) and bound by the others once its reply confirms them;
+// until then, and in the other modes (PgBouncer), the unnamed statement is
+// parsed each time.
+var (
+	commitUnnamed = commitMessages("", true)
+	commitPrepare = commitMessages("pgline_", true)
+	commitNamed   = commitMessages("pgline_", false)
+)
+
+func commitMessages(prefix string, parse bool) []byte {
+	var b []byte
+	for _, sql := range []string{"BEGIN", "COMMIT"} {
+		name := ""
+		if prefix != "" {
+			name = prefix + strings.ToLower(sql)
+		}
+		if parse {
+			b, _ = wire.AppendParse(b, name, sql, nil)
+		}
+		b, _ = wire.AppendBind(b, "", name, nil, nil, nil)
+		b, _ = wire.AppendExecute(b, "", 0)
+	}
+	return b
+}
+
+// States of the named BEGIN and COMMIT statements (Conn.commitState).
+const (
+	commitNone     = iota // not prepared
+	commitPending         // carried by a run whose reply has not confirmed them
+	commitReady           // prepared
+	commitDisabled        // unknown after a failure: the unnamed statement is used
+)
+
+// commitMsgsLocked returns the messages that replace prev's Sync. The
+// caller holds wmu.
+func (c *Conn) commitMsgsLocked(prev *request) []byte {
+	switch {
+	case c.stmts.mode != cachePrepare:
+		return commitUnnamed
+	case c.commitState == commitReady:
+		return commitNamed
+	case c.commitState == commitNone:
+		c.commitState = commitPending
+		prev.preparesCommit = true
+		return commitPrepare
+	}
+	return commitUnnamed
+}
+
+// completed notes a CommandComplete or EmptyQueryResponse in req's reply
+// and reports whether it ends the reply: the COMMIT's, in a chained run.
+func (c *Conn) completed(req *request) bool {
+	if req == nil || req.step < 0 || !req.chained.Load() {
+		return false
+	}
+	req.step++
+	if req.step < 3 {
+		return false
+	}
+	if req.preparesCommit {
+		c.setCommitState(commitReady)
+	}
+	return true
+}
+
+// inCommit reports whether req's statement has completed and what is read
+// now belongs to the BEGIN and COMMIT after it.
+func (req *request) inCommit() bool { return req != nil && req.step > 0 }
+
+// failed notes an ErrorResponse (body) in req's reply: it now ends with
+// the ReadyForQuery of its Sync group. When the statement itself failed,
+// the server skipped the Parse of the named BEGIN and COMMIT the run
+// carried, if any. A failure after it is the COMMIT's own (a deferred
+// constraint), after both were parsed, unless it says a statement is
+// missing or exists already, or came before COMMIT: then whether they
+// exist is not known, and the unnamed ones are used from then on.
+func (c *Conn) failed(req *request, body []byte) {
+	if req == nil || req.step < 0 {
+		return
+	}
+	switch {
+	case req.step == 0:
+		if req.preparesCommit {
+			c.setCommitState(commitNone)
+		}
+	case !req.preparesCommit && c.stmts.mode != cachePrepare:
+	default:
+		code := ""
+		if e, err := parsePgError(body); err == nil {
+			code = e.Code
+		}
+		switch {
+		case code == "26000" || code == "42P05" || req.step < 2:
+			c.setCommitState(commitDisabled)
+		case req.preparesCommit:
+			c.setCommitState(commitReady)
+		}
+	}
+	req.step = -1
+}
+
+// noteDeallocate is called before a statement that may deallocate
+// prepared statements (see mayDeallocate) is queued: the runs queued
+// after it stop using the named BEGIN and COMMIT, which it may remove.
+func (c *Conn) noteDeallocate() { c.setCommitState(commitDisabled) }
+
+// mayDeallocate reports whether sql may deallocate prepared statements:
+// DEALLOCATE, DISCARD ALL.
+func mayDeallocate(sql string) bool {
+	return containsFold(sql, "deallocate") || containsFold(sql, "discard") && containsFold(sql, "all")
+}
+
+func (c *Conn) setCommitState(s int) {
+	c.wmu.Lock()
+	if c.commitState != commitDisabled || s == commitDisabled {
+		c.commitState = s
+	}
+	c.wmu.Unlock()
+}
+
+// groupEnded handles the ReadyForQuery that ends req's reply. When req
+// had given its Sync away, an error ended its Sync group early: the runs
+// after it in the group were skipped by the server and are marked so.
+func (c *Conn) groupEnded(req *request) error {
+	if req == nil || !req.chained.Load() {
+		return nil
+	}
+	if req.step >= 0 {
+		return c.fail(&ProtocolError{Msg: "ReadyForQuery before the end of a pipelined statement's COMMIT"})
+	}
+	c.wmu.Lock()
+	for r := req; r.chained.Load(); {
+		r = r.next
+		r.skipped = true
+		c.resent++
+	}
+	c.wmu.Unlock()
+	return nil
 }
 
 // enqueueLocked queues req behind the last request, or makes it the head
 // when the queue is empty. The caller holds wmu.
 func (c *Conn) enqueueLocked(req *request) {
 	req.cancels = c.cancels.Load()
+	c.syncHolder = nil // a Sync may only be taken by the run queued right after
 	if c.listener != nil {
 		// A WaitForNotification is reading while idle: wake it so that
 		// it steps aside for this request.
@@ -197,6 +406,7 @@ func (c *Conn) flushLoop() {
 // swapBuffersLocked takes the filled write buffer and leaves the spare one
 // to be appended to.
 func (c *Conn) swapBuffersLocked() []byte {
+	c.syncHolder = nil // its Sync is on its way
 	buf := c.wbuf
 	c.wbuf, c.spare = c.spare, nil
 	return buf
@@ -282,6 +492,9 @@ func (c *Conn) drain(req *request) {
 		c.readDescribes(req)
 		return
 	}
+	if req.skipped {
+		return // the server sent nothing for it
+	}
 	for zs := 0; zs < req.syncs; {
 		typ, body, err := c.rd.Next()
 		if err != nil {
@@ -291,8 +504,18 @@ func (c *Conn) drain(req *request) {
 		switch typ {
 		case wire.MsgReadyForQuery:
 			c.txStatus.Store(uint32(body[0]))
+			if c.groupEnded(req) != nil {
+				return
+			}
 			zs++
-		case wire.MsgDataRow, wire.MsgErrorResponse, wire.MsgCommandComplete, wire.MsgRowDescription:
+		case wire.MsgCommandComplete, wire.MsgEmptyQueryResponse:
+			if c.completed(req) {
+				return
+			}
+		case wire.MsgErrorResponse:
+			c.failed(req, body)
+		case wire.MsgDataRow, wire.MsgRowDescription, wire.MsgBindComplete, wire.MsgParseComplete,
+			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended:
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(req.extended)
 		default:

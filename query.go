@@ -87,29 +87,38 @@ func (c *Conn) query(ctx context.Context, owner *Tx, r *Rows, sql string, args [
 
 // run is query without tracing.
 func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []any) error {
-	if owner == nil && mayCopyFromStdin(sql) {
-		tx, err := c.takeExclusive(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.releaseExclusive(tx)
-		owner = tx
-	}
-	for attempt := 0; ; attempt++ {
+	streamed := hasReaderArg(args)
+	// A run sent again after its Sync group failed does not join a group
+	// again, so that a run of failures cannot hold it back for ever.
+	share := !streamed
+	retried := false // after a stale statement or a late cancel
+	for {
 		sd, err := c.prepare(ctx, owner, sql)
 		if err != nil {
 			return err
+		}
+		if owner == nil && sd.traits.copyIn {
+			// COPY FROM STDIN runs alone (see mayCopyFromStdin).
+			tx, err := c.takeExclusive(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.releaseExclusive(tx) // once: owner is set from now on
+			owner = tx
+		}
+		if sd.traits.deallocates {
+			c.noteDeallocate()
 		}
 		if len(args) != len(sd.paramOIDs) {
 			return notSent(fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.paramOIDs), len(args)))
 		}
 		var req *request
-		if hasReaderArg(args) {
+		if streamed {
 			req, err = c.sendStreamed(ctx, owner, func(buf []byte, holes *[]hole) ([]byte, error) {
 				return c.appendRun(buf, sd, args, true, holes)
 			})
 		} else {
-			req, err = c.send(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args, true, nil) })
+			req, err = c.sendRun(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args, true, nil) }, share && sd.traits.shareable)
 		}
 		if err != nil {
 			return err
@@ -117,6 +126,13 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 		req.extended = true
 		if err := c.waitTurn(ctx, req); err != nil {
 			return err
+		}
+		if req.skipped {
+			// A statement before it in its Sync group failed: the server
+			// skipped it (see pipeline.go).
+			c.handoff(req)
+			share = false
+			continue
 		}
 		*r = Rows{c: c, sd: sd, req: req, watch: c.watch(ctx)}
 		cancels := req.cancels // req is recycled once the rows finish
@@ -127,9 +143,10 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 		r.finish()
 		err = r.err
 		var pgErr *PgError
-		if attempt > 0 || !errors.As(err, &pgErr) || c.TxStatus() != 'I' {
+		if retried || !errors.As(err, &pgErr) || c.TxStatus() != 'I' {
 			return err
 		}
+		retried = true
 		if staleStatement(pgErr) {
 			c.wmu.Lock()
 			c.stmts.remove(sd)
@@ -141,6 +158,70 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 		}
 		return err
 	}
+}
+
+// shareableSQL reports whether a run of sql may share a Sync with the runs
+// queued around it (see pipeline.go): anything but transaction control,
+// which BEGIN and COMMIT around it would disturb, and COPY.
+func shareableSQL(sql string) bool {
+	kw := firstKeyword(sql)
+	if kw == "" {
+		return false
+	}
+	for _, k := range unshareable {
+		if strings.EqualFold(kw, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// unshareable are the first keywords of statements that keep their own
+// Sync: transaction control (PREPARE for PREPARE TRANSACTION) and COPY.
+var unshareable = []string{"BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE", "PREPARE", "COPY"}
+
+// firstKeyword returns the first word of sql, after white space and
+// comments; "" when it does not start with a letter.
+func firstKeyword(sql string) string {
+	for i := 0; i < len(sql); {
+		switch ch := sql[i]; {
+		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '(':
+			i++
+		case strings.HasPrefix(sql[i:], "--"):
+			end := strings.IndexByte(sql[i:], '\n')
+			if end < 0 {
+				return ""
+			}
+			i += end + 1
+		case strings.HasPrefix(sql[i:], "/*"):
+			// Block comments nest in PostgreSQL.
+			depth := 0
+			for i < len(sql) {
+				if strings.HasPrefix(sql[i:], "/*") {
+					depth++
+					i += 2
+				} else if strings.HasPrefix(sql[i:], "*/") {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+				} else {
+					i++
+				}
+			}
+			if depth > 0 {
+				return ""
+			}
+		default:
+			j := i
+			for j < len(sql) && (sql[j]|0x20 >= 'a' && sql[j]|0x20 <= 'z' || sql[j] == '_') {
+				j++
+			}
+			return sql[i:j]
+		}
+	}
+	return ""
 }
 
 // staleStatement reports errors that mean a cached statement no longer

@@ -95,11 +95,20 @@ func (r *Rows) readRow() bool {
 			}
 		case wire.MsgBindComplete, wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgPortalSuspended:
 		case wire.MsgEmptyQueryResponse:
-			if r.stopAtComplete {
+			if r.stopAtComplete || c.completed(r.req) {
 				r.done = true
 				return false
 			}
 		case wire.MsgCommandComplete:
+			if r.req.inCommit() {
+				// BEGIN's or COMMIT's, after a statement that gave its
+				// Sync to the next (see pipeline.go).
+				if c.completed(r.req) {
+					r.done = true
+					return false
+				}
+				continue
+			}
 			tag, err := wire.ParseCommandComplete(body)
 			if err != nil {
 				return r.fatal(protocolErr(err))
@@ -114,12 +123,14 @@ func (r *Rows) readRow() bool {
 				r.done = true
 				return false
 			}
+			c.completed(r.req)
 		case wire.MsgErrorResponse:
 			pgErr, err := parsePgError(body)
 			if err != nil {
 				return r.fatal(err)
 			}
 			r.setErr(pgErr)
+			c.failed(r.req, body)
 			if r.stopAtComplete {
 				r.done = true
 				return false
@@ -128,6 +139,9 @@ func (r *Rows) readRow() bool {
 			c.refuseCopyIn(true)
 		case wire.MsgReadyForQuery:
 			c.txStatus.Store(uint32(body[0]))
+			if err := c.groupEnded(r.req); err != nil {
+				return r.fatal(err)
+			}
 			r.done = true
 			return false
 		default:
@@ -154,7 +168,7 @@ func (r *Rows) portalDescribed(body []byte) error {
 	for i := range fields {
 		used[i] = fields[i].Format
 	}
-	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs, ready: r.sd.ready}
+	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs, ready: r.sd.ready, traits: r.sd.traits}
 	sd.setFields(fields, r.c.types) // formats for the next Bind
 	for i := range fields {
 		sd.fields[i].Format = used[i] // what this run's rows hold

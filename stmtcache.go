@@ -50,6 +50,19 @@ type stmtDesc struct {
 	// portalDesc is the raw RowDescription of the last run's portal
 	// (describe mode only).
 	portalDesc []byte
+	traits     sqlTraits
+}
+
+// sqlTraits are what a run needs to know of its SQL text, found once per
+// statement rather than on every run.
+type sqlTraits struct {
+	copyIn      bool // may COPY FROM STDIN: runs alone (see mayCopyFromStdin)
+	shareable   bool // may share a Sync (see shareableSQL)
+	deallocates bool // may deallocate prepared statements (see Conn.noteDeallocate)
+}
+
+func traitsOf(sql string) sqlTraits {
+	return sqlTraits{copyIn: mayCopyFromStdin(sql), shareable: shareableSQL(sql), deallocates: mayDeallocate(sql)}
 }
 
 // columnPlan is the scan plan of one column for one destination type.
@@ -106,7 +119,7 @@ func (sc *stmtCache) get(sql string) *stmtDesc {
 // newDesc returns a new, uncached description for sql, named when the
 // mode prepares statements.
 func (sc *stmtCache) newDesc(sql string) *stmtDesc {
-	sd := &stmtDesc{sql: sql, ready: make(chan struct{})}
+	sd := &stmtDesc{sql: sql, ready: make(chan struct{}), traits: traitsOf(sql)}
 	if sc.mode == cachePrepare {
 		sc.seq++
 		sd.name = "pgline_" + strconv.FormatUint(sc.seq, 10)
