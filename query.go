@@ -454,10 +454,9 @@ func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) (
 	}
 	buf, start := wire.BeginMessage(buf, wire.MsgBind)
 	buf = append(buf, 0) // unnamed portal
-	buf, err := wire.AppendCString(buf, sd.name)
-	if err != nil {
-		return buf[:start-1], err
-	}
+	// The statement's name is pgline's own ("" or pgline_N): no NUL to
+	// look for.
+	buf = append(append(buf, sd.name...), 0)
 	buf = wire.AppendInt16(buf, int16(uint16(len(args))))
 	fmtPos := len(buf)
 	for range args {
@@ -500,7 +499,7 @@ func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) (
 	for _, f := range sd.formats {
 		buf = wire.AppendInt16(buf, f)
 	}
-	buf, err = wire.FinishMessage(buf, start)
+	buf, err := wire.FinishMessage(buf, start)
 	if err != nil || extra == 0 {
 		return buf, err
 	}
