@@ -80,8 +80,10 @@ type request struct {
 	// statement's, BEGIN's, COMMIT's; -1 once an error was read.
 	step int8
 	// preparesCommit: the messages that replaced its Sync prepare the
-	// named BEGIN and COMMIT (see commitMsgsLocked).
+	// named BEGIN and COMMIT (see commitMsgsLocked); parsed counts their
+	// ParseComplete.
 	preparesCommit bool
+	parsed         int8
 	// skipped is set, before its turn, on a run whose Sync group failed
 	// before reaching it: the server skipped its messages, so it has no
 	// reply and nothing of it ran.
@@ -111,7 +113,7 @@ func (r *request) free() {
 	}
 	r.next, r.describes, r.extended, r.cancels = nil, nil, false, 0
 	r.chained.Store(false)
-	r.step, r.skipped, r.preparesCommit = 0, false, false
+	r.step, r.skipped, r.preparesCommit, r.parsed = 0, false, false, 0
 	requests.Put(r)
 }
 
@@ -247,46 +249,46 @@ func (c *Conn) completed(req *request) bool {
 		return false
 	}
 	req.step++
-	if req.step < 3 {
-		return false
-	}
-	if req.preparesCommit {
-		c.setCommitState(commitReady)
-	}
-	return true
+	return req.step == 3
 }
 
 // inCommit reports whether req's statement has completed and what is read
 // now belongs to the BEGIN and COMMIT after it.
 func (req *request) inCommit() bool { return req != nil && req.step > 0 }
 
+// parsed notes a ParseComplete in req's reply. After the statement, in a
+// run that prepares the named BEGIN and COMMIT, the second one confirms
+// them: the runs after it may bind them.
+func (c *Conn) parsed(req *request) {
+	if req == nil || !req.preparesCommit || req.step <= 0 {
+		return
+	}
+	if req.parsed++; req.parsed == 2 {
+		c.setCommitState(commitReady)
+	}
+}
+
 // failed notes an ErrorResponse (body) in req's reply: it now ends with
-// the ReadyForQuery of its Sync group. When the statement itself failed,
-// the server skipped the Parse of the named BEGIN and COMMIT the run
-// carried, if any. A failure after it is the COMMIT's own (a deferred
-// constraint), after both were parsed, unless it says a statement is
-// missing or exists already, or came before COMMIT: then whether they
-// exist is not known, and the unnamed ones are used from then on.
+// the ReadyForQuery of its Sync group. The named BEGIN and COMMIT a run
+// carried were not prepared when its statement failed (the server
+// skipped their Parse), or when one Parse of the two failed; when a
+// failure says that a statement is missing or exists already, whether
+// they exist is not known, and the unnamed ones are used from then on.
 func (c *Conn) failed(req *request, body []byte) {
 	if req == nil || req.step < 0 {
 		return
 	}
-	switch {
-	case req.step == 0:
-		if req.preparesCommit {
-			c.setCommitState(commitNone)
-		}
-	case !req.preparesCommit && c.stmts.mode != cachePrepare:
-	default:
-		code := ""
-		if e, err := parsePgError(body); err == nil {
-			code = e.Code
-		}
-		switch {
-		case code == "26000" || code == "42P05" || req.step < 2:
+	if req.step > 0 {
+		if e, err := parsePgError(body); err == nil && (e.Code == "26000" || e.Code == "42P05") {
 			c.setCommitState(commitDisabled)
-		case req.preparesCommit:
-			c.setCommitState(commitReady)
+		}
+	}
+	if req.preparesCommit {
+		switch req.parsed {
+		case 0:
+			c.setCommitState(commitNone)
+		case 1:
+			c.setCommitState(commitDisabled) // BEGIN's exists, COMMIT's not
 		}
 	}
 	req.step = -1
@@ -514,7 +516,9 @@ func (c *Conn) drain(req *request) {
 			}
 		case wire.MsgErrorResponse:
 			c.failed(req, body)
-		case wire.MsgDataRow, wire.MsgRowDescription, wire.MsgBindComplete, wire.MsgParseComplete,
+		case wire.MsgParseComplete:
+			c.parsed(req)
+		case wire.MsgDataRow, wire.MsgRowDescription, wire.MsgBindComplete,
 			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended:
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(req.extended)

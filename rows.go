@@ -93,7 +93,9 @@ func (r *Rows) readRow() bool {
 			if err := r.portalDescribed(body); err != nil {
 				return r.fatal(err)
 			}
-		case wire.MsgBindComplete, wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgPortalSuspended:
+		case wire.MsgParseComplete:
+			c.parsed(r.req)
+		case wire.MsgBindComplete, wire.MsgCloseComplete, wire.MsgPortalSuspended:
 		case wire.MsgEmptyQueryResponse:
 			if r.stopAtComplete || c.completed(r.req) {
 				r.done = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -372,4 +373,29 @@ func TestSharedSyncAfterDeallocate(t *testing.T) {
 		}
 		load()
 	}
+}
+
+// FuzzFirstKeyword: any SQL text gives a keyword made of letters and
+// underscores, found in the text, or "" (no panic, no loop).
+func FuzzFirstKeyword(f *testing.F) {
+	for _, s := range []string{"SELECT 1", "-- c\nBEGIN", "/* /* */ */ commit", "/*", "--", "(((select", " \t\n", "_x", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		kw := firstKeyword(sql)
+		if kw == "" {
+			return
+		}
+		if !strings.Contains(sql, kw) {
+			t.Fatalf("firstKeyword(%q) = %q, not in the text", sql, kw)
+		}
+		for i := 0; i < len(kw); i++ {
+			if c := kw[i] | 0x20; (c < 'a' || c > 'z') && kw[i] != '_' {
+				t.Fatalf("firstKeyword(%q) = %q", sql, kw)
+			}
+		}
+		if again := firstKeyword(kw); again != kw {
+			t.Fatalf("firstKeyword(%q) = %q", kw, again)
+		}
+	})
 }
