@@ -41,7 +41,7 @@ func pipelineCases(sz sizes, rtt bool) []*benchCase {
 		q := pipeQueries[qname]
 		qmodes := modes
 		if rtt && qname == "cached" && !sz.quick {
-			qmodes = append(append([]string(nil), modes...), "batch1000", "conc1000")
+			qmodes = append(append([]string(nil), modes...), "batch1000", "conc1000", "own1000")
 		}
 		for _, mode := range qmodes {
 			cs = append(cs, &benchCase{
@@ -57,6 +57,9 @@ func pipelineCases(sz sizes, rtt bool) []*benchCase {
 }
 
 func openPipeline(ctx context.Context, d *driver, dsn string, q pipeQuery, mode string) (*task, error) {
+	if mode == "own1000" {
+		return openOwn1000(ctx, d, dsn, q)
+	}
 	if workers, ok := strings.CutPrefix(mode, "conc"); ok {
 		n, err := strconv.Atoi(workers)
 		if err != nil || n < 1 {
@@ -101,6 +104,29 @@ func pipelineTask(ctx context.Context, c conn, q pipeQuery, mode string) (*task,
 		return t, nil
 	}
 	return nil, fmt.Errorf("bad pipeline mode %q", mode)
+}
+
+// openOwn1000 runs 1000 point queries the way each driver offers for
+// them: pgline from 1000 goroutines sharing one Conn, pgx (and the floor)
+// as one Batch of 1000 under one Sync. Its pgline / pgx column is step D's
+// figure, measured round by round (batch1000 and conc1000 run the two
+// sides as separate cases, minutes apart on a noisy machine).
+func openOwn1000(ctx context.Context, d *driver, dsn string, q pipeQuery) (*task, error) {
+	switch d.name {
+	case namePgline:
+		t, err := openConcurrent(ctx, d, dsn, q, 1000)
+		if t != nil {
+			t.note = "1000 goroutines sharing one Conn, pipelined automatically"
+		}
+		return t, err
+	case namePgx, nameFloor:
+		t, err := openPipeline(ctx, d, dsn, q, "batch1000")
+		if t != nil {
+			t.note = "one Batch of 1000 (one Sync)"
+		}
+		return t, err
+	}
+	return nil, errUnsupported
 }
 
 // batchTask runs n queries as n/size batches of size.
