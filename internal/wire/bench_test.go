@@ -60,6 +60,30 @@ func BenchmarkParseDataRow(b *testing.B) {
 	}
 }
 
+// BenchmarkDataRowColumn reads the 6 columns of a row one by one with
+// Column, in order, as database/sql's column scanner does.
+func BenchmarkDataRowColumn(b *testing.B) {
+	body, err := AppendDataRow(nil, [][]byte{{0, 0, 0, 42}, []byte("name 42"), make([]byte, 8), make([]byte, 8), []byte("0123456789abcdef0123456789abcdef"), {1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := ParseDataRow(body[5:])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		for i := range 6 {
+			v, _ := d.Column(i)
+			n += len(v)
+		}
+		if n != 60 {
+			b.Fatal(n)
+		}
+	}
+}
+
 // BenchmarkAppendBind encodes a Bind with three parameters into a reused
 // buffer.
 func BenchmarkAppendBind(b *testing.B) {

@@ -16,6 +16,10 @@ type DataRow struct {
 	n    int    // number of columns
 	off  int    // offset in body of the next column for Next
 	i    int    // index of the next column for Next
+	// Column's own cursor: the offset of column ci's length. Columns read
+	// in order cost one step each.
+	coff int
+	ci   int
 }
 
 // ParseDataRow checks that body is a well-formed DataRow: a non-negative
@@ -50,7 +54,7 @@ func ParseDataRow(body []byte) (DataRow, error) {
 	if off != len(body) {
 		return DataRow{}, protoErr(fmt.Sprintf("DataRow: %d trailing bytes", len(body)-off))
 	}
-	return DataRow{body: body, n: n, off: 2}, nil
+	return DataRow{body: body, n: n, off: 2, coff: 2}, nil
 }
 
 // NumColumns returns the number of columns in the row.
@@ -77,27 +81,28 @@ func (d *DataRow) Next() (value []byte, isNull, ok bool) {
 func (d *DataRow) Reset() { d.off, d.i = 2, 0 }
 
 // Column returns column i (0-based), or isNull true for NULL. It walks the row
-// from the start: use Next or Values to visit every column. It panics if i is
-// out of range, like a slice index.
+// from the last column it returned, or from the start for an earlier one, so
+// columns asked for in order cost one step each; it does not move Next. It
+// panics if i is out of range, like a slice index.
 func (d *DataRow) Column(i int) (value []byte, isNull bool) {
 	if i < 0 || i >= d.n {
 		panic(fmt.Sprintf("wire: DataRow column %d out of range [0,%d)", i, d.n))
 	}
-	off := 2
-	for {
-		l := int(int32(binary.BigEndian.Uint32(d.body[off:])))
-		off += 4
-		if i == 0 {
-			if l < 0 {
-				return nil, true
-			}
-			return d.body[off : off+l : off+l], false
-		}
-		if l > 0 {
-			off += l
-		}
-		i--
+	if i < d.ci {
+		d.ci, d.coff = 0, 2
 	}
+	for ; d.ci < i; d.ci++ {
+		if l := int(int32(binary.BigEndian.Uint32(d.body[d.coff:]))); l > 0 {
+			d.coff += l
+		}
+		d.coff += 4
+	}
+	l := int(int32(binary.BigEndian.Uint32(d.body[d.coff:])))
+	if l < 0 {
+		return nil, true
+	}
+	off := d.coff + 4
+	return d.body[off : off+l : off+l], false
 }
 
 // Values appends every column value to dst[:0] and returns it; NULL is nil

@@ -136,6 +136,17 @@ func FuzzDataRow(f *testing.F) {
 		if _, _, ok := d.Next(); ok {
 			t.Fatal("Next past the end")
 		}
+		// Column in any order: backwards, then every other one.
+		for i := len(vals) - 1; i >= 0; i-- {
+			if cv, cnull := d.Column(i); cnull != (vals[i] == nil) || !bytes.Equal(cv, vals[i]) {
+				t.Fatalf("backwards, column %d: %q %v, want %q", i, cv, cnull, vals[i])
+			}
+		}
+		for i := 0; i < len(vals); i += 2 {
+			if cv, _ := d.Column(i); !bytes.Equal(cv, vals[i]) {
+				t.Fatalf("column %d: %q, want %q", i, cv, vals[i])
+			}
+		}
 		enc, err := AppendDataRow(nil, vals)
 		if err != nil || !bytes.Equal(enc[5:], body) {
 			t.Fatalf("re-encoded %x, %v; want %x", enc, err, body)
