@@ -80,7 +80,8 @@ func TestPipelineConcurrentUse(t *testing.T) {
 }
 
 // TestPipelineErrorIsolation: an error in one pipelined statement does not
-// abort the others (each has its own Sync): ok / error / ok.
+// abort the others (each is its own transaction, and those the server
+// skipped after it are sent again): ok / error / ok.
 func TestPipelineErrorIsolation(t *testing.T) {
 	c := connect(t, srv.DSN())
 	ctx := testCtx(t)

@@ -64,41 +64,20 @@ func testSharedSyncIsolation(t *testing.T, mode string) {
 	if _, err := c.Exec(ctx, `INSERT INTO share_iso SELECT g FROM generate_series(0, $1::int) g WHERE g % 7 = 3`, workers*each); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	var okN atomic.Int64
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				id := w*each + i
-				_, err := c.Exec(ctx, "INSERT INTO share_iso VALUES ($1)", id)
-				var pgErr *PgError
-				switch {
-				case dup(id) && !(errors.As(err, &pgErr) && pgErr.Code == "23505"):
-					errs <- fmt.Errorf("insert %d: want 23505, got %v", id, err)
-					return
-				case !dup(id) && err != nil:
-					errs <- fmt.Errorf("insert %d: %v", id, err)
-					return
-				case err == nil:
-					okN.Add(1)
-				}
+	ok := execConcurrently(t, c, workers, each, "INSERT INTO share_iso VALUES ($1)",
+		func(id int) []any { return []any{id} },
+		func(id int) string {
+			if dup(id) {
+				return "23505"
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			return ""
+		})
 	var n int
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM share_iso WHERE id % 7 <> 3").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if int64(n) != okN.Load() {
-		t.Errorf("%d rows committed, %d inserts succeeded", n, okN.Load())
+	if n != ok {
+		t.Errorf("%d rows committed, %d inserts succeeded", n, ok)
 	}
 	shared, resent := syncCounts(c)
 	t.Logf("%d runs gave their Sync away, %d were sent again", shared, resent)
@@ -114,6 +93,44 @@ func testSharedSyncIsolation(t *testing.T, mode string) {
 	if st := commitStateOf(c); mode == "prepare" && st != commitReady {
 		t.Errorf("named BEGIN and COMMIT in state %d, want ready", st)
 	}
+}
+
+// execConcurrently runs sql with args(id) for workers×each ids from
+// workers goroutines sharing c. An id for which wantCode gives an SQLSTATE
+// must fail with it, the others must succeed; it returns how many did.
+func execConcurrently(t *testing.T, c *Conn, workers, each int, sql string, args func(id int) []any, wantCode func(id int) string) int {
+	t.Helper()
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	var ok atomic.Int64
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := w*each + i
+				_, err := c.Exec(ctx, sql, args(id)...)
+				var pgErr *PgError
+				switch want := wantCode(id); {
+				case want != "" && !(errors.As(err, &pgErr) && pgErr.Code == want):
+					errs <- fmt.Errorf("id %d: want %s, got %v", id, want, err)
+					return
+				case want == "" && err != nil:
+					errs <- fmt.Errorf("id %d: %v", id, err)
+					return
+				case err == nil:
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	return int(ok.Load())
 }
 
 func commitStateOf(c *Conn) int {
@@ -137,48 +154,26 @@ func TestSharedSyncCommitFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const workers, each = 40, 30
-	var wg sync.WaitGroup
-	var okN atomic.Int64
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				id := w*each + i
-				parent := 1
-				if id%5 == 0 {
-					parent = 2 // no such parent: the COMMIT fails
-				}
-				_, err := c.Exec(ctx, "INSERT INTO share_child VALUES ($1, $2)", id, parent)
-				var pgErr *PgError
-				if parent == 2 {
-					if !errors.As(err, &pgErr) || pgErr.Code != "23503" {
-						errs <- fmt.Errorf("insert %d: want 23503, got %v", id, err)
-						return
-					}
-					continue
-				}
-				if err != nil {
-					errs <- fmt.Errorf("insert %d: %v", id, err)
-					return
-				}
-				okN.Add(1)
+	// No parent 2: the COMMIT of those inserts fails.
+	ok := execConcurrently(t, c, 40, 30, "INSERT INTO share_child VALUES ($1, $2)",
+		func(id int) []any {
+			if id%5 == 0 {
+				return []any{id, 2}
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			return []any{id, 1}
+		},
+		func(id int) string {
+			if id%5 == 0 {
+				return "23503"
+			}
+			return ""
+		})
 	var n, bad int
 	if err := c.QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE parent = 2) FROM share_child").Scan(&n, &bad); err != nil {
 		t.Fatal(err)
 	}
-	if int64(n) != okN.Load() || bad != 0 {
-		t.Errorf("%d rows (%d orphans), %d inserts succeeded", n, bad, okN.Load())
+	if n != ok || bad != 0 {
+		t.Errorf("%d rows (%d orphans), %d inserts succeeded", n, bad, ok)
 	}
 	if shared, _ := syncCounts(c); shared == 0 {
 		t.Error("no Sync was shared")
