@@ -101,36 +101,54 @@ func testSharedSyncIsolation(t *testing.T, mode string) {
 func execConcurrently(t *testing.T, c *Conn, workers, each int, sql string, args func(id int) []any, wantCode func(id int) string) int {
 	t.Helper()
 	ctx := testCtx(t)
-	var wg sync.WaitGroup
 	var ok atomic.Int64
+	concurrently(t, workers, each, func(id int) error {
+		_, err := c.Exec(ctx, sql, args(id)...)
+		var pgErr *PgError
+		switch want := wantCode(id); {
+		case want != "" && !(errors.As(err, &pgErr) && pgErr.Code == want):
+			return fmt.Errorf("id %d: want %s, got %v", id, want, err)
+		case want == "" && err != nil:
+			return fmt.Errorf("id %d: %v", id, err)
+		case err == nil:
+			ok.Add(1)
+		}
+		return nil
+	})
+	return int(ok.Load())
+}
+
+// concurrently calls f for workers×each ids from workers goroutines (ids
+// w*each to w*each+each-1 in goroutine w) and reports the errors f
+// returns; a goroutine stops at its first.
+func concurrently(t *testing.T, workers, each int, f func(id int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				id := w*each + i
-				_, err := c.Exec(ctx, sql, args(id)...)
-				var pgErr *PgError
-				switch want := wantCode(id); {
-				case want != "" && !(errors.As(err, &pgErr) && pgErr.Code == want):
-					errs <- fmt.Errorf("id %d: want %s, got %v", id, want, err)
+				if err := f(w*each + i); err != nil {
+					errs <- err
 					return
-				case want == "" && err != nil:
-					errs <- fmt.Errorf("id %d: %v", id, err)
-					return
-				case err == nil:
-					ok.Add(1)
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	reportErrs(t, errs)
+}
+
+// reportErrs closes errs, which nothing sends to any more, and reports
+// what it holds.
+func reportErrs(t *testing.T, errs chan error) {
+	t.Helper()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
-	return int(ok.Load())
 }
 
 func commitStateOf(c *Conn) int {
@@ -218,10 +236,7 @@ func TestSharedSyncStatementsOutsideBlocks(t *testing.T) {
 		go run("SELECT count(*) FROM share_vac")
 		wg.Wait()
 	}
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	reportErrs(t, errs)
 	var n int
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM share_vac").Scan(&n); err != nil || n != 200 {
 		t.Errorf("count %d, %v; want 200", n, err)
@@ -260,43 +275,27 @@ func TestSharedSyncOff(t *testing.T) {
 func TestSharedSyncAbandoned(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
-	const workers, each = 40, 50
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				v := w*each + i
-				qctx, cancel := context.WithCancel(ctx)
-				if v%9 == 0 {
-					cancel() // soon, perhaps while queued
-				}
-				var got int
-				err := c.QueryRow(qctx, "SELECT 10 / ($1::int % 4)", v).Scan(&got)
-				cancel()
-				var pgErr *PgError
-				switch {
-				case v%9 == 0:
-					// Either outcome is fine: what matters is the others.
-				case v%4 == 0:
-					if !errors.As(err, &pgErr) || pgErr.Code != "22012" {
-						errs <- fmt.Errorf("%d: want 22012, got %d, %v", v, got, err)
-						return
-					}
-				case err != nil || got != 10/(v%4):
-					errs <- fmt.Errorf("%d: got %d, %v", v, got, err)
-					return
-				}
+	concurrently(t, 40, 50, func(v int) error {
+		qctx, cancel := context.WithCancel(ctx)
+		if v%9 == 0 {
+			cancel() // soon, perhaps while queued
+		}
+		var got int
+		err := c.QueryRow(qctx, "SELECT 10 / ($1::int % 4)", v).Scan(&got)
+		cancel()
+		var pgErr *PgError
+		switch {
+		case v%9 == 0:
+			// Either outcome is fine: what matters is the others.
+		case v%4 == 0:
+			if !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+				return fmt.Errorf("%d: want 22012, got %d, %v", v, got, err)
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		case err != nil || got != 10/(v%4):
+			return fmt.Errorf("%d: got %d, %v", v, got, err)
+		}
+		return nil
+	})
 	var one int
 	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("after the run: %d, %v", one, err)
