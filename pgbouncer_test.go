@@ -29,6 +29,16 @@ func TestPgBouncerTransactionPooling(t *testing.T) {
 			for i := 0; i < 50; i++ {
 				var v int
 				var s string
+				if i%7 == 3 {
+					// A failure inside a shared Sync group: the runs after
+					// it are sent again.
+					var pgErr *PgError
+					if err := c.QueryRow(ctx, "SELECT 1 / ($1::int - $1::int)", i).Scan(&v); !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+						errs <- fmt.Errorf("worker %d: want 22012, got %v", w, err)
+						return
+					}
+					continue
+				}
 				if err := c.QueryRow(ctx, "SELECT $1::int, $2::text", w*100+i, "x").Scan(&v, &s); err != nil || v != w*100+i {
 					errs <- fmt.Errorf("worker %d: %d %v", w, v, err)
 					return
@@ -40,6 +50,9 @@ func TestPgBouncerTransactionPooling(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+	if shared, resent := syncCounts(c); shared == 0 || resent == 0 {
+		t.Errorf("shared %d, resent %d: Sync sharing was not exercised through PgBouncer", shared, resent)
 	}
 
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS bouncer_t; CREATE TABLE bouncer_t(a int)"); err != nil {
