@@ -108,6 +108,9 @@ func (d *DataRow) Column(i int) (value []byte, isNull bool) {
 // Values appends every column value to dst[:0] and returns it; NULL is nil
 // and an empty value is non-nil. Reusing dst makes it allocation-free.
 func (d *DataRow) Values(dst [][]byte) [][]byte {
+	if cap(dst) < d.n {
+		dst = make([][]byte, 0, d.n) // one allocation, not one per doubling
+	}
 	dst = dst[:0]
 	off := 2
 	for range d.n {
