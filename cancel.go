@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,8 +27,8 @@ type ctxWatch struct {
 	ctx       context.Context
 	stopAfter func() bool
 	fired     atomic.Bool
-	done      chan struct{} // closed when the cancel attempt has finished
-	timer     *time.Timer   // closes the socket after the cancel timeout
+	cancelled sync.WaitGroup // done when the cancel attempt has finished
+	timer     *time.Timer    // closes the socket after the cancel timeout
 }
 
 // watch starts watching ctx for the request at the head of the queue. It
@@ -36,13 +37,14 @@ func (c *Conn) watch(ctx context.Context) *ctxWatch {
 	if ctx.Done() == nil {
 		return nil
 	}
-	w := &ctxWatch{c: c, ctx: ctx, done: make(chan struct{})}
+	w := &ctxWatch{c: c, ctx: ctx}
+	w.cancelled.Add(1) // Done by cancel, if AfterFunc ever runs it
 	w.stopAfter = context.AfterFunc(ctx, w.cancel)
 	return w
 }
 
 func (w *ctxWatch) cancel() {
-	defer close(w.done)
+	defer w.cancelled.Done()
 	w.fired.Store(true)
 	wait := w.c.cfg.CancelTimeout
 	if wait <= 0 {
@@ -66,9 +68,9 @@ func (w *ctxWatch) stop() bool {
 		return false
 	}
 	if w.stopAfter() {
-		return false
+		return false // cancel will never run
 	}
-	<-w.done
+	w.cancelled.Wait()
 	if !w.timer.Stop() {
 		w.c.netConn.SetDeadline(time.Time{})
 	}
