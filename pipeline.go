@@ -328,6 +328,9 @@ func (c *Conn) groupEnded(req *request) error {
 		r = r.next
 		r.skipped = true
 		c.resent++
+		if r.preparesCommit && c.commitState == commitPending {
+			c.commitState = commitNone // its Parse was skipped too
+		}
 	}
 	c.wmu.Unlock()
 	return nil

@@ -393,3 +393,23 @@ func FuzzFirstKeyword(f *testing.F) {
 		}
 	})
 }
+
+// TestGroupEndedMarksSkipped: the runs after a failed one in its Sync group
+// are marked skipped, and when one of them carried the Parse of the named
+// BEGIN and COMMIT, those count as not prepared again.
+func TestGroupEndedMarksSkipped(t *testing.T) {
+	c := &Conn{commitState: commitPending}
+	failed, carrier, last, after := &request{step: -1}, &request{preparesCommit: true}, &request{}, &request{}
+	failed.chained.Store(true)
+	carrier.chained.Store(true)
+	failed.next, carrier.next, last.next = carrier, last, after
+	if err := c.groupEnded(failed); err != nil {
+		t.Fatal(err)
+	}
+	if !carrier.skipped || !last.skipped || after.skipped {
+		t.Errorf("skipped: carrier %v, last %v, after the group %v", carrier.skipped, last.skipped, after.skipped)
+	}
+	if c.commitState != commitNone || c.resent != 2 {
+		t.Errorf("commit state %d, resent %d", c.commitState, c.resent)
+	}
+}
