@@ -151,7 +151,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 		br.err = err
 		return br
 	}
-	br.req, br.sds, br.watch = req, sds, c.watch(ctx)
+	br.req, br.sds, br.watch = req, sds, c.watch(ctx, req)
 	return br
 }
 
@@ -267,12 +267,13 @@ func (br *BatchResults) Close() error {
 		c.drainRuns(1)
 	}
 	br.watch.stop()
-	c.handoff(br.req)
-	br.req = nil
 	err := br.err
 	if br.first != nil {
 		err = br.watch.wrap(br.first)
 	}
+	br.watch = nil
+	c.handoff(br.req) // br.req and its watch are reused from here on
+	br.req = nil
 	traceEnd(br.traceCtx, c.cfg, br.trace, CommandTag{}, err)
 	if pc := br.pooled; pc != nil {
 		br.pooled = nil

@@ -25,39 +25,45 @@ const defaultCancelTimeout = 10 * time.Second
 type ctxWatch struct {
 	c         *Conn
 	ctx       context.Context
+	cancelFn  func() // cancel, bound once: requests are reused, and their watch with them
 	stopAfter func() bool
 	fired     atomic.Bool
 	cancelled sync.WaitGroup // done when the cancel attempt has finished
 	timer     *time.Timer    // closes the socket after the cancel timeout
 }
 
-// watch starts watching ctx for the request at the head of the queue. It
-// returns nil when ctx can never end.
-func (c *Conn) watch(ctx context.Context) *ctxWatch {
+// watch starts watching ctx for req, the request at the head of the
+// queue, in req's own ctxWatch. It returns nil when ctx can never end. The
+// watch must be ended (end, or stop and wrap) before req is handed off:
+// req is then reused.
+func (c *Conn) watch(ctx context.Context, req *request) *ctxWatch {
 	if ctx.Done() == nil {
 		return nil
 	}
-	w := &ctxWatch{c: c, ctx: ctx}
-	w.cancelled.Add(1) // Done by cancel, if AfterFunc ever runs it
-	w.stopAfter = context.AfterFunc(ctx, w.cancel)
+	w := &req.watch
+	w.c, w.ctx, w.timer = c, ctx, nil
+	w.fired.Store(false)
+	w.cancelled.Add(1) // Done by cancel, or by stop when cancel will never run
+	w.stopAfter = context.AfterFunc(ctx, w.cancelFn)
 	return w
 }
 
 func (w *ctxWatch) cancel() {
 	defer w.cancelled.Done()
 	w.fired.Store(true)
-	wait := w.c.cfg.CancelTimeout
+	c := w.c // the timer below holds c, not w: it may fire after w's request was reused
+	wait := c.cfg.CancelTimeout
 	if wait <= 0 {
 		wait = defaultCancelTimeout
 	}
-	w.timer = time.AfterFunc(wait, func() { w.c.netConn.SetDeadline(time.Unix(1, 0)) })
+	w.timer = time.AfterFunc(wait, func() { c.netConn.SetDeadline(time.Unix(1, 0)) })
 	// A request that fails with 57014 may have been hit by this cancel,
 	// arriving late, if it was queued before the cancel was delivered: it
 	// compares this counter, moved before and after the delivery.
-	w.c.cancels.Add(1)
+	c.cancels.Add(1)
 	// An error here leaves the timer to close the connection.
-	w.c.sendCancel(wait)
-	w.c.cancels.Add(1)
+	c.sendCancel(wait)
+	c.cancels.Add(1)
 }
 
 // stop ends the watch. It waits for a CancelRequest in flight, so that a
@@ -68,13 +74,20 @@ func (w *ctxWatch) stop() bool {
 		return false
 	}
 	if w.stopAfter() {
-		return false // cancel will never run
+		w.cancelled.Done() // cancel will never run
+		return false
 	}
 	w.cancelled.Wait()
 	if !w.timer.Stop() {
 		w.c.netConn.SetDeadline(time.Time{})
 	}
 	return true
+}
+
+// end stops the watch and returns err as wrap does.
+func (w *ctxWatch) end(err error) error {
+	w.stop()
+	return w.wrap(err)
 }
 
 // wrap returns the error for a request whose ctx may have ended: when it

@@ -482,11 +482,11 @@ func (c *Conn) startCopyIn(ctx context.Context, owner *Tx, sql string) (*copyIn,
 	if err := c.waitTurn(ctx, req); err != nil {
 		return nil, err // whoever drains the reply refuses the COPY
 	}
-	w := c.watch(ctx)
+	w := c.watch(ctx, req)
 	end := func(err error) (*copyIn, error) {
-		w.stop()
+		err = w.end(err)
 		c.handoff(req)
-		return nil, w.wrap(err)
+		return nil, err
 	}
 	var firstErr error
 	for started := false; !started; {
@@ -592,14 +592,15 @@ func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
 	c.releaseWriter()
 	<-ci.done
 	ci.watch.stop()
-	c.handoff(ci.req)
+	werr, err := ci.watch.wrap(ci.werr), ci.watch.wrap(ci.err)
+	c.handoff(ci.req) // ci.req and its watch are reused from here on
 	switch {
 	case failure != nil:
 		return CommandTag{}, failure
 	case ci.werr != nil:
-		return CommandTag{}, ci.watch.wrap(ci.werr)
+		return CommandTag{}, werr
 	}
-	return ci.tag, ci.watch.wrap(ci.err)
+	return ci.tag, err
 }
 
 // claimWriter makes the calling goroutine the connection's only writer

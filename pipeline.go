@@ -88,6 +88,9 @@ type request struct {
 	// before reaching it: the server skipped its messages, so it has no
 	// reply and nothing of it ran.
 	skipped bool
+	// watch cancels the request's statement when its ctx ends, while it
+	// is the head (see Conn.watch).
+	watch ctxWatch
 	// cancels is Conn.cancels when the request was queued: a change by
 	// the time it fails with 57014 means a CancelRequest aimed at an
 	// earlier request may have hit it.
@@ -96,7 +99,11 @@ type request struct {
 
 // requests recycles requests: the owner gives its request up in handoff,
 // and the goroutine that drains an abandoned one gives it up after that.
-var requests = sync.Pool{New: func() any { return &request{turn: make(chan struct{}, 1)} }}
+var requests = sync.Pool{New: func() any {
+	r := &request{turn: make(chan struct{}, 1)}
+	r.watch.cancelFn = r.watch.cancel
+	return r
+}}
 
 func newRequest() *request {
 	r := requests.Get().(*request)
@@ -114,6 +121,7 @@ func (r *request) free() {
 	r.next, r.describes, r.extended, r.cancels = nil, nil, false, 0
 	r.chained.Store(false)
 	r.step, r.skipped, r.preparesCommit, r.parsed = 0, false, false, 0
+	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
 	requests.Put(r)
 }
 
@@ -438,11 +446,11 @@ func (c *Conn) exchange(ctx context.Context, owner *Tx, build func([]byte) ([]by
 	if err := c.waitTurn(ctx, req); err != nil {
 		return CommandTag{}, err
 	}
-	w := c.watch(ctx)
+	w := c.watch(ctx, req)
 	tag, err := read()
-	w.stop()
+	err = w.end(err)
 	c.handoff(req)
-	return tag, w.wrap(err)
+	return tag, err
 }
 
 // waitTurn waits until req is the head. When ctx ends first, req is

@@ -134,7 +134,7 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 			share = false
 			continue
 		}
-		*r = Rows{c: c, sd: sd, req: req, watch: c.watch(ctx)}
+		*r = Rows{c: c, sd: sd, req: req, watch: c.watch(ctx, req)}
 		cancels := req.cancels // req is recycled once the rows finish
 		err = r.start()
 		if err == nil {

@@ -254,3 +254,45 @@ func TestTerminateMidQuery(t *testing.T) {
 		t.Fatalf("after termination: %v, want ErrClosed", err)
 	}
 }
+
+// TestCancelTimeoutClosesConnection: when the server does not act on the
+// CancelRequest (here its secret key is wrong, so the server ignores it),
+// the connection is closed once CancelTimeout has passed, and the statement
+// returns instead of waiting for the server.
+func TestCancelTimeoutClosesConnection(t *testing.T) {
+	cfg, err := ParseConfig(srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CancelTimeout = 200 * time.Millisecond
+	c, err := ConnectConfig(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Warm the connection's requests up, so that the watch below runs in
+	// a request that was used before (requests are reused).
+	for i := range 3 {
+		ctx, cancel := context.WithCancel(testCtx(t))
+		var v int
+		err := c.QueryRow(ctx, "SELECT $1::int", i).Scan(&v)
+		cancel()
+		if err != nil || v != i {
+			t.Fatal(v, err)
+		}
+	}
+	c.secretKey ^= 1
+	ctx, cancel := context.WithTimeout(testCtx(t), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Exec(ctx, "SELECT pg_sleep($1)", 3)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want DeadlineExceeded", err)
+	}
+	if !c.IsClosed() {
+		t.Fatal("the connection is still open after the cancel timeout")
+	}
+}

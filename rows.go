@@ -231,8 +231,7 @@ func (r *Rows) finish() {
 		r.c = nil // the batch goes on reading
 		return
 	}
-	r.err = r.watch.wrap(r.err)
-	r.watch.stop()
+	r.err = r.watch.end(r.err)
 	r.watch = nil
 	r.c.handoff(r.req)
 	r.req = nil
