@@ -37,7 +37,7 @@ func newFlagSet(o *options) (*flag.FlagSet, *string, *string, *string) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.dsn, "dsn", "", "benchmark this server (key=value or postgres:// URL) instead of a throwaway one; tables bench_* are created and dropped")
 	only := fs.String("only", "", "comma list of workloads to run: "+strings.Join(workloadNames, ","))
-	drivers := fs.String("drivers", "", "comma list of drivers to run (default all): pgline,pgx,pgx/stdlib,lib/pq,floor")
+	drivers := fs.String("drivers", "", "comma list of drivers to run (default all): pgline,pgline/stdlib,pgx,pgx/stdlib,lib/pq,floor")
 	fs.BoolVar(&o.quick, "quick", false, "one round, small sizes and short loops (CI; under a minute)")
 	fs.DurationVar(&o.rtt, "rtt", time.Millisecond, "round-trip time the delay proxy adds in the rtt workload")
 	fs.IntVar(&o.rounds, "rounds", 5, "measured rounds per case (the median is reported); -quick makes the default 1")
@@ -103,7 +103,7 @@ func parseDrivers(s string) (map[string]bool, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
-	known := []string{namePgline, namePgx, namePgxSQL, nameLibPQ, nameFloor}
+	known := []string{namePgline, namePglineSQL, namePgx, namePgxSQL, nameLibPQ, nameFloor}
 	m := map[string]bool{}
 	for _, d := range strings.Split(s, ",") {
 		d = strings.TrimSpace(d)
