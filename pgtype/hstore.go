@@ -202,44 +202,21 @@ func decodeHstore(t *typeInfo, format int16, src []byte) (map[string]*string, er
 func planHstore(t *typeInfo, format int16, dst any) ScanPlan {
 	switch dst.(type) {
 	case *map[string]*string:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[map[string]*string](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				*d = nil
-				return nil
-			}
-			v, err := decodeHstore(t, format, src)
-			if err == nil {
-				*d = v
-			}
-			return err
-		})
+		return nilablePlan(func(src []byte) (map[string]*string, error) { return decodeHstore(t, format, src) })
 	case *map[string]string:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[map[string]string](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				*d = nil
-				return nil
-			}
+		return nilablePlan(func(src []byte) (map[string]string, error) {
 			v, err := decodeHstore(t, format, src)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			out := make(map[string]string, len(v))
 			for k, p := range v {
 				if p == nil {
-					return scanErr(t, "", dst, fmt.Errorf("key %q: %w", k, errNull(new(string))))
+					return nil, scanErr(t, "", (*map[string]string)(nil), fmt.Errorf("key %q: %w", k, errNull(new(string))))
 				}
 				out[k] = *p
 			}
-			*d = out
-			return nil
+			return out, nil
 		})
 	}
 	return nil

@@ -80,23 +80,15 @@ func planInet(t *typeInfo, format int16, dst any) ScanPlan {
 	case *netip.Prefix:
 		return valuePlan(func(src []byte) (netip.Prefix, error) { return decodeInet(t, format, src) })
 	case *netip.Addr:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[netip.Addr](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
+		return valuePlan(func(src []byte) (netip.Addr, error) {
 			p, err := decodeInet(t, format, src)
 			if err != nil {
-				return err
+				return netip.Addr{}, err
 			}
 			if p.Bits() != p.Addr().BitLen() {
-				return scanErr(t, p.String(), dst, errNotHost)
+				return netip.Addr{}, scanErr(t, p.String(), (*netip.Addr)(nil), errNotHost)
 			}
-			*d = p.Addr()
-			return nil
+			return p.Addr(), nil
 		})
 	case *net.IPNet:
 		return valuePlan(func(src []byte) (net.IPNet, error) {

@@ -209,40 +209,19 @@ func appendIntervalText(b []byte, iv Interval) []byte {
 func planInterval(t *typeInfo, format int16, dst any) ScanPlan {
 	switch dst.(type) {
 	case *time.Duration:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[time.Duration](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
+		return valuePlan(func(src []byte) (time.Duration, error) {
 			iv, err := decodeInterval(t, format, src)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			v, err := iv.Duration()
 			if err != nil {
-				return scanErr(t, iv.String(), dst, err)
+				return 0, scanErr(t, iv.String(), (*time.Duration)(nil), err)
 			}
-			*d = v
-			return nil
+			return v, nil
 		})
 	case *Interval:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[Interval](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
-			iv, err := decodeInterval(t, format, src)
-			if err == nil {
-				*d = iv
-			}
-			return err
-		})
+		return valuePlan(func(src []byte) (Interval, error) { return decodeInterval(t, format, src) })
 	}
 	return nil
 }

@@ -28,51 +28,19 @@ func decodeJSON(t *typeInfo, format int16, src []byte) ([]byte, error) {
 func planJSON(t *typeInfo, format int16, dst any) ScanPlan {
 	switch dst.(type) {
 	case *[]byte:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[[]byte](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				*d = nil
-				return nil
-			}
+		return nilablePlan(func(src []byte) ([]byte, error) {
 			j, err := decodeJSON(t, format, src)
-			if err == nil {
-				*d = copyBytes(j)
-			}
-			return err
+			return copyBytes(j), err
 		})
 	case *json.RawMessage:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[json.RawMessage](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				*d = nil
-				return nil
-			}
+		return nilablePlan(func(src []byte) (json.RawMessage, error) {
 			j, err := decodeJSON(t, format, src)
-			if err == nil {
-				*d = copyBytes(j)
-			}
-			return err
+			return copyBytes(j), err
 		})
 	case *string:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[string](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
+		return valuePlan(func(src []byte) (string, error) {
 			j, err := decodeJSON(t, format, src)
-			if err == nil {
-				*d = string(j)
-			}
-			return err
+			return string(j), err
 		})
 	}
 	rt := reflect.TypeOf(dst)

@@ -27,21 +27,7 @@ func decodeMacaddr(t *typeInfo, format int16, src []byte) (net.HardwareAddr, err
 // planMacaddr plans macaddr and macaddr8 into *net.HardwareAddr.
 func planMacaddr(t *typeInfo, format int16, dst any) ScanPlan {
 	if _, ok := dst.(*net.HardwareAddr); ok {
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[net.HardwareAddr](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				*d = nil
-				return nil
-			}
-			a, err := decodeMacaddr(t, format, src)
-			if err == nil {
-				*d = a
-			}
-			return err
-		})
+		return nilablePlan(func(src []byte) (net.HardwareAddr, error) { return decodeMacaddr(t, format, src) })
 	}
 	return nil
 }

@@ -249,22 +249,7 @@ func (m *Map) stringPlan(t *typeInfo, format int16) ScanPlan {
 
 // bytesPlan stores a copy of the text form of any value into *[]byte.
 func (m *Map) bytesPlan(t *typeInfo, format int16) ScanPlan {
-	return planFunc(func(src []byte, dst any) error {
-		d, err := target[[]byte](dst)
-		if err != nil {
-			return err
-		}
-		if src == nil {
-			*d = nil
-			return nil
-		}
-		b, err := m.appendText(nil, t, format, src)
-		if err != nil {
-			return err
-		}
-		*d = b
-		return nil
-	})
+	return nilablePlan(func(src []byte) ([]byte, error) { return m.appendText(nil, t, format, src) })
 }
 
 // errPlanType reports a plan used with a destination of another type.

@@ -94,24 +94,12 @@ func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 func planBytea(t *typeInfo, format int16, dst any) ScanPlan {
 	switch dst.(type) {
 	case *[]byte:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[[]byte](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				*d = nil
-				return nil
-			}
+		return nilablePlan(func(src []byte) ([]byte, error) {
 			b, err := decodeBytea(t, format, src)
-			if err != nil {
-				return err
-			}
-			if format == 1 {
+			if err == nil && format == 1 {
 				b = copyBytes(b)
 			}
-			*d = b
-			return nil
+			return b, err
 		})
 	case *string:
 		return planFunc(func(src []byte, dst any) error {

@@ -42,34 +42,14 @@ func decodeTime(t *typeInfo, format int16, src []byte) (int64, error) {
 func planTime(t *typeInfo, format int16, dst any) ScanPlan {
 	switch dst.(type) {
 	case *time.Duration:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[time.Duration](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
+		return valuePlan(func(src []byte) (time.Duration, error) {
 			us, err := decodeTime(t, format, src)
-			if err == nil {
-				*d = time.Duration(us) * time.Microsecond
-			}
-			return err
+			return time.Duration(us) * time.Microsecond, err
 		})
 	case *Time:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[Time](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
+		return valuePlan(func(src []byte) (Time, error) {
 			us, err := decodeTime(t, format, src)
-			if err == nil {
-				*d = Time{Microseconds: us}
-			}
-			return err
+			return Time{Microseconds: us}, err
 		})
 	}
 	return nil

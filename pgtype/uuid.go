@@ -66,35 +66,15 @@ func appendUUID(b []byte, u [16]byte) []byte {
 func planUUID(t *typeInfo, format int16, dst any) ScanPlan {
 	switch dst.(type) {
 	case *[16]byte:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[[16]byte](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
-			u, err := decodeUUID(t, format, src)
-			if err == nil {
-				*d = u
-			}
-			return err
-		})
+		return valuePlan(func(src []byte) ([16]byte, error) { return decodeUUID(t, format, src) })
 	case *string:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[string](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
+		return valuePlan(func(src []byte) (string, error) {
 			u, err := decodeUUID(t, format, src)
-			if err == nil {
-				var b [36]byte
-				*d = string(appendUUID(b[:0], u))
+			if err != nil {
+				return "", err
 			}
-			return err
+			var b [36]byte
+			return string(appendUUID(b[:0], u)), nil
 		})
 	}
 	return nil
