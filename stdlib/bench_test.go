@@ -51,6 +51,19 @@ func BenchmarkPoint(b *testing.B) {
 			}
 		}
 	})
+	b.Run("sql-only", func(b *testing.B) {
+		db := newSQLOnlyDB(b)
+		var r benchRow
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			i = i%1000 + 1
+			err := db.QueryRowContext(ctx, benchPointSQL, int32(i)).Scan(&r.id, &r.name, &r.score, &r.created, &r.hash, &r.flag)
+			if err != nil || r.id != int32(i) {
+				b.Fatal(r.id, err)
+			}
+		}
+	})
 	b.Run("native", func(b *testing.B) {
 		c := nativeConn(b)
 		var r benchRow
@@ -74,6 +87,17 @@ func BenchmarkRows1000(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			rows, err := conn.QueryContext(ctx, benchRowsSQL, int32(1000))
+			if err != nil {
+				b.Fatal(err)
+			}
+			scanBench(b, rows)
+		}
+	})
+	b.Run("sql-only", func(b *testing.B) {
+		db := newSQLOnlyDB(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			rows, err := db.QueryContext(ctx, benchRowsSQL, int32(1000))
 			if err != nil {
 				b.Fatal(err)
 			}
