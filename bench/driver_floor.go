@@ -128,10 +128,21 @@ func (f *floorConn) QueryIntBatch(ctx context.Context, sql string, args []any, o
 	return f.queryInts(sql, args, f.c.Batch)
 }
 
-// QueryIntPipeline is QueryIntBatch with a Sync after every query, so
-// each query stands alone, as pgline's automatic pipelining sends them.
-func (f *floorConn) QueryIntPipeline(ctx context.Context, sql string, args []any, out []int32) error {
-	return f.queryInts(sql, args, f.c.Pipeline)
+// QueryIntIndependent is QueryIntBatch with BEGIN and COMMIT after every
+// query, so each query commits on its own under the one Sync, as pgline's
+// automatic pipelining sends independent queries.
+func (f *floorConn) QueryIntIndependent(ctx context.Context, sql string, args []any, out []int32) error {
+	begin, err := f.stmt("BEGIN")
+	if err != nil {
+		return err
+	}
+	commit, err := f.stmt("COMMIT")
+	if err != nil {
+		return err
+	}
+	return f.queryInts(sql, args, func(reqs []floor.Request) (floor.Result, error) {
+		return f.c.Independent(reqs, begin, commit)
+	})
 }
 
 func (f *floorConn) queryInts(sql string, args []any, send func([]floor.Request) (floor.Result, error)) error {

@@ -136,37 +136,30 @@ type Request struct {
 	Formats []int16
 }
 
-// Pipeline sends every request, each ending with its own Sync, in one
-// write, then reads the replies. It returns the sum of the results; the
-// first server error is returned after every reply has been read.
-func (c *Conn) Pipeline(reqs []Request) (Result, error) {
+// Independent sends every request followed by the prepared statements
+// begin and commit (BEGIN and COMMIT), with one Sync at the end, in one
+// write, and reads the reply up to its ReadyForQuery. BEGIN makes the
+// implicit transaction a request ran in explicit and COMMIT ends it, so
+// each request commits on its own: the fewest messages that keep
+// pipelined requests independent, as pgline's shared Syncs send them
+// (a Sync per request costs the server more). An error skips everything
+// after it up to the Sync; unlike pgline, the floor does not send the
+// skipped requests again.
+func (c *Conn) Independent(reqs []Request, begin, commit string) (Result, error) {
 	if err := c.usable(); err != nil {
 		return Result{}, err
 	}
 	b := c.wb[:0]
 	for i := range reqs {
-		b = appendQuery(b, reqs[i].Stmt, reqs[i].Params, reqs[i].Formats)
+		b = appendBindExecute(b, reqs[i].Stmt, reqs[i].Params, reqs[i].Formats)
+		b = appendBindExecute(b, begin, nil, nil)
+		b = appendBindExecute(b, commit, nil, nil)
 	}
-	c.wb = b
+	c.wb = append(b, 'S', 0, 0, 0, 4)
 	if err := c.flush(); err != nil {
 		return Result{}, err
 	}
-	var total Result
-	var first error
-	for range reqs {
-		res, err := c.readUntilReady()
-		total.Rows += res.Rows
-		total.Bytes += res.Bytes
-		if err != nil {
-			if c.bad != nil {
-				return total, err
-			}
-			if first == nil {
-				first = err
-			}
-		}
-	}
-	return total, first
+	return c.readUntilReady()
 }
 
 // Batch sends every request with one Sync at the end, in one write, and

@@ -76,20 +76,49 @@ func TestServerErrorKeepsConnection(t *testing.T) {
 	if err := c.Prepare("div", "SELECT 1 / $1::int"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Pipeline([]Request{
-		{Stmt: "div", Params: [][]byte{[]byte("1")}},
-		{Stmt: "div", Params: [][]byte{[]byte("0")}},
-		{Stmt: "div", Params: [][]byte{[]byte("2")}},
-	})
+	_, err := c.Exec("div", [][]byte{[]byte("0")}, nil)
 	var se *ServerError
 	if !errors.As(err, &se) || se.Code != "22012" {
-		t.Fatalf("pipeline error %v, want division by zero", err)
-	}
-	if res.Rows != 2 {
-		t.Fatalf("pipeline returned %d rows, want 2 (ok / error / ok)", res.Rows)
+		t.Fatalf("error %v, want division by zero", err)
 	}
 	if res, err := c.Exec("div", [][]byte{[]byte("1")}, nil); err != nil || res.Rows != 1 {
 		t.Fatalf("after errors: %+v, %v", res, err)
+	}
+}
+
+// Independent commits each request on its own: a failure rolls back only
+// its own request and skips the rest up to the Sync.
+func TestIndependentCommitsEach(t *testing.T) {
+	c := connect(t, srv.User, "")
+	for _, st := range [][2]string{
+		{"mk", "CREATE TEMP TABLE indep (id int PRIMARY KEY)"},
+		{"ins", "INSERT INTO indep VALUES ($1::int) RETURNING id"},
+		{"begin", "BEGIN"},
+		{"commit", "COMMIT"},
+		{"count", "SELECT id FROM indep"},
+	} {
+		if err := c.Prepare(st[0], st[1]); err != nil {
+			t.Fatal(st[0], err)
+		}
+		if st[0] == "mk" {
+			if _, err := c.Exec("mk", nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	req := func(v string) Request { return Request{Stmt: "ins", Params: [][]byte{[]byte(v)}} }
+	res, err := c.Independent([]Request{req("1"), req("2")}, "begin", "commit")
+	if err != nil || res.Rows != 2 {
+		t.Fatalf("independent: %+v, %v; want 2 rows", res, err)
+	}
+	res, err = c.Independent([]Request{req("3"), req("1"), req("4")}, "begin", "commit")
+	var se *ServerError
+	if !errors.As(err, &se) || se.Code != "23505" || res.Rows != 1 {
+		t.Fatalf("independent with a duplicate: %+v, %v; want 1 row and unique_violation", res, err)
+	}
+	// 1, 2 and 3 committed; 4 was skipped; the connection is idle again.
+	if res, err := c.Exec("count", nil, nil); err != nil || res.Rows != 3 {
+		t.Fatalf("after the failure: %+v, %v; want 3 rows", res, err)
 	}
 }
 
