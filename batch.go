@@ -94,12 +94,10 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 		br.closed = true
 		return br
 	}
-	if owner == nil {
-		for _, it := range b.items {
-			if mayCopyFromStdin(it.sql) {
-				br.err = notSent(errors.New("pgline: COPY FROM STDIN cannot run in a batch"))
-				return br
-			}
+	for _, it := range b.items {
+		if mayCopyFromStdin(it.sql) {
+			br.err = notSent(errors.New("pgline: COPY FROM STDIN cannot run in a batch"))
+			return br
 		}
 	}
 	sqls := make([]string, len(b.items))

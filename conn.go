@@ -184,15 +184,13 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *Tx, sql string, onRow fun
 }
 
 func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
-	if owner == nil && mayCopyFromStdin(sql) {
-		// COPY FROM STDIN switches the connection into copy mode, in which
-		// pipelined messages of others would break the COPY: run it alone.
-		tx, err := c.takeExclusive(ctx)
+	if mayCopyFromStdin(sql) {
+		h, err := c.holdForCopy(ctx, owner)
 		if err != nil {
 			return CommandTag{}, err
 		}
-		defer c.releaseExclusive(tx)
-		owner = tx
+		defer h.release()
+		owner = h.tok
 	}
 	if mayDeallocate(sql) {
 		c.noteDeallocate()
@@ -304,7 +302,7 @@ func (c *Conn) handleAsync(typ byte, body []byte) error {
 // CopyFail; the server then reports the COPY as failed. In the extended
 // protocol the server ignored the run's Sync while in copy mode, so one
 // is sent after the CopyFail. Statements that may COPY FROM STDIN run
-// alone on the connection (see mayCopyFromStdin), so nothing else was
+// alone on the connection (see holdForCopy), so nothing else was
 // pipelined behind them.
 func (c *Conn) refuseCopyIn(extended bool) {
 	c.wmu.Lock()

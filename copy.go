@@ -404,7 +404,10 @@ type copyHold struct {
 }
 
 // holdForCopy waits until owner may use the connection (nil: no
-// transaction holds it) and takes it for a COPY.
+// transaction holds it) and takes it for a COPY. Every COPY FROM STDIN
+// runs under one, whether from CopyFrom or a statement given to Exec,
+// Query or a simple query: in copy mode the server takes any message
+// pipelined behind the COPY as its own, so the COPY must be alone.
 func (c *Conn) holdForCopy(ctx context.Context, owner *Tx) (*copyHold, error) {
 	tok := &Tx{c: c}
 	tok.root = tok

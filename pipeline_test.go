@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -405,4 +406,79 @@ func TestCopyFromStdinViaExec(t *testing.T) {
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCopyFromStdinViaTxExec: in a transaction, a COPY FROM STDIN given
+// to Exec runs alone too: the transaction's other goroutines never
+// pipeline statements behind it (which the server would take as the
+// COPY's data), so each gets its own answer, or 25P02 once the refused
+// COPY has aborted the transaction; none hangs.
+func TestCopyFromStdinViaTxExec(t *testing.T) {
+	c := connect(t, srv.DSN())
+	ctx := testCtx(t)
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE cptx(x int)"); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 20 {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 10 {
+					want := round*1000 + g*10 + i
+					var v int
+					err := tx.QueryRow(ctx, "SELECT $1::int", want).Scan(&v)
+					if err == nil && v != want {
+						t.Errorf("got %d, want %d", v, want)
+					} else if err != nil && pgCode(err) != "25P02" {
+						t.Errorf("neighbour: %v", err)
+					}
+				}
+			}()
+		}
+		sql := "COPY cptx FROM STDIN"
+		if round%2 == 1 {
+			sql = "INSERT INTO cptx VALUES (1); COPY cptx FROM STDIN" // simple protocol
+		}
+		if _, err := tx.Exec(ctx, sql); pgCode(err) != "57014" {
+			t.Fatalf("COPY FROM STDIN via tx.Exec: %v", err)
+		}
+		wg.Wait()
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Batch{}
+	b.Queue("SELECT 1")
+	b.Queue("COPY cptx FROM STDIN")
+	br := tx.SendBatch(ctx, b)
+	if _, err := br.Exec(); err == nil || !strings.Contains(err.Error(), "batch") {
+		t.Fatalf("COPY FROM STDIN in a transaction's batch: %v", err)
+	}
+	br.Close()
+	var v int
+	if err := tx.QueryRow(ctx, "SELECT 7").Scan(&v); err != nil || v != 7 {
+		t.Fatalf("after the batch: %d, %v", v, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pgCode returns the SQLSTATE of the *PgError in err's chain, or "".
+func pgCode(err error) string {
+	var pgErr *PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
 }

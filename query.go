@@ -92,19 +92,21 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 	// again, so that a run of failures cannot hold it back for ever.
 	share := !streamed
 	retried := false // after a stale statement or a late cancel
+	held := false    // the connection is held for a COPY FROM STDIN
 	for {
 		sd, err := c.prepare(ctx, owner, sql)
 		if err != nil {
 			return err
 		}
-		if owner == nil && sd.traits.copyIn {
-			// COPY FROM STDIN runs alone (see mayCopyFromStdin).
-			tx, err := c.takeExclusive(ctx)
+		if sd.traits.copyIn && !held {
+			// COPY FROM STDIN runs alone (see holdForCopy), even among
+			// its transaction's goroutines.
+			h, err := c.holdForCopy(ctx, owner)
 			if err != nil {
 				return err
 			}
-			defer c.releaseExclusive(tx) // once: owner is set from now on
-			owner = tx
+			defer h.release() // once: held from now on
+			owner, held = h.tok, true
 		}
 		if sd.traits.deallocates {
 			c.noteDeallocate()
