@@ -91,9 +91,12 @@ type Config struct {
 	// block or call back into the Conn.
 	OnNotice func(*Notice)
 
-	// dsnParams keeps the pgline-specific keys that higher layers (the
-	// statement cache, the pool) read.
-	dsnParams map[string]string
+	// pgline's own keys beyond the buffer sizes, as ParseConfig read
+	// them; the zero values are the defaults.
+	cacheMode     string     // statement_cache_mode; none too for statement_cache_capacity=0
+	cacheCapacity int        // statement_cache_capacity
+	syncEach      bool       // pipeline_sync=each
+	pool          poolConfig // the pool_* keys (see Pool)
 }
 
 // HostConfig is one entry of a host list.

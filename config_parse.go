@@ -89,7 +89,6 @@ func parseConfig(dsn string, src *configSource) (*Config, error) {
 func buildConfig(s settings, src *configSource) (*Config, error) {
 	c := &Config{
 		RuntimeParams: make(map[string]string),
-		dsnParams:     make(map[string]string),
 	}
 	if err := classifyKeys(s, c); err != nil {
 		return nil, err
@@ -152,11 +151,10 @@ func buildConfig(s settings, src *configSource) (*Config, error) {
 
 // Key classes for classifyKeys.
 const (
-	keyUnknown  = iota // a runtime parameter
-	keyLibpq           // read by pgline
-	keyIgnored         // a libpq keyword pgline does not use
-	keyPgline          // pgline's own, read into a Config field
-	keyDSNParam        // pgline's own, kept for the pool and statement cache
+	keyUnknown = iota // a runtime parameter
+	keyLibpq          // read by pgline
+	keyIgnored        // a libpq keyword pgline does not use
+	keyPgline         // pgline's own (see parsePglineSettings)
 )
 
 // knownKeys classifies every key ParseConfig does not pass to the server.
@@ -183,11 +181,11 @@ var knownKeys = map[string]int{
 
 	"read_buffer_size": keyPgline, "max_message_size": keyPgline,
 
-	"statement_cache_capacity": keyDSNParam, "statement_cache_mode": keyDSNParam,
-	"pipeline_sync":  keyDSNParam,
-	"pool_max_conns": keyDSNParam, "pool_min_conns": keyDSNParam,
-	"pool_max_conn_lifetime": keyDSNParam, "pool_max_conn_idle_time": keyDSNParam,
-	"pool_health_check_period": keyDSNParam, "pool_max_pipeline": keyDSNParam,
+	"statement_cache_capacity": keyPgline, "statement_cache_mode": keyPgline,
+	"pipeline_sync":  keyPgline,
+	"pool_max_conns": keyPgline, "pool_min_conns": keyPgline,
+	"pool_max_conn_lifetime": keyPgline, "pool_max_conn_idle_time": keyPgline,
+	"pool_health_check_period": keyPgline, "pool_max_pipeline": keyPgline,
 }
 
 // isKnownKey reports whether key is a keyword ParseConfig knows, so that
@@ -197,8 +195,8 @@ func isKnownKey(key string) bool {
 	return ok
 }
 
-// classifyKeys rejects NUL bytes, copies unknown keys into RuntimeParams
-// and pgline's pool and cache keys into dsnParams.
+// classifyKeys rejects NUL bytes and copies unknown keys into
+// RuntimeParams.
 func classifyKeys(s settings, c *Config) error {
 	keys := make([]string, 0, len(s))
 	for k := range s {
@@ -207,7 +205,7 @@ func classifyKeys(s settings, c *Config) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := s[k].value
-		class, known := knownKeys[k]
+		_, known := knownKeys[k]
 		if !known {
 			switch {
 			case strings.IndexByte(k, 0) >= 0:
@@ -224,11 +222,8 @@ func classifyKeys(s settings, c *Config) error {
 			}
 			return parseError("the value of a runtime parameter contains a NUL byte")
 		}
-		switch {
-		case !known:
+		if !known {
 			c.RuntimeParams[k] = v
-		case class == keyDSNParam:
-			c.dsnParams[k] = v
 		}
 	}
 	return nil

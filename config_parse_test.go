@@ -50,7 +50,8 @@ func defaultConfig(home string) *Config {
 		LoadBalanceHosts:   "disable",
 		ReadBufferSize:     64 << 10,
 		MaxMessageSize:     1 << 30,
-		dsnParams:          map[string]string{},
+		cacheMode:          cachePrepare,
+		cacheCapacity:      defaultCacheCapacity,
 	}
 }
 
@@ -124,11 +125,9 @@ func TestParseConfig(t *testing.T) {
 		{"pgline keys", "statement_cache_mode=describe statement_cache_capacity=10 pipeline_sync=each pool_max_conns=8 pool_min_conns=2 " +
 			"pool_max_conn_lifetime=1h pool_max_conn_idle_time=30s pool_health_check_period=1m pool_max_pipeline=64 " +
 			"read_buffer_size=8192 max_message_size=1048576", nil, func(c *Config) {
-			c.dsnParams = map[string]string{
-				"statement_cache_mode": "describe", "statement_cache_capacity": "10", "pipeline_sync": "each",
-				"pool_max_conns": "8", "pool_min_conns": "2", "pool_max_conn_lifetime": "1h",
-				"pool_max_conn_idle_time": "30s", "pool_health_check_period": "1m", "pool_max_pipeline": "64",
-			}
+			c.cacheMode, c.cacheCapacity, c.syncEach = cacheDescribe, 10, true
+			c.pool = poolConfig{maxConns: 8, minConns: 2, maxLifetime: time.Hour, maxIdle: 30 * time.Second,
+				healthPeriod: time.Minute, maxPipeline: 64}
 			c.ReadBufferSize, c.MaxMessageSize = 8192, 1<<20
 		}},
 		{"fallback_application_name", "fallback_application_name=fb", nil, func(c *Config) {
@@ -518,25 +517,30 @@ func FuzzParseConfig(f *testing.F) {
 	})
 }
 
-func TestDSNParam(t *testing.T) {
+func TestPglineSettings(t *testing.T) {
 	src, _ := testSource(t, nil)
-	c, err := parseConfig("postgres://h/db?pool_max_conns=8&statement_cache_mode=none&search_path=x", src)
+	c, err := parseConfig("postgres://h/db?pool_max_conns=8&statement_cache_capacity=0&search_path=x&pool_max_conn_lifetime=0&pool_max_conn_idle_time=0s&pool_health_check_period=0", src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := c.dsnParam("pool_max_conns"); !ok || v != "8" {
-		t.Errorf("dsnParam(pool_max_conns) = %q, %v", v, ok)
+	if c.cacheMode != cacheNone {
+		t.Errorf("statement_cache_capacity=0 gave mode %q, want none", c.cacheMode)
 	}
-	if v, ok := c.dsnParam("statement_cache_mode"); !ok || v != "none" {
-		t.Errorf("dsnParam(statement_cache_mode) = %q, %v", v, ok)
-	}
-	for _, k := range []string{"pool_min_conns", "search_path", "host"} {
-		if v, ok := c.dsnParam(k); ok {
-			t.Errorf("dsnParam(%s) = %q, true; want unset", k, v)
-		}
+	pc := c.pool.withDefaults()
+	want := poolConfig{maxConns: 8, maxLifetime: noLimit, maxIdle: noLimit, healthPeriod: time.Minute, maxPipeline: 64}
+	if pc != want {
+		t.Errorf("pool settings %+v, want %+v", pc, want)
 	}
 	if _, ok := c.RuntimeParams["pool_max_conns"]; ok {
 		t.Error("pool_max_conns was made a runtime parameter")
+	}
+	if c.RuntimeParams["search_path"] != "x" {
+		t.Errorf("runtime parameters %v", c.RuntimeParams)
+	}
+	// Defaults, for a Config ParseConfig did not make too.
+	def := (&Config{}).pool.withDefaults()
+	if def.maxConns < 4 || def.maxLifetime != time.Hour || def.maxIdle != 30*time.Minute || def.maxPipeline != 64 {
+		t.Errorf("default pool settings %+v", def)
 	}
 }
 

@@ -127,8 +127,8 @@ func checkRequireAuthList(list string) string {
 	return ""
 }
 
-// parsePglineSettings reads read_buffer_size and max_message_size and
-// checks the pool and statement cache keys kept in dsnParams.
+// parsePglineSettings reads pgline's own keys: the buffer sizes, the
+// statement cache, pipeline_sync and the pool_* keys.
 func parsePglineSettings(s settings, c *Config) error {
 	var err error
 	if c.ReadBufferSize, err = parseIntKey(s, "read_buffer_size", defaultReadBufferSize, 1024, 1<<30); err != nil {
@@ -137,35 +137,55 @@ func parsePglineSettings(s settings, c *Config) error {
 	if c.MaxMessageSize, err = parseIntKey(s, "max_message_size", defaultMaxMessageSize, 1024, 1<<31-1); err != nil {
 		return err
 	}
-	if _, err := oneOf(s, "statement_cache_mode", "prepare", "prepare", "describe", "none"); err != nil {
+	if c.cacheMode, err = oneOf(s, "statement_cache_mode", cachePrepare, cachePrepare, cacheDescribe, cacheNone); err != nil {
 		return err
 	}
-	if _, err := oneOf(s, "pipeline_sync", "shared", "shared", "each"); err != nil {
+	if c.cacheCapacity, err = parseIntKey(s, "statement_cache_capacity", defaultCacheCapacity, 0, 1<<30); err != nil {
 		return err
 	}
-	if _, err := parseIntKey(s, "statement_cache_capacity", 0, 0, 1<<30); err != nil {
-		return err
+	if c.cacheCapacity == 0 {
+		c.cacheMode = cacheNone
 	}
-	if _, err := parseIntKey(s, "pool_max_pipeline", 1, 1, 1<<30); err != nil {
-		return err
-	}
-	maxConns, err := parseIntKey(s, "pool_max_conns", 0, 1, 1<<20)
+	syncMode, err := oneOf(s, "pipeline_sync", "shared", "shared", "each")
 	if err != nil {
 		return err
 	}
-	minConns, err := parseIntKey(s, "pool_min_conns", 0, 0, 1<<20)
-	if err != nil {
+	c.syncEach = syncMode == "each"
+	return parsePoolSettings(s, &c.pool)
+}
+
+// parsePoolSettings reads the pool_* keys into pc; keys not set stay zero
+// (the defaults, see poolConfig.withDefaults).
+func parsePoolSettings(s settings, pc *poolConfig) error {
+	var err error
+	if pc.maxPipeline, err = parseIntKey(s, "pool_max_pipeline", 0, 1, 1<<30); err != nil {
 		return err
 	}
-	if maxConns > 0 && minConns > maxConns {
+	if pc.maxConns, err = parseIntKey(s, "pool_max_conns", 0, 1, 1<<20); err != nil {
+		return err
+	}
+	if pc.minConns, err = parseIntKey(s, "pool_min_conns", 0, 0, 1<<20); err != nil {
+		return err
+	}
+	if pc.minConns > pc.withDefaults().maxConns {
 		return s.invalid("pool_min_conns", "must not exceed pool_max_conns")
 	}
-	for _, k := range []string{"pool_max_conn_lifetime", "pool_max_conn_idle_time", "pool_health_check_period"} {
-		if v := s.get(k); v != "" {
-			if d, err := time.ParseDuration(v); err != nil || d < 0 {
-				return s.invalid(k, "must be a non-negative duration such as 30s or 1h")
-			}
+	for _, k := range []struct {
+		key string
+		dst *time.Duration
+	}{{"pool_max_conn_lifetime", &pc.maxLifetime}, {"pool_max_conn_idle_time", &pc.maxIdle}, {"pool_health_check_period", &pc.healthPeriod}} {
+		v := s.get(k.key)
+		if v == "" {
+			continue
 		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return s.invalid(k.key, "must be a non-negative duration such as 30s or 1h")
+		}
+		if d == 0 {
+			d = noLimit // 0 turns the limit off, as in database/sql
+		}
+		*k.dst = d
 	}
 	return nil
 }
@@ -181,11 +201,4 @@ func parseIntKey(s settings, key string, def, lo, hi int) (int, error) {
 		return 0, s.invalid(key, "must be a whole number from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
 	}
 	return n, nil
-}
-
-// dsnParam returns a pgline-specific DSN key kept for higher layers
-// (statement_cache_* and pool_*), and whether the DSN set it.
-func (c *Config) dsnParam(key string) (string, bool) {
-	v, ok := c.dsnParams[key]
-	return v, ok
 }

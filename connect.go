@@ -169,7 +169,6 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		ctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
 		defer cancel()
 	}
-	mode, capacity := cacheParams(cfg)
 	netConn, err := dialHost(ctx, h)
 	if err != nil {
 		return nil, err
@@ -192,10 +191,9 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		netConn: netConn,
 		params:  make(map[string]string),
 		types:   cfg.TypeMap,
-		stmts:   newStmtCache(mode, capacity),
+		stmts:   newStmtCache(cfg.cacheMode, cfg.cacheCapacity),
 	}
-	syncMode, _ := cfg.dsnParam("pipeline_sync")
-	c.shareSyncs = syncMode != "each"
+	c.shareSyncs = !cfg.syncEach
 	c.flushIdle = sync.NewCond(&c.wmu)
 	if c.types == nil {
 		c.types = pgtype.NewMap()

@@ -3,10 +3,9 @@ package pgline
 import (
 	"context"
 	"errors"
-	"fmt"
+	"math"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -25,7 +24,8 @@ import (
 // DSN parameters: pool_max_conns (default max(4, GOMAXPROCS)),
 // pool_min_conns (0), pool_max_conn_lifetime (1h), pool_max_conn_idle_time
 // (30m), pool_health_check_period (1m), pool_max_pipeline (requests in
-// flight per connection, default 64).
+// flight per connection, default 64). A lifetime or idle time of 0 is no
+// limit; a health check period of 0 is the default.
 type Pool struct {
 	cfg *Config
 	pc  poolConfig
@@ -47,12 +47,40 @@ type Pool struct {
 	healthDone chan struct{}
 }
 
+// poolConfig is the pool_* DSN keys, read by ParseConfig. Zero fields
+// take the defaults (withDefaults); a limit of 0 in the DSN is noLimit.
 type poolConfig struct {
 	maxConns, minConns int
 	maxLifetime        time.Duration
 	maxIdle            time.Duration
 	healthPeriod       time.Duration
 	maxPipeline        int
+}
+
+// noLimit is a pool_max_conn_lifetime or pool_max_conn_idle_time of 0:
+// no connection is ever that old.
+const noLimit = time.Duration(math.MaxInt64)
+
+// withDefaults fills in the keys the DSN did not set.
+func (pc poolConfig) withDefaults() poolConfig {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if pc.maxConns == 0 {
+		pc.maxConns = max(4, runtime.GOMAXPROCS(0))
+	}
+	if pc.maxPipeline == 0 {
+		pc.maxPipeline = 64
+	}
+	def(&pc.maxLifetime, time.Hour)
+	def(&pc.maxIdle, 30*time.Minute)
+	def(&pc.healthPeriod, time.Minute)
+	if pc.healthPeriod == noLimit {
+		pc.healthPeriod = time.Minute
+	}
+	return pc
 }
 
 // poolConn is a connection of the pool; its counters are guarded by
@@ -84,13 +112,9 @@ func NewPool(ctx context.Context, dsn string) (*Pool, error) {
 
 // NewPoolConfig creates a pool for cfg.
 func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
-	pc, err := parsePoolConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
 	p := &Pool{
 		cfg:        cfg,
-		pc:         pc,
+		pc:         cfg.pool.withDefaults(),
 		changed:    make(chan struct{}),
 		stopHealth: make(chan struct{}),
 		healthDone: make(chan struct{}),
@@ -101,49 +125,6 @@ func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	p.mu.Unlock()
 	go p.healthLoop()
 	return p, nil
-}
-
-func parsePoolConfig(cfg *Config) (poolConfig, error) {
-	pc := poolConfig{
-		maxConns:     max(4, runtime.GOMAXPROCS(0)),
-		maxLifetime:  time.Hour,
-		maxIdle:      30 * time.Minute,
-		healthPeriod: time.Minute,
-		maxPipeline:  64,
-	}
-	ints := []struct {
-		key string
-		dst *int
-	}{{"pool_max_conns", &pc.maxConns}, {"pool_min_conns", &pc.minConns}, {"pool_max_pipeline", &pc.maxPipeline}}
-	for _, k := range ints {
-		if s, ok := cfg.dsnParam(k.key); ok {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return pc, fmt.Errorf("pgline: invalid %s", k.key)
-			}
-			*k.dst = n
-		}
-	}
-	durations := []struct {
-		key string
-		dst *time.Duration
-	}{{"pool_max_conn_lifetime", &pc.maxLifetime}, {"pool_max_conn_idle_time", &pc.maxIdle}, {"pool_health_check_period", &pc.healthPeriod}}
-	for _, k := range durations {
-		if s, ok := cfg.dsnParam(k.key); ok {
-			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
-				return pc, fmt.Errorf("pgline: invalid %s", k.key)
-			}
-			*k.dst = d
-		}
-	}
-	if pc.maxConns < 1 || pc.maxPipeline < 1 || pc.minConns > pc.maxConns {
-		return pc, errors.New("pgline: invalid pool size settings")
-	}
-	if pc.healthPeriod <= 0 {
-		pc.healthPeriod = time.Minute
-	}
-	return pc, nil
 }
 
 // signalLocked wakes every goroutine waiting for a change.

@@ -261,3 +261,36 @@ func TestPoolCloseStopsOpening(t *testing.T) {
 		t.Fatalf("Close took %v", took)
 	}
 }
+
+// TestPoolZeroLifetimeIsNoLimit: pool_max_conn_lifetime=0 and
+// pool_max_conn_idle_time=0 turn the limits off (as 0 does in
+// database/sql); they used to retire every connection after its first use.
+func TestPoolZeroLifetimeIsNoLimit(t *testing.T) {
+	ctx := testCtx(t)
+	p := newTestPool(t, "pool_max_conns=1 pool_max_conn_lifetime=0 pool_max_conn_idle_time=0")
+	pids := make(map[int]bool)
+	for range 5 {
+		for _, use := range []string{"route", "acquire"} {
+			var pid int
+			if use == "route" {
+				if err := p.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				pc, err := p.Acquire(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = pc.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid)
+				pc.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			pids[pid] = true
+		}
+	}
+	if len(pids) != 1 {
+		t.Fatalf("%d server sessions served 10 statements, want 1", len(pids))
+	}
+}

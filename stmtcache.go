@@ -21,6 +21,10 @@ const (
 	cacheNone = "none"
 )
 
+// defaultCacheCapacity is the statement cache's capacity when
+// statement_cache_capacity is not set.
+const defaultCacheCapacity = 512
+
 // FieldDescription describes one result column (from RowDescription).
 type FieldDescription struct {
 	Name                 string
@@ -102,7 +106,7 @@ func newStmtCache(mode string, capacity int) *stmtCache {
 		mode = cachePrepare
 	}
 	if capacity <= 0 {
-		capacity = 512
+		capacity = defaultCacheCapacity
 	}
 	return &stmtCache{mode: mode, capacity: capacity, m: make(map[string]*stmtDesc)}
 }
@@ -154,19 +158,4 @@ func (sc *stmtCache) remove(sd *stmtDesc) {
 	if sd.name != "" {
 		sc.closing = append(sc.closing, sd.name)
 	}
-}
-
-// cacheParams returns the statement cache mode and capacity of cfg.
-// ParseConfig has validated statement_cache_mode and
-// statement_cache_capacity; a capacity of 0 turns the cache off.
-func cacheParams(cfg *Config) (string, int) {
-	mode, _ := cfg.dsnParam("statement_cache_mode")
-	capacity := 512
-	if s, ok := cfg.dsnParam("statement_cache_capacity"); ok {
-		capacity, _ = strconv.Atoi(s)
-		if capacity == 0 {
-			mode = cacheNone
-		}
-	}
-	return mode, capacity
 }
