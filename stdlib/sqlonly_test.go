@@ -49,7 +49,10 @@ func (c *sqlOnlyConn) QueryContext(_ context.Context, query string, args []drive
 	return &sqlOnlyRows{rows: c.c.rows[:n]}, nil
 }
 
-type sqlOnlyRows struct{ rows [][]driver.Value }
+type sqlOnlyRows struct {
+	rows [][]driver.Value
+	cur  []driver.Value // the row NextRow moved to (Go 1.27, see sqlonly_go127_test.go)
+}
 
 func (r *sqlOnlyRows) Columns() []string {
 	return []string{"id", "name", "score", "created", "hash", "flag"}
