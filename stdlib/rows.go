@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/pgline/pgline"
 	"github.com/pgline/pgline/pgtype"
@@ -81,6 +82,11 @@ func (r *Rows) Next(dest []driver.Value) error {
 type colInfo struct {
 	names []string
 	dec   []pgtype.DriverDecoder
+	// asText[i] reports that column i's driver value is its text form
+	// (a string, or an int64, which database/sql formats in decimal as
+	// PostgreSQL does), so that scanning it into a string gives the same
+	// as database/sql's conversion (see ScanColumn, Go 1.27).
+	asText []bool
 }
 
 // colCache keeps the colInfo of the result descriptions seen on a
@@ -114,9 +120,11 @@ func (cc *colCache) get(fields []pgline.FieldDescription, types *pgtype.Map) *co
 }
 
 func newColInfo(fields []pgline.FieldDescription, types *pgtype.Map) *colInfo {
-	ci := &colInfo{names: make([]string, len(fields)), dec: make([]pgtype.DriverDecoder, len(fields))}
+	ci := &colInfo{names: make([]string, len(fields)), dec: make([]pgtype.DriverDecoder, len(fields)), asText: make([]bool, len(fields))}
 	for i, f := range fields {
 		ci.names[i] = f.Name
+		st := types.DriverScanType(f.DataTypeOID)
+		ci.asText[i] = st == reflect.TypeFor[string]() || st == reflect.TypeFor[int64]()
 		dec, err := types.DriverDecoder(f.DataTypeOID, f.Format)
 		if err != nil {
 			dec = func([]byte) (driver.Value, error) { return nil, err }

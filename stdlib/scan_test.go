@@ -237,3 +237,44 @@ func TestServerErrorKeepsConn(t *testing.T) {
 		t.Fatalf("after errors: %d, %v", n, err)
 	}
 }
+
+// TestTextDestinationsAsDatabaseSQL: scanning into text destinations gives
+// database/sql's conversion of the driver value on every Go version, also
+// with Go 1.27's RowsColumnScanner, where pgline's own scan plans would
+// give PostgreSQL's text ("t", "2024-01-01 07:00:00+00").
+func TestTextDestinationsAsDatabaseSQL(t *testing.T) {
+	db := openDB(t, 1)
+	ctx := testCtx(t)
+	for _, tc := range []struct{ expr, want string }{
+		{"true", "true"},
+		{"0.1::float4", "0.10000000149011612"},
+		{"1.5::float8", "1.5"},
+		{"'2024-01-01 07:00:00+00'::timestamptz", "2024-01-01T07:00:00Z"},
+		{"'2024-01-01 12:00:00'::timestamp", "2024-01-01T12:00:00Z"},
+		{"'2024-01-01'::date", "2024-01-01T00:00:00Z"},
+		{"42::int4", "42"},
+		{"'x y'::text", "x y"},
+		{"12.50::numeric", "12.50"},
+	} {
+		var s string
+		var b []byte
+		var ps *string
+		var ns sql.NullString
+		err := db.QueryRowContext(ctx, "SELECT "+tc.expr+", "+tc.expr+", "+tc.expr+", "+tc.expr).Scan(&s, &b, &ps, &ns)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expr, err)
+		}
+		if s != tc.want || string(b) != tc.want || ps == nil || *ps != tc.want || ns.String != tc.want || !ns.Valid {
+			t.Errorf("%s: got %q %q %v %q, want %q", tc.expr, s, b, ps, ns.String, tc.want)
+		}
+	}
+	// A named string type takes strings (and numbers, formatted) only.
+	type named string
+	var n named
+	if err := db.QueryRowContext(ctx, "SELECT 'x y'::text").Scan(&n); err != nil || n != "x y" {
+		t.Errorf("text into a named string: %q, %v", n, err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT true").Scan(&n); err == nil {
+		t.Errorf("bool into a named string: %q, no error", n)
+	}
+}
