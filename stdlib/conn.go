@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pgline/pgline"
 	"github.com/pgline/pgline/pgtype"
@@ -34,10 +35,19 @@ type Conn struct {
 	types *pgtype.Map // decodes rows; shared by the Connector's connections
 	args  []any       // reused for the arguments of each call
 	cols  colCache
+	// lastReset is when the connection was opened or last passed
+	// ResetSession: ResetSession pings it when it is a second or more ago.
+	lastReset time.Time
 }
 
+// resetPingAfter is how long a connection sits unused before ResetSession
+// pings it: pgline reads the socket only when a statement runs, so a
+// server's FATAL (pg_terminate_backend, a restart, idle_session_timeout)
+// waits unseen until then. A connection reused sooner is not pinged.
+const resetPingAfter = time.Second
+
 func newConn(c *pgline.Conn, types *pgtype.Map) *Conn {
-	return &Conn{c: c, types: types}
+	return &Conn{c: c, types: types, lastReset: time.Now()}
 }
 
 // Conn returns the native pgline connection. Statements run on it directly
@@ -58,11 +68,25 @@ func (c *Conn) Ping(ctx context.Context) error {
 
 // ResetSession is called by database/sql before the connection is reused
 // (driver.SessionResetter): a closed connection, or one left inside a
-// transaction, is bad and gets discarded.
+// transaction, is bad and gets discarded. A connection unused for a second
+// or more is pinged first, with ctx, and is bad when the ping fails (the
+// server ended the session meanwhile): database/sql then uses another
+// connection, which is safe since the user's statement was not sent.
 func (c *Conn) ResetSession(ctx context.Context) error {
 	if !c.IsValid() {
 		return driver.ErrBadConn
 	}
+	now := time.Now()
+	if now.Sub(c.lastReset) >= resetPingAfter {
+		if err := ctx.Err(); err != nil {
+			return err // not the connection's fault: keep it, ping next time
+		}
+		if err := c.c.Ping(ctx); err != nil {
+			return fmt.Errorf("%w: ping before reuse: %w", driver.ErrBadConn, err)
+		}
+		now = time.Now()
+	}
+	c.lastReset = now
 	return nil
 }
 
