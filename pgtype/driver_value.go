@@ -116,10 +116,16 @@ func (m *Map) DriverScanType(oid uint32) reflect.Type {
 // DatabaseTypeName returns the name a database/sql driver reports for a
 // column of type oid: the PostgreSQL type name in upper case ("INT4",
 // "TEXT", "TIMESTAMPTZ"), arrays with a leading underscore as in pg_type
-// ("_INT4"), and the decimal OID for a type this Map does not know.
+// ("_INT4"). A built-in type this package has no codec for is named too
+// ("XML", "MONEY", "CHAR" for "char" while character(n) is "BPCHAR",
+// "_PG_LSN"); a type neither built in nor registered on this Map (enums,
+// domains, extension types) gives its decimal OID.
 func (m *Map) DatabaseTypeName(oid uint32) string {
 	t, ok := m.types[oid]
 	if !ok {
+		if name, ok := builtinDatabaseTypeNames[oid]; ok {
+			return name
+		}
 		return strconv.FormatUint(uint64(oid), 10)
 	}
 	if t.kind == kindArray {

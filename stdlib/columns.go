@@ -12,8 +12,10 @@ import (
 const varHeaderSize = 4
 
 // ColumnTypeDatabaseTypeName returns the PostgreSQL type name of column
-// index in upper case ("INT4", "TEXT", "_INT4" for int4[]), or the decimal
-// type OID for a type pgline does not know (enums, extension types).
+// index in upper case ("INT4", "TEXT", "_INT4" for int4[], "XML", "CHAR"
+// for "char" and "BPCHAR" for character(n)), or the decimal type OID for a
+// type that is neither built in nor registered on the connection's type
+// map (enums, domains, extension types).
 func (r *Rows) ColumnTypeDatabaseTypeName(index int) string {
 	return r.c.types.DatabaseTypeName(r.fields[index].DataTypeOID)
 }
