@@ -69,7 +69,7 @@ func (c *Conn) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 
 // SendBatch sends b inside the transaction (see Conn.SendBatch).
 func (tx *Tx) SendBatch(ctx context.Context, b *Batch) *BatchResults {
-	if tx.done {
+	if tx.closed() {
 		return &BatchResults{err: ErrTxClosed, closed: true}
 	}
 	return tx.c.sendBatch(ctx, tx.root, b)

@@ -70,13 +70,28 @@ type Conn struct {
 
 	notifyMu      sync.Mutex // protects notifications
 	notifications []*Notification
+
+	dead     chan struct{} // closed when the connection closes, for waiters at the gate
+	deadOnce sync.Once
+}
+
+// markClosed marks the connection closed and wakes the goroutines waiting
+// for it to be free (gateLocked).
+func (c *Conn) markClosed() (already bool) {
+	already = c.closed.Swap(true)
+	c.deadOnce.Do(func() {
+		if c.dead != nil {
+			close(c.dead)
+		}
+	})
+	return already
 }
 
 // Close closes the connection: it sends Terminate when no request is in
 // flight and closes the socket; requests in flight fail. It is safe to call
 // more than once and from any goroutine.
 func (c *Conn) Close() error {
-	if c.closed.Swap(true) {
+	if c.markClosed() {
 		return nil
 	}
 	c.wmu.Lock()
@@ -120,7 +135,7 @@ func (c *Conn) TxStatus() byte { return byte(c.txStatus.Load()) }
 // error) and records it.
 func (c *Conn) fail(err error) error {
 	c.fatal.CompareAndSwap(nil, &err)
-	c.closed.Store(true)
+	c.markClosed()
 	c.netConn.Close()
 	return err
 }

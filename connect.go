@@ -192,6 +192,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		params:  make(map[string]string),
 		types:   cfg.TypeMap,
 		stmts:   newStmtCache(cfg.cacheMode, cfg.cacheCapacity),
+		dead:    make(chan struct{}),
 	}
 	c.shareSyncs = !cfg.syncEach
 	c.flushIdle = sync.NewCond(&c.wmu)

@@ -88,7 +88,7 @@ func (c *Conn) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag,
 // CopyFrom copies rows into table inside the transaction (see
 // Conn.CopyFrom).
 func (tx *Tx) CopyFrom(ctx context.Context, table Identifier, columns []string, src CopyFromSource) (int64, error) {
-	if tx.done {
+	if tx.closed() {
 		return 0, ErrTxClosed
 	}
 	tag, err := tx.c.copyFrom(ctx, tx.root, table, columns, src)
@@ -98,7 +98,7 @@ func (tx *Tx) CopyFrom(ctx context.Context, table Identifier, columns []string, 
 // CopyFromReader runs a COPY FROM STDIN inside the transaction (see
 // Conn.CopyFromReader).
 func (tx *Tx) CopyFromReader(ctx context.Context, sql string, r io.Reader) (CommandTag, error) {
-	if tx.done {
+	if tx.closed() {
 		return CommandTag{}, ErrTxClosed
 	}
 	return tx.c.copyFromReader(ctx, tx.root, sql, r)
@@ -106,7 +106,7 @@ func (tx *Tx) CopyFromReader(ctx context.Context, sql string, r io.Reader) (Comm
 
 // CopyTo runs a COPY TO STDOUT inside the transaction (see Conn.CopyTo).
 func (tx *Tx) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag, error) {
-	if tx.done {
+	if tx.closed() {
 		return CommandTag{}, ErrTxClosed
 	}
 	return tx.c.copyTo(ctx, tx.root, w, sql)
@@ -429,6 +429,15 @@ func (h *copyHold) release() {
 	free := c.exclFree
 	c.excl, c.exclFree = h.prevExcl, h.prevFree
 	close(free)
+	if tx := h.prevExcl; tx != nil && tx.endOnRelease {
+		// The transaction ended while its COPY ran (Tx.end): end it on
+		// the server too before anyone else may use the connection.
+		if tx.rollbackOnRelease && !c.closed.Load() {
+			c.sendDetachedLocked("ROLLBACK")
+			c.wmu.Lock()
+		}
+		c.releaseLocked()
+	}
 	c.wmu.Unlock()
 }
 

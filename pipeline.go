@@ -128,11 +128,12 @@ func (r *request) free() {
 // gateLocked waits, with wmu held, until requests of owner may be queued:
 // while a transaction holds the connection, only its own requests may.
 func (c *Conn) gateLocked(ctx context.Context, owner *Tx) error {
-	for c.excl != nil && c.excl != owner {
+	for c.excl != nil && c.excl != owner && !c.closed.Load() {
 		free := c.exclFree
 		c.wmu.Unlock()
 		select {
 		case <-free:
+		case <-c.dead:
 		case <-ctx.Done():
 			c.wmu.Lock()
 			return ctx.Err()
@@ -142,7 +143,30 @@ func (c *Conn) gateLocked(ctx context.Context, owner *Tx) error {
 	if c.closed.Load() {
 		return c.closedErr()
 	}
+	if owner != nil && owner.closing {
+		return ErrTxClosed
+	}
 	return nil
+}
+
+// sendDetachedLocked queues sql as a simple query that must reach the
+// server although its caller does not wait for it (the ROLLBACK ending a
+// transaction whose own ended unsent), past the gate: the caller holds wmu
+// and the connection. Its reply is drained like an abandoned request's.
+// It releases wmu.
+func (c *Conn) sendDetachedLocked(sql string) {
+	c.wbuf, _ = wire.AppendQuery(c.appendClosesLocked(c.wbuf), sql) // sql is ours: no NUL
+	req := newRequest()
+	c.enqueueLocked(req)
+	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
+		// It is the head: nobody would hand it the turn to drain it.
+		go func() {
+			<-req.turn
+			c.drain(req)
+			c.handoff(req)
+		}()
+	}
+	c.flushLocked(req)
 }
 
 // send appends the messages built by build to the write buffer, queues a
@@ -157,7 +181,7 @@ func (c *Conn) send(ctx context.Context, owner *Tx, build func([]byte) ([]byte, 
 // caller must send the run again when it comes back skipped.
 func (c *Conn) sendRun(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error), share bool) (*request, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, notSent(err)
 	}
 	c.wmu.Lock()
 	if err := c.gateLocked(ctx, owner); err != nil {

@@ -552,7 +552,7 @@ func (c *Conn) Prepare(ctx context.Context, sql string) (*StatementDescription, 
 
 // Prepare prepares sql inside the transaction (see Conn.Prepare).
 func (tx *Tx) Prepare(ctx context.Context, sql string) (*StatementDescription, error) {
-	if tx.done {
+	if tx.closed() {
 		return nil, ErrTxClosed
 	}
 	return tx.c.describeStatement(ctx, tx.root, sql)

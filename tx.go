@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync/atomic"
+
+	"github.com/pgline/pgline/internal/wire"
 )
 
 // ErrTxClosed is returned by calls on a transaction that has been
@@ -27,15 +30,36 @@ type TxOptions struct {
 // Tx is a transaction. It holds its connection exclusively from Begin to
 // Commit or Rollback: statements of other goroutines on the Conn wait and
 // never run inside it. Its methods may be called from several goroutines;
-// its statements are pipelined like any others. A Tx must end with Commit
-// or Rollback; calling Rollback after Commit is harmless (ErrTxClosed).
+// its statements are pipelined like any others, and those queued after
+// its Commit or Rollback get ErrTxClosed. A Tx must end with Commit or
+// Rollback; calling Rollback after Commit is harmless (ErrTxClosed), and
+// a Rollback whose ctx has ended still ends the transaction. One nested
+// transaction may be open in a Tx at a time.
 type Tx struct {
 	c         *Conn
 	root      *Tx    // the outermost transaction, which owns the connection
+	parent    *Tx    // for a nested Tx: the transaction it is nested in
 	savepoint string // for a nested Tx: its savepoint
 	depth     int    // nesting level, for savepoint names
-	done      bool
-	onEnd     func() // called when the outermost transaction ends (a Pool's)
+	done      atomic.Bool
+	child     atomic.Bool // a nested Tx of this one is open
+	onEnd     func()      // called when the outermost transaction ends (a Pool's)
+
+	// Of the outermost transaction, guarded by c.wmu:
+	closing bool // its COMMIT or ROLLBACK is queued: the gate refuses its statements
+	// ended while one of its COPYs held the connection (holdForCopy): the
+	// COPY's release ends it, with a ROLLBACK when rollback is set.
+	endOnRelease, rollbackOnRelease bool
+}
+
+// closed reports whether tx, or the transaction it is nested in, ended.
+func (tx *Tx) closed() bool {
+	for t := tx; t != nil; t = t.parent {
+		if t.done.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // Begin starts a transaction.
@@ -56,7 +80,11 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 		return nil, err
 	}
 	if _, err := c.simpleQuery(ctx, tx, sql, nil); err != nil {
-		c.releaseExclusive(tx)
+		// Unless nothing was sent or the server refused it, the BEGIN
+		// may still run (its ctx ended while it waited for its turn):
+		// a ROLLBACK follows it before anyone else's statements.
+		var pgErr *PgError
+		tx.end(!isNotSent(err) && !errors.As(err, &pgErr))
 		return nil, err
 	}
 	return tx, nil
@@ -96,19 +124,9 @@ func (c *Conn) takeExclusive(ctx context.Context) (*Tx, error) {
 	return tx, nil
 }
 
-// releaseExclusive lets every goroutine use the connection again.
-func (c *Conn) releaseExclusive(tx *Tx) {
-	c.wmu.Lock()
-	if c.excl == tx {
-		c.excl = nil
-		close(c.exclFree)
-	}
-	c.wmu.Unlock()
-}
-
 // Exec runs sql in the transaction (see Conn.Exec).
 func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (CommandTag, error) {
-	if tx.done {
+	if tx.closed() {
 		return CommandTag{}, ErrTxClosed
 	}
 	return tx.c.exec(ctx, tx.root, sql, args)
@@ -116,7 +134,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (CommandTag, er
 
 // Query runs sql in the transaction (see Conn.Query).
 func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
-	if tx.done {
+	if tx.closed() {
 		return nil, ErrTxClosed
 	}
 	r := &Rows{}
@@ -129,7 +147,7 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error)
 // QueryRow runs sql in the transaction (see Conn.QueryRow).
 func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 	row := &Row{}
-	if tx.done {
+	if tx.closed() {
 		row.err = ErrTxClosed
 		return row
 	}
@@ -138,62 +156,125 @@ func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 }
 
 // Begin starts a nested transaction: a savepoint, released by its Commit
-// and rolled back to by its Rollback.
+// and rolled back to by its Rollback. Savepoints nest like a stack, so a
+// Tx has one nested transaction open at a time.
 func (tx *Tx) Begin(ctx context.Context) (*Tx, error) {
-	if tx.done {
+	if tx.closed() {
 		return nil, ErrTxClosed
+	}
+	if !tx.child.CompareAndSwap(false, true) {
+		return nil, errors.New("pgline: a nested transaction of this transaction is still open")
 	}
 	name := "pgline_sp_" + strconv.Itoa(tx.depth+1)
 	if _, err := tx.c.simpleQuery(ctx, tx.root, "SAVEPOINT "+name, nil); err != nil {
+		tx.child.Store(false)
 		return nil, err
 	}
-	return &Tx{c: tx.c, root: tx.root, savepoint: name, depth: tx.depth + 1}, nil
+	return &Tx{c: tx.c, root: tx.root, parent: tx, savepoint: name, depth: tx.depth + 1}, nil
 }
 
 // Commit commits the transaction (or releases the savepoint of a nested
 // one). When the transaction had failed, the server rolls it back and
 // Commit returns ErrTxRolledBack.
 func (tx *Tx) Commit(ctx context.Context) error {
-	if tx.done {
+	if tx.closed() || !tx.done.CompareAndSwap(false, true) {
 		return ErrTxClosed
 	}
-	tx.done = true
 	if tx.savepoint != "" {
-		_, err := tx.c.simpleQuery(ctx, tx.root, "RELEASE SAVEPOINT "+tx.savepoint, nil)
-		return err
+		return tx.endNested(ctx, "RELEASE SAVEPOINT ")
 	}
-	defer tx.end()
-	tag, err := tx.c.simpleQuery(ctx, tx, "COMMIT", nil)
-	if err != nil {
-		return err
-	}
-	if tag.String() == "ROLLBACK" {
+	tag, err := tx.finish(ctx, "COMMIT")
+	if err == nil && tag.String() == "ROLLBACK" {
 		return ErrTxRolledBack
 	}
-	return nil
+	return err
 }
 
 // Rollback rolls the transaction back (or, for a nested one, rolls back
 // to its savepoint). After Commit or Rollback it returns ErrTxClosed and
-// does nothing, so it can be deferred.
+// does nothing, so it can be deferred. When ctx has ended before the
+// ROLLBACK could be sent, it is sent all the same and ctx's error
+// returned.
 func (tx *Tx) Rollback(ctx context.Context) error {
-	if tx.done {
+	if tx.closed() || !tx.done.CompareAndSwap(false, true) {
 		return ErrTxClosed
 	}
-	tx.done = true
 	if tx.savepoint != "" {
-		_, err := tx.c.simpleQuery(ctx, tx.root, "ROLLBACK TO SAVEPOINT "+tx.savepoint, nil)
-		return err
+		return tx.endNested(ctx, "ROLLBACK TO SAVEPOINT ")
 	}
-	defer tx.end()
-	_, err := tx.c.simpleQuery(ctx, tx, "ROLLBACK", nil)
+	_, err := tx.finish(ctx, "ROLLBACK")
 	return err
 }
 
-// end releases the connection held by the outermost transaction.
-func (tx *Tx) end() {
-	tx.c.releaseExclusive(tx)
+// endNested releases or rolls back to a nested transaction's savepoint.
+// Unsent for want of time, ROLLBACK TO is sent all the same; an unsent
+// RELEASE is left to the outer transaction's end.
+func (tx *Tx) endNested(ctx context.Context, verb string) error {
+	defer tx.parent.child.Store(false)
+	_, err := tx.c.simpleQuery(ctx, tx.root, verb+tx.savepoint, nil)
+	if isNotSent(err) && verb == "ROLLBACK TO SAVEPOINT " {
+		tx.c.wmu.Lock()
+		if tx.c.excl == tx.root && !tx.root.closing {
+			tx.c.sendDetachedLocked(verb + tx.savepoint)
+		} else {
+			tx.c.wmu.Unlock()
+		}
+	}
+	return err
+}
+
+// finish sends COMMIT or ROLLBACK for the outermost transaction and ends
+// it. From the moment it is queued, the transaction's statements are
+// refused (ErrTxClosed) rather than run after it, outside the transaction.
+func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
+	c := tx.c
+	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql})
+	tag, err := c.exchange(ctx, tx, func(buf []byte) ([]byte, error) {
+		tx.closing = true // the caller holds wmu
+		return wire.AppendQuery(buf, sql)
+	}, func() (CommandTag, error) { return c.readSimple(nil) })
+	traceEnd(tctx, c.cfg, ev, tag, err)
+	// Unsent (ctx ended first), the transaction is still open.
+	tx.end(isNotSent(err))
+	return tag, err
+}
+
+// end releases the connection held by the outermost transaction. open
+// says the server may be in the transaction still: a ROLLBACK is queued
+// first, ahead of every other goroutine's statements. When one of the
+// transaction's COPYs holds the connection, the COPY's release ends it.
+func (tx *Tx) end(open bool) {
+	c := tx.c
+	c.wmu.Lock()
+	tx.closing = true
+	switch {
+	case c.excl != tx:
+		tx.endOnRelease, tx.rollbackOnRelease = true, open
+		c.wmu.Unlock()
+	case open && !c.closed.Load():
+		c.sendDetachedLocked("ROLLBACK")
+		c.wmu.Lock()
+		c.releaseLocked()
+		c.wmu.Unlock()
+	default:
+		c.releaseLocked()
+		c.wmu.Unlock()
+	}
 	if tx.onEnd != nil {
 		tx.onEnd()
 	}
+}
+
+// releaseLocked lets every goroutine use the connection again. The caller
+// holds wmu.
+func (c *Conn) releaseLocked() {
+	c.excl = nil
+	close(c.exclFree)
+}
+
+// isNotSent reports whether err says nothing of its request reached the
+// connection.
+func isNotSent(err error) bool {
+	var ns *notSentError
+	return errors.As(err, &ns)
 }

@@ -1,0 +1,276 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Transactions whose ending statement never reached the server, or whose
+// BEGIN was abandoned, must not leave the connection inside a transaction
+// for the goroutines that use it next (found by an audit of concurrent
+// use).
+
+// countOutside counts table's rows from another connection.
+func countOutside(t *testing.T, table string) int64 {
+	t.Helper()
+	other := connect(t, srv.DSN())
+	var n int64
+	if err := other.QueryRow(testCtx(t), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRollbackWithEndedCtxEndsTx: a deferred Rollback(ctx) after ctx timed
+// out used to release the Conn with the transaction still open; every
+// later statement failed with 25P02 or ran inside it.
+func TestRollbackWithEndedCtxEndsTx(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE rb_ended (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, end := range []string{"rollback", "commit"} {
+		tctx, cancel := context.WithCancel(ctx)
+		tx, err := c.Begin(tctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(tctx, "INSERT INTO rb_ended VALUES (1)"); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if end == "rollback" {
+			err = tx.Rollback(tctx)
+		} else {
+			err = tx.Commit(tctx)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s with an ended ctx: %v", end, err)
+		}
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM rb_ended").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("after %s: %d rows, %v; want 0 (rolled back)", end, n, err)
+		}
+		if st := c.TxStatus(); st != 'I' {
+			t.Fatalf("after %s: tx status %q", end, st)
+		}
+	}
+}
+
+// TestAbandonedBeginIsRolledBack: a Begin whose ctx ended while its BEGIN
+// waited behind another statement returned an error, but the BEGIN still
+// ran, and the next statements ran in a transaction nobody ended.
+func TestAbandonedBeginIsRolledBack(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS begin_abandoned; CREATE TABLE begin_abandoned (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(ctx, "SELECT pg_sleep(0.3)")
+		slow <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the sleep is in flight
+	bctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Begin(bctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Begin: %v, want a deadline error", err)
+	}
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO begin_abandoned VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.TxStatus(); st != 'I' {
+		t.Fatalf("tx status %q after the abandoned Begin", st)
+	}
+	if n := countOutside(t, "begin_abandoned"); n != 1 {
+		t.Fatalf("the insert is not visible outside (%d rows): it ran inside the abandoned transaction", n)
+	}
+}
+
+// slowReader yields n lines of COPY data, one per Read after a pause.
+type slowReader struct {
+	n     int
+	pause time.Duration
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(r.pause)
+	r.n--
+	return copy(p, "1\n"), nil
+}
+
+// TestCommitDuringOwnCopy: a Commit that times out while another goroutine
+// of the same Tx runs a COPY used to leave the Conn held for ever.
+func TestCommitDuringOwnCopy(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE commit_copy (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := make(chan error, 1)
+	go func() {
+		_, err := tx.CopyFromReader(ctx, "COPY commit_copy FROM STDIN", &slowReader{n: 3, pause: 100 * time.Millisecond})
+		copied <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := tx.Commit(cctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Commit during the COPY: %v, want a deadline error", err)
+	}
+	if err := <-copied; err != nil {
+		t.Fatal(err)
+	}
+	// The Commit never ran: the transaction was rolled back, and the
+	// connection is free again.
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM commit_copy").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows, %v; want 0", n, err)
+	}
+	if st := c.TxStatus(); st != 'I' {
+		t.Fatalf("tx status %q", st)
+	}
+}
+
+// TestTxStatementsAfterEnd: statements of a Tx, or of a nested one, after
+// the outermost transaction ended get ErrTxClosed; they used to run
+// outside any transaction.
+func TestTxStatementsAfterEnd(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sp.Exec(ctx, "SELECT 1"); !errors.Is(err, ErrTxClosed) {
+		t.Fatalf("nested Exec after the outer Commit: %v", err)
+	}
+	if err := sp.QueryRow(ctx, "SELECT 1").Scan(new(int)); !errors.Is(err, ErrTxClosed) {
+		t.Fatalf("nested QueryRow after the outer Commit: %v", err)
+	}
+	if err := sp.Rollback(ctx); !errors.Is(err, ErrTxClosed) {
+		t.Fatalf("nested Rollback after the outer Commit: %v", err)
+	}
+
+	// Goroutines of a Tx racing its Commit: each statement runs inside the
+	// transaction or gets ErrTxClosed, never outside it.
+	for range 20 {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int64
+		if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 20 {
+					var got int64
+					err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&got)
+					if errors.Is(err, ErrTxClosed) {
+						return
+					}
+					if err != nil || got != want {
+						t.Errorf("statement of the Tx ran in transaction %d (want %d): %v", got, want, err)
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Millisecond)
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+	}
+}
+
+// TestNestedTxOneAtATime: savepoints nest like a stack, so a second nested
+// Tx while one is open is refused; two used to share a savepoint name and
+// roll back each other's work.
+func TestNestedTxOneAtATime(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	a, err := tx.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Begin(ctx); err == nil || !strings.Contains(err.Error(), "nested transaction") {
+		t.Fatalf("second nested Tx: %v", err)
+	}
+	inner, err := a.Begin(ctx) // nesting deeper is fine
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := tx.Begin(ctx) // after a ended
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCloseWakesGateWaiters: a statement waiting for a Tx to end returns
+// when the Conn closes, not when its ctx ends.
+func TestCloseWakesGateWaiters(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(ctx, "SELECT 1")
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("waiting statement: %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting statement did not return after Close")
+	}
+}
