@@ -66,14 +66,19 @@ func hasReaderArg(args []any) bool {
 // are written after it.
 func (c *Conn) sendStreamed(ctx context.Context, owner *Tx, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	c.wmu.Lock()
-	if err := c.gateLocked(ctx, owner); err != nil {
-		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
-	for c.flushing {
+	c.wmu.Lock()
+	for {
+		if err := c.gateLocked(ctx, owner); err != nil {
+			c.wmu.Unlock()
+			return nil, notSent(err)
+		}
+		if !c.flushing {
+			break
+		}
+		// Wait releases wmu: a transaction may take the connection
+		// meanwhile, so the gate is passed again.
 		c.flushIdle.Wait()
 	}
 	if c.closed.Load() {

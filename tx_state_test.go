@@ -274,3 +274,53 @@ func TestCloseWakesGateWaiters(t *testing.T) {
 		t.Fatal("the waiting statement did not return after Close")
 	}
 }
+
+// TestReaderArgWaitsForTx: a statement with a ReaderArg that waited for
+// the flusher used to skip the gate afterwards and run inside a
+// transaction another goroutine had begun meanwhile (and be rolled back
+// with it).
+func TestReaderArgWaitsForTx(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS reader_tx; CREATE TABLE reader_tx (b bytea)"); err != nil {
+		t.Fatal(err)
+	}
+	// Prepare both statements first, so that nothing waits on a describe.
+	if _, err := c.Exec(ctx, "SELECT length($1::bytea)", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO reader_tx VALUES ($1)", ReaderArg(strings.NewReader("warm"), 4)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "TRUNCATE reader_tx"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 3)
+	go func() { _, err := c.Exec(ctx, "SELECT pg_sleep(0.5)"); errs <- err }()
+	time.Sleep(50 * time.Millisecond)
+	// The server sleeps and reads nothing: writing 64 MiB keeps the
+	// flusher busy.
+	go func() { _, err := c.Exec(ctx, "SELECT length($1::bytea)", make([]byte, 64<<20)); errs <- err }()
+	time.Sleep(100 * time.Millisecond)
+	go func() {
+		_, err := c.Exec(ctx, "INSERT INTO reader_tx VALUES ($1)", ReaderArg(strings.NewReader("streamed"), 8))
+		errs <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := countOutside(t, "reader_tx"); n != 1 {
+		t.Fatalf("%d rows; want the streamed insert, which succeeded", n)
+	}
+}
