@@ -43,12 +43,34 @@ func encErr(t *typeInfo, arg any, err error) error {
 // maxValuerDepth bounds chains of driver.Valuer results.
 const maxValuerDepth = 8
 
+// valuerType is the type of driver.Valuer.
+var valuerType = reflect.TypeFor[driver.Valuer]()
+
+// callValuer returns v.Value(). As in database/sql, a nil pointer reaches
+// it only when its Value method has a pointer receiver (a nil pointer to
+// a type whose Value has a value receiver is NULL without a call); such a
+// method may dereference the nil pointer, and its panic is then returned as
+// an error rather than crashing the caller.
+func callValuer(v driver.Valuer, nilPtr bool) (dv driver.Value, err error) {
+	if nilPtr {
+		defer func() {
+			if r := recover(); r != nil {
+				dv, err = nil, fmt.Errorf("Value method panicked on a nil %T: %v", v, r)
+			}
+		}()
+	}
+	return v.Value()
+}
+
 // Encode appends the encoding of arg for a parameter of type oid (the type
 // the server described) to buf and returns it with the format used: 1
 // (binary) when there is a binary encoding for oid and arg's type, 0 (text)
 // otherwise; a Go string for a non-text parameter is sent as text for the
 // server to parse. null reports SQL NULL (nil, a nil pointer, a
-// driver.Valuer returning nil); buf is then returned unchanged. See the
+// driver.Valuer returning nil); buf is then returned unchanged. As in
+// database/sql, a nil pointer whose type has a Value method with a pointer
+// receiver is asked for its value; a nil pointer to a type implementing
+// driver.Valuer with a value receiver is NULL without a call. See the
 // package documentation for the Go types each type encodes from.
 func (m *Map) Encode(oid uint32, arg any, buf []byte) (out []byte, format int16, null bool, err error) {
 	return m.encode(m.typeOf(oid), arg, buf, 0)
@@ -150,13 +172,15 @@ func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16
 	case rangeArg:
 		return m.encodeRange(t, arg, v, buf, depth)
 	case driver.Valuer:
-		if rv := reflect.ValueOf(arg); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		rv := reflect.ValueOf(arg)
+		nilPtr := rv.Kind() == reflect.Pointer && rv.IsNil()
+		if nilPtr && rv.Type().Elem().Implements(valuerType) {
 			return buf, 1, true, nil
 		}
 		if depth >= maxValuerDepth {
 			return buf, 0, false, encErr(t, arg, errors.New("driver.Valuer chain too deep"))
 		}
-		dv, err := v.Value()
+		dv, err := callValuer(v, nilPtr)
 		if err != nil {
 			return buf, 0, false, encErr(t, arg, err)
 		}
