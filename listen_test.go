@@ -104,3 +104,31 @@ func TestWaitForNotificationCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPoolReleaseDropsNotifications: notifications one Acquire holder
+// received but did not read are not handed to the next holder.
+func TestPoolReleaseDropsNotifications(t *testing.T) {
+	ctx := testCtx(t)
+	p := newTestPool(t, "pool_max_conns=1")
+	a, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Listen(ctx, "release_ch"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec(ctx, "NOTIFY release_ch, 'for a only'"); err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	b, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if n, err := b.WaitForNotification(wctx); err == nil {
+		t.Fatalf("the next holder got %+v", n)
+	}
+}

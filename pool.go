@@ -494,6 +494,11 @@ func (pc *PoolConn) Release() {
 			c.Close()
 		}
 		cancel()
+		// Notifications received for the last holder are not the next one's.
+		c.notifyMu.Lock()
+		clear(c.notifications)
+		c.notifications = c.notifications[:0]
+		c.notifyMu.Unlock()
 	}
 	pc.pc.p.giveBack(pc.pc)
 }
