@@ -247,6 +247,13 @@ func (p *Pool) done(pc *poolConn, rows bool) {
 		pc.openRows--
 	}
 	pc.lastUsed = time.Now()
+	if pc.c.TxStatus() != 'I' {
+		// A routed statement left its session in a transaction (BEGIN
+		// given to Exec): no statement may be routed into it. The
+		// connection is closed once idle, which rolls it back, as
+		// giveBack does for Acquire's.
+		pc.retiring = true
+	}
 	if pc.c.IsClosed() || pc.retiring && pc.inflight == 0 {
 		p.dropLocked(pc)
 		if pc.inflight == 0 {

@@ -294,3 +294,30 @@ func TestPoolZeroLifetimeIsNoLimit(t *testing.T) {
 		t.Fatalf("%d server sessions served 10 statements, want 1", len(pids))
 	}
 }
+
+// TestPoolRoutedStatementLeavingTx: a routed statement that leaves its
+// session in a transaction (BEGIN given to Exec) used to poison its
+// connection: later statements failed with 25P02 or ran inside it.
+func TestPoolRoutedStatementLeavingTx(t *testing.T) {
+	ctx := testCtx(t)
+	p := newTestPool(t, "pool_max_conns=1")
+	if _, err := p.Exec(ctx, "DROP TABLE IF EXISTS pool_leftx; CREATE TABLE pool_leftx (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, "BEGIN; SELECT 1/0; COMMIT"); err == nil {
+		t.Fatal("no error from the division by zero")
+	}
+	var v int
+	if err := p.QueryRow(ctx, "SELECT 1").Scan(&v); err != nil || v != 1 {
+		t.Fatalf("after a failed explicit block: %d, %v", v, err)
+	}
+	if _, err := p.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, "INSERT INTO pool_leftx VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if n := countOutside(t, "pool_leftx"); n != 1 {
+		t.Fatalf("%d rows visible outside: the insert ran in the transaction BEGIN left open", n)
+	}
+}
