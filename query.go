@@ -190,7 +190,7 @@ func firstKeyword(sql string) string {
 		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '(':
 			i++
 		case strings.HasPrefix(sql[i:], "--"):
-			end := strings.IndexByte(sql[i:], '\n')
+			end := strings.IndexAny(sql[i:], "\n\r") // PostgreSQL's newline
 			if end < 0 {
 				return ""
 			}

@@ -322,7 +322,8 @@ func TestShareableSQL(t *testing.T) {
 		";":                       false,
 		"-- only a comment":       false,
 		"/* unterminated":         false,
-		"BEGINNING":               true, // not a keyword we know: a syntax error of its own
+		"BEGINNING":               true,  // not a keyword we know: a syntax error of its own
+		"-- x\rCOMMIT -- \nAND":   false, // PostgreSQL ends a -- comment at \r too
 	} {
 		if got := shareableSQL(sql); got != want {
 			t.Errorf("shareableSQL(%q) = %v, want %v", sql, got, want)
