@@ -199,20 +199,20 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *Tx, sql string, onRow fun
 }
 
 func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+	if mayDeallocate(sql) {
+		c.noteDeallocate()
+	}
+	build := func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) }
+	read := func() (CommandTag, error) { return c.readSimple(onRow) }
 	if mayCopyFromStdin(sql) {
 		h, err := c.holdForCopy(ctx, owner)
 		if err != nil {
 			return CommandTag{}, err
 		}
 		defer h.release()
-		owner = h.tok
+		return c.exchangeHeld(ctx, h, build, read)
 	}
-	if mayDeallocate(sql) {
-		c.noteDeallocate()
-	}
-	return c.exchange(ctx, owner,
-		func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
-		func() (CommandTag, error) { return c.readSimple(onRow) })
+	return c.exchange(ctx, owner, build, read)
 }
 
 // mayCopyFromStdin reports whether sql may hold a COPY ... FROM STDIN.

@@ -178,12 +178,12 @@ func (c *Conn) copyFrom(ctx context.Context, owner *Tx, table Identifier, column
 			return CommandTag{}, fmt.Errorf("pgline: CopyFrom: %d columns described for %d names", len(oids), len(columns))
 		}
 		enc := &copyEncoder{types: c.types, oids: oids, names: columns}
-		return c.copyRows(ctx, h.tok, copySQL, enc, src)
+		return c.copyRows(ctx, h, copySQL, enc, src)
 	})
 }
 
 // copyRows streams the rows of src as binary COPY data.
-func (c *Conn) copyRows(ctx context.Context, owner *Tx, copySQL string, enc *copyEncoder, src CopyFromSource) (CommandTag, error) {
+func (c *Conn) copyRows(ctx context.Context, h *copyHold, copySQL string, enc *copyEncoder, src CopyFromSource) (CommandTag, error) {
 	buf := make([]byte, 5, 5+copyChunkSize+copyChunkSize/4)
 	buf = append(buf, copyBinaryHeader...)
 	var row int64
@@ -211,7 +211,7 @@ func (c *Conn) copyRows(ctx context.Context, owner *Tx, copySQL string, enc *cop
 	if failure != nil {
 		return CommandTag{}, notSent(failure)
 	}
-	ci, err := c.startCopyIn(ctx, owner, copySQL)
+	ci, err := c.startCopyIn(ctx, h, copySQL)
 	if err != nil {
 		return CommandTag{}, err
 	}
@@ -257,7 +257,7 @@ func (c *Conn) copyFromReader(ctx context.Context, owner *Tx, sql string, r io.R
 			return CommandTag{}, err
 		}
 		defer h.release()
-		ci, err := c.startCopyIn(ctx, h.tok, sql)
+		ci, err := c.startCopyIn(ctx, h, sql)
 		if err != nil {
 			return CommandTag{}, err
 		}
@@ -303,7 +303,7 @@ func (c *Conn) copyTo(ctx context.Context, owner *Tx, w io.Writer, sql string) (
 			return CommandTag{}, err
 		}
 		defer h.release()
-		return c.exchange(ctx, h.tok,
+		return c.exchangeHeld(ctx, h,
 			func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
 			func() (CommandTag, error) { return c.readCopyOut(w) })
 	})
@@ -401,6 +401,24 @@ type copyHold struct {
 	tok      *Tx // the owner the COPY's requests are sent as
 	prevExcl *Tx // the holder before, restored by release
 	prevFree chan struct{}
+	// kept: the COPY's request was abandoned while it waited for its
+	// turn; whoever drains its reply releases the hold (see waitTurn).
+	kept bool
+}
+
+// waitTurn is Conn.waitTurn for a request of the COPY. When ctx ends
+// first, the COPY was sent all the same: the server may switch to copy
+// mode, in which any message behind it would be taken as its data. The
+// hold then lasts until the goroutine that drains the reply has refused
+// the COPY (refuseCopyIn), instead of ending with the caller.
+func (h *copyHold) waitTurn(ctx context.Context, req *request) error {
+	req.onDrained = h.releaseNow
+	if err := h.c.waitTurn(ctx, req); err != nil {
+		h.kept = true
+		return err
+	}
+	req.onDrained = nil // its caller reads the reply
+	return nil
 }
 
 // holdForCopy waits until owner may use the connection (nil: no
@@ -424,6 +442,13 @@ func (c *Conn) holdForCopy(ctx context.Context, owner *Tx) (*copyHold, error) {
 // release gives the connection back to its previous holder (a
 // transaction, or everyone) and wakes those waiting.
 func (h *copyHold) release() {
+	if !h.kept {
+		h.releaseNow()
+	}
+}
+
+// releaseNow ends the hold.
+func (h *copyHold) releaseNow() {
 	c := h.c
 	c.wmu.Lock()
 	free := c.exclFree
@@ -484,14 +509,13 @@ type copyIn struct {
 	werr  error         // a write error (the connection is then closed)
 }
 
-// startCopyIn sends sql and reads up to its CopyInResponse; the caller
-// holds the connection (copyHold).
-func (c *Conn) startCopyIn(ctx context.Context, owner *Tx, sql string) (*copyIn, error) {
-	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
+// startCopyIn sends sql and reads up to its CopyInResponse, under h.
+func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyIn, error) {
+	req, err := c.send(ctx, h.tok, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
 	if err != nil {
 		return nil, err
 	}
-	if err := c.waitTurn(ctx, req); err != nil {
+	if err := h.waitTurn(ctx, req); err != nil {
 		return nil, err // whoever drains the reply refuses the COPY
 	}
 	w := c.watch(ctx, req)

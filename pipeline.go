@@ -70,6 +70,9 @@ type request struct {
 	describes []*stmtDesc
 	extended  bool // the request is a run of the extended protocol
 	syncs     int  // ReadyForQuery messages its reply ends with
+	// onDrained, when set, runs once an abandoned request's reply has
+	// been drained (copyHold.waitTurn).
+	onDrained func()
 	// chained is set when the run queued after this one took its Sync
 	// (see the file comment): the reply ends with the CommandComplete of
 	// the COMMIT that replaced it, unless an error comes first; then it
@@ -118,7 +121,7 @@ func (r *request) free() {
 	case <-r.turn: // never left behind, but a stale token must not survive
 	default:
 	}
-	r.next, r.describes, r.extended, r.cancels = nil, nil, false, 0
+	r.next, r.describes, r.extended, r.cancels, r.onDrained = nil, nil, false, 0, nil
 	r.chained.Store(false)
 	r.step, r.skipped, r.preparesCommit, r.parsed = 0, false, false, 0
 	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
@@ -467,7 +470,21 @@ func (c *Conn) exchange(ctx context.Context, owner *Tx, build func([]byte) ([]by
 	if err != nil {
 		return CommandTag{}, err
 	}
-	if err := c.waitTurn(ctx, req); err != nil {
+	return c.exchangeRead(ctx, req, c.waitTurn, read)
+}
+
+// exchangeHeld is exchange for a statement under a COPY hold (see
+// copyHold.waitTurn).
+func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte) ([]byte, error), read func() (CommandTag, error)) (CommandTag, error) {
+	req, err := c.send(ctx, h.tok, build)
+	if err != nil {
+		return CommandTag{}, err
+	}
+	return c.exchangeRead(ctx, req, h.waitTurn, read)
+}
+
+func (c *Conn) exchangeRead(ctx context.Context, req *request, waitTurn func(context.Context, *request) error, read func() (CommandTag, error)) (CommandTag, error) {
+	if err := waitTurn(ctx, req); err != nil {
 		return CommandTag{}, err
 	}
 	w := c.watch(ctx, req)
@@ -523,8 +540,17 @@ func (c *Conn) handoff(req *request) {
 }
 
 // drain reads and discards the reply of an abandoned request, still
-// recording what a describe learned (others may wait for it).
+// recording what a describe learned (others may wait for it), then runs
+// its onDrained.
 func (c *Conn) drain(req *request) {
+	c.drainReply(req)
+	if f := req.onDrained; f != nil {
+		req.onDrained = nil
+		f()
+	}
+}
+
+func (c *Conn) drainReply(req *request) {
 	if req.describes != nil {
 		c.readDescribes(req)
 		return

@@ -91,22 +91,22 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 	// A run sent again after its Sync group failed does not join a group
 	// again, so that a run of failures cannot hold it back for ever.
 	share := !streamed
-	retried := false // after a stale statement or a late cancel
-	held := false    // the connection is held for a COPY FROM STDIN
+	retried := false   // after a stale statement or a late cancel
+	var hold *copyHold // the connection is held for a COPY FROM STDIN
 	for {
 		sd, err := c.prepare(ctx, owner, sql)
 		if err != nil {
 			return err
 		}
-		if sd.traits.copyIn && !held {
+		if sd.traits.copyIn && hold == nil {
 			// COPY FROM STDIN runs alone (see holdForCopy), even among
 			// its transaction's goroutines.
-			h, err := c.holdForCopy(ctx, owner)
+			hold, err = c.holdForCopy(ctx, owner)
 			if err != nil {
 				return err
 			}
-			defer h.release() // once: held from now on
-			owner, held = h.tok, true
+			defer hold.release() // once: held from now on
+			owner = hold.tok
 		}
 		if sd.traits.deallocates {
 			c.noteDeallocate()
@@ -126,7 +126,12 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 			return err
 		}
 		req.extended = true
-		if err := c.waitTurn(ctx, req); err != nil {
+		if hold != nil {
+			err = hold.waitTurn(ctx, req)
+		} else {
+			err = c.waitTurn(ctx, req)
+		}
+		if err != nil {
 			return err
 		}
 		if req.skipped {

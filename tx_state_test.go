@@ -324,3 +324,50 @@ func TestReaderArgWaitsForTx(t *testing.T) {
 		t.Fatalf("%d rows; want the streamed insert, which succeeded", n)
 	}
 }
+
+// TestAbandonedCopyKeepsHold: a COPY FROM STDIN whose ctx ended while it
+// waited for its turn used to release its hold at once; statements queued
+// next reached the server in copy mode, which dropped the connection.
+func TestAbandonedCopyKeepsHold(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE copy_abandoned (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, via := range []string{"CopyFromReader", "Exec", "Query"} {
+		rows, err := c.Query(ctx, "SELECT generate_series(1, 3)") // holds the reader
+		if err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		switch via {
+		case "CopyFromReader":
+			_, err = c.CopyFromReader(cctx, "COPY copy_abandoned FROM STDIN", strings.NewReader("1\n"))
+		case "Exec":
+			_, err = c.Exec(cctx, "COPY copy_abandoned FROM STDIN")
+		case "Query":
+			_, err = c.Query(cctx, "COPY copy_abandoned FROM STDIN") // the extended protocol
+		}
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: %v, want a deadline error", via, err)
+		}
+		errs := make(chan error, 2)
+		go func() { _, err := c.Exec(ctx, "INSERT INTO copy_abandoned VALUES (7)"); errs <- err }()
+		go func() {
+			var v int
+			err := c.QueryRow(ctx, "SELECT 42").Scan(&v)
+			if err == nil && v != 42 {
+				err = errors.New("wrong answer")
+			}
+			errs <- err
+		}()
+		time.Sleep(50 * time.Millisecond)
+		rows.Close()
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatalf("%s: statement after the abandoned COPY: %v", via, err)
+			}
+		}
+	}
+}
