@@ -212,7 +212,25 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, o
 		defer h.release()
 		return c.exchangeHeld(ctx, h, build, read)
 	}
-	return c.exchange(ctx, owner, build, read)
+	if owner != nil || onRow != nil || !oneStatement(sql) {
+		return c.exchange(ctx, owner, build, read)
+	}
+	// One statement outside a transaction, no rows passed on: like an
+	// extended run (see Conn.run), sent again once when a CancelRequest
+	// meant for an earlier request reached it (nothing of it persisted).
+	cancels := c.cancels.Load()
+	tag, err := c.exchange(ctx, owner, build, read)
+	var pgErr *PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "57014" && ctx.Err() == nil && c.cancels.Load() != cancels && c.TxStatus() == 'I' {
+		return c.exchange(ctx, owner, build, read)
+	}
+	return tag, err
+}
+
+// oneStatement reports whether sql has no semicolon but at its end, so
+// that it is one statement (or conservatively not).
+func oneStatement(sql string) bool {
+	return !strings.Contains(strings.TrimRight(sql, "; \t\r\n"), ";")
 }
 
 // mayCopyFromStdin reports whether sql may hold a COPY ... FROM STDIN.

@@ -371,3 +371,23 @@ func TestAbandonedCopyKeepsHold(t *testing.T) {
 		}
 	}
 }
+
+// TestLateCancelRetriedSimple: a CancelRequest for a statement that has
+// just finished can reach the next one; a simple-protocol statement hit
+// that way used to fail with 57014 although its ctx never ended. It is
+// sent again, as extended ones were.
+func TestLateCancelRetriedSimple(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	for i := range 30 {
+		actx, cancel := context.WithTimeout(ctx, time.Duration(40+i%20)*time.Millisecond)
+		go func() {
+			c.Exec(actx, "SELECT pg_sleep(0.05)")
+			cancel()
+		}()
+		time.Sleep(5 * time.Millisecond)
+		if _, err := c.Exec(ctx, "SELECT pg_sleep(0.1)"); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+	}
+}
