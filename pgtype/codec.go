@@ -45,14 +45,18 @@ func (m *Map) encodeCodec(t *typeInfo, arg any, buf []byte, depth int) ([]byte, 
 		return buf, 0, false, encErr(t, arg, err)
 	}
 	rv := reflect.ValueOf(arg)
-	if rv.Kind() == reflect.Pointer && rv.IsNil() {
+	nilPtr := rv.Kind() == reflect.Pointer && rv.IsNil()
+	// As in Map.Encode: a nil pointer is NULL unless its Value method has
+	// a pointer receiver.
+	v, valuer := arg.(driver.Valuer)
+	if nilPtr && (!valuer || rv.Type().Elem().Implements(valuerType)) {
 		return buf, 1, true, nil
 	}
 	if depth >= maxValuerDepth {
 		return buf, 0, false, encErr(t, arg, errors.New("driver.Valuer or pointer chain too deep"))
 	}
-	if v, ok := arg.(driver.Valuer); ok {
-		dv, err := v.Value()
+	if valuer {
+		dv, err := callValuer(v, nilPtr)
 		if err != nil {
 			return buf, 0, false, encErr(t, arg, err)
 		}

@@ -99,9 +99,11 @@
 // this package has codecs for (hstore, citext), and RegisterType with a
 // Codec of one's own for anything else.
 //
-// A Go string goes to any parameter type in text format, for the server to
-// parse ("123" for int8, a UUID text for uuid). nil, nil pointers, nil
-// slices and driver.Valuer results of nil are SQL NULL; a driver.Valuer is
-// asked for its value first; pointers are followed. An argument with no
+// A Go string goes to a text, bytea or json parameter as its bytes, and to
+// any other parameter type in text format, for the server to parse ("123"
+// for int8, a UUID text for uuid). nil, nil pointers, nil slices and
+// driver.Valuer results of nil are SQL NULL; a driver.Valuer is asked for
+// its value first (as in database/sql, also a nil pointer whose Value
+// method has a pointer receiver); pointers are followed. An argument with no
 // encoding for the parameter type is an *EncodeError naming both types.
 package pgtype
