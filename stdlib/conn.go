@@ -32,7 +32,7 @@ type Conn struct {
 	c     *pgline.Conn
 	tx    *pgline.Tx  // the transaction begun by BeginTx, until it ends
 	rows  *Rows       // rows open on the connection, if any
-	types *pgtype.Map // decodes rows; shared by the Connector's connections
+	types *pgtype.Map // decodes rows: the connection's own (Conn.TypeMap)
 	args  []any       // reused for the arguments of each call
 	cols  colCache
 	// lastReset is when the connection was opened or last passed

@@ -22,7 +22,11 @@
 // is prepared once per connection and cached (statement_cache_mode in the
 // DSN), so a Stmt, and Query/Exec of the same SQL text, reuse one
 // server-side statement. Exec without arguments takes the simple protocol
-// and may run several statements separated by semicolons.
+// and may run several statements separated by semicolons; a query returns
+// one result set (several statements in one Query are refused by the
+// server, SQLSTATE 42601). A connection idle for a second or more is
+// pinged before database/sql reuses it, so one whose server session ended
+// is replaced instead of failing the next statement.
 //
 // Values come out as database/sql expects them: int2/int4/int8/oid as
 // int64, float4/float8 as float64, bool, bytea as []byte, date and

@@ -28,7 +28,8 @@ func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if c.tx != nil {
+	if c.tx != nil || c.c.TxStatus() != 'I' {
+		// Also a BEGIN given to Exec: the server would only warn.
 		return nil, errInTx
 	}
 	level, err := isoLevel(sql.IsolationLevel(opts.Isolation))

@@ -198,3 +198,27 @@ func TestTxPrepareAndBusyRows(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBeginTxAfterManualBegin: BeginTx on a connection a BEGIN given to
+// Exec left in a transaction is refused (the server would only warn, and
+// the Tx's Commit would commit the earlier work too).
+func TestBeginTxAfterManualBegin(t *testing.T) {
+	ctx := testCtx(t)
+	conn := pinConn(t, openDB(t, 1))
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.BeginTx(ctx, nil); err == nil || !strings.Contains(err.Error(), "already open") {
+		t.Fatalf("BeginTx inside a transaction: %v", err)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+}
