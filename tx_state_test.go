@@ -74,11 +74,11 @@ func TestAbandonedBeginIsRolledBack(t *testing.T) {
 	}
 	slow := make(chan error, 1)
 	go func() {
-		_, err := c.Exec(ctx, "SELECT pg_sleep(0.3)")
+		_, err := c.Exec(ctx, "SELECT pg_sleep(1)")
 		slow <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // the sleep is in flight
-	bctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	waitActive(t, c.PID(), "SELECT pg_sleep(1)")
+	bctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	if _, err := c.Begin(bctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Begin: %v, want a deadline error", err)
@@ -97,13 +97,36 @@ func TestAbandonedBeginIsRolledBack(t *testing.T) {
 	}
 }
 
-// slowReader yields n lines of COPY data, one per Read after a pause.
+// waitActive waits until the server session pid runs query.
+func waitActive(t *testing.T, pid uint32, query string) {
+	t.Helper()
+	other := connect(t, srv.DSN())
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var n int
+		err := other.QueryRow(testCtx(t), "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND query = $2", int32(pid), query).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			return
+		}
+	}
+	t.Fatalf("session %d never ran %q", pid, query)
+}
+
+// slowReader yields n lines of COPY data, one per Read after a pause; the
+// first Read closes started.
 type slowReader struct {
-	n     int
-	pause time.Duration
+	n       int
+	pause   time.Duration
+	started chan struct{}
 }
 
 func (r *slowReader) Read(p []byte) (int, error) {
+	if r.started != nil {
+		close(r.started)
+		r.started = nil
+	}
 	if r.n == 0 {
 		return 0, io.EOF
 	}
@@ -125,11 +148,12 @@ func TestCommitDuringOwnCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	copied := make(chan error, 1)
+	started := make(chan struct{})
 	go func() {
-		_, err := tx.CopyFromReader(ctx, "COPY commit_copy FROM STDIN", &slowReader{n: 3, pause: 100 * time.Millisecond})
+		_, err := tx.CopyFromReader(ctx, "COPY commit_copy FROM STDIN", &slowReader{n: 3, pause: 200 * time.Millisecond, started: started})
 		copied <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-started // the COPY holds the connection
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	if err := tx.Commit(cctx); !errors.Is(err, context.DeadlineExceeded) {
