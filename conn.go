@@ -132,9 +132,15 @@ func (c *Conn) Host() HostConfig { return c.host }
 func (c *Conn) TxStatus() byte { return byte(c.txStatus.Load()) }
 
 // fail closes the connection after a fatal error (a protocol error, an I/O
-// error) and records it.
+// error) and records it. A failure after the first returns the first as
+// its cause (ErrClosed wrapping it): a ReaderArg that fails the write
+// shows as the reader's error to the request reading the reply.
 func (c *Conn) fail(err error) error {
-	c.fatal.CompareAndSwap(nil, &err)
+	if !c.fatal.CompareAndSwap(nil, &err) {
+		// An earlier failure closed the connection; this one (often
+		// "use of closed network connection") is its consequence.
+		err = c.closedErr()
+	}
 	c.markClosed()
 	c.netConn.Close()
 	return err

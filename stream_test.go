@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -277,8 +278,14 @@ func TestReaderArgShort(t *testing.T) {
 	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	_, err := c.Exec(ctx, "SELECT length($1::bytea)", ReaderArg(strings.NewReader("short"), 100))
-	if err == nil {
-		t.Fatal("no error for a short ReaderArg")
+	if err == nil || !strings.Contains(err.Error(), "ReaderArg gave 5 of its 100 bytes") {
+		t.Fatalf("short ReaderArg: %v; want the reader's shortfall as the cause", err)
+	}
+	// A reader failing with an error of its own.
+	c3 := connect(t, srv.DSN())
+	bad := io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(errors.New("disk on fire")))
+	if _, err := c3.Exec(ctx, "SELECT length($1::bytea)", ReaderArg(bad, 100)); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("failing ReaderArg: %v; want the reader's error", err)
 	}
 	if _, err := c.Exec(ctx, "SELECT 1"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after a short ReaderArg: %v", err)
