@@ -627,6 +627,13 @@ func (p *Pool) healthLoop() {
 			if expired {
 				pc.retiring = true
 			}
+			// Nobody can wait for notifications on a routed connection
+			// (a LISTEN run in a Pool transaction outlives it): drop
+			// them rather than keep them for ever.
+			pc.c.notifyMu.Lock()
+			clear(pc.c.notifications)
+			pc.c.notifications = pc.c.notifications[:0]
+			pc.c.notifyMu.Unlock()
 		}
 		p.fillMinLocked()
 		p.signalLocked()

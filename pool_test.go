@@ -321,3 +321,47 @@ func TestPoolRoutedStatementLeavingTx(t *testing.T) {
 		t.Fatalf("%d rows visible outside: the insert ran in the transaction BEGIN left open", n)
 	}
 }
+
+// TestPoolDropsRoutedNotifications: notifications reaching a routed
+// connection (LISTEN run in a Pool transaction) are dropped by the health
+// check instead of piling up.
+func TestPoolDropsRoutedNotifications(t *testing.T) {
+	ctx := testCtx(t)
+	p := newTestPool(t, "pool_max_conns=1 pool_health_check_period=1s")
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "LISTEN routed_ch"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := p.Exec(ctx, "NOTIFY routed_ch, 'x'"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queued := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n := 0
+		for _, pc := range p.conns {
+			pc.c.notifyMu.Lock()
+			n += len(pc.c.notifications)
+			pc.c.notifyMu.Unlock()
+		}
+		return n
+	}
+	if queued() == 0 {
+		t.Fatal("no notification reached the routed connection: the test shows nothing")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for queued() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d notifications still queued on the routed connection", queued())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
