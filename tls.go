@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 )
 
 // tlsPlan says how one connection attempt uses TLS.
@@ -92,6 +93,11 @@ func buildTLSConfig(cfg *Config, host string) (*tls.Config, error) {
 			}
 		}
 		checkName := mode == "verify-full"
+		if checkName && host == "" {
+			// libpq: verify-full needs a host name; hostaddr alone
+			// gives none to check the certificate against.
+			return nil, errors.New("sslmode=verify-full needs a host name to check the server certificate against (host=, not only hostaddr=)")
+		}
 		tc.VerifyConnection = func(cs tls.ConnectionState) error {
 			return verifyServerCert(cs, roots, host, checkName)
 		}
@@ -126,11 +132,42 @@ func verifyServerCert(cs tls.ConnectionState, roots *x509.CertPool, host string,
 	for _, c := range cs.PeerCertificates[1:] {
 		opts.Intermediates.AddCert(c)
 	}
-	if checkName {
-		opts.DNSName = host
+	leaf := cs.PeerCertificates[0]
+	if _, err := leaf.Verify(opts); err != nil {
+		return err
 	}
-	_, err := cs.PeerCertificates[0].Verify(opts)
+	if !checkName {
+		return nil
+	}
+	if host == "" {
+		return errors.New("no host name to check the server certificate against")
+	}
+	err := leaf.VerifyHostname(host)
+	if err != nil && len(leaf.DNSNames) == 0 && len(leaf.IPAddresses) == 0 && matchCommonName(leaf.Subject.CommonName, host) {
+		// libpq: without subject alternative names, the Common Name is
+		// the certificate's name (PostgreSQL's own recipe makes such
+		// certificates); Go's check no longer looks at it.
+		return nil
+	}
 	return err
+}
+
+// matchCommonName reports whether a certificate's Common Name cn names
+// host as libpq matches it: case-insensitively, with a leading "*." that
+// stands for exactly one label of a host name (not of an IP address).
+func matchCommonName(cn, host string) bool {
+	if cn == "" {
+		return false
+	}
+	if strings.EqualFold(cn, host) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(cn, "*.")
+	if !ok || net.ParseIP(host) != nil {
+		return false
+	}
+	_, domain, ok := strings.Cut(host, ".")
+	return ok && strings.EqualFold(domain, rest)
 }
 
 // checkKeyFilePermissions refuses a private key that others may read, as

@@ -1,9 +1,18 @@
 package pgline
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"math/big"
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sslInUse asks the server whether this session is encrypted.
@@ -49,6 +58,8 @@ func TestTLSModes(t *testing.T) {
 		{"wrong-ca", "certificate", []string{"host=localhost", "sslmode=verify-full", "sslrootcert=" + srv.WrongCACertFile}},
 		{"wrong-ca-require", "certificate", []string{"sslmode=require", "sslrootcert=" + srv.WrongCACertFile}},
 		{"system-roots", "certificate", []string{"host=localhost", "sslmode=verify-full", "sslrootcert=system"}},
+		// No host name to check: verify-full must not become verify-ca.
+		{"verify-full-hostaddr-only", "host name", []string{"host=''", "hostaddr=127.0.0.1", "sslmode=verify-full", "sslrootcert=" + srv.CACertFile}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,5 +126,63 @@ func TestChannelBinding(t *testing.T) {
 				t.Fatalf("the client should refuse before the server does: %v", err)
 			}
 		})
+	}
+}
+
+// TestVerifyCommonName: as in libpq, a server certificate without subject
+// alternative names is matched by its Common Name (a leading "*." stands
+// for one label); with them, the Common Name is not looked at.
+func TestVerifyCommonName(t *testing.T) {
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	leaf := func(cn string, dns []string, ips []net.IP) tls.ConnectionState {
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, DNSNames: dns, IPAddresses: ips}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := x509.ParseCertificate(der)
+		return tls.ConnectionState{PeerCertificates: []*x509.Certificate{c}}
+	}
+	for _, tc := range []struct {
+		cn   string
+		dns  []string
+		host string
+		ok   bool
+	}{
+		{"db.example.com", nil, "db.example.com", true},
+		{"DB.Example.com", nil, "db.example.com", true},
+		{"db.example.com", nil, "other.example.com", false},
+		{"*.example.com", nil, "db.example.com", true},
+		{"*.example.com", nil, "a.db.example.com", false},
+		{"*.example.com", nil, "example.com", false},
+		{"127.0.0.1", nil, "127.0.0.1", true},
+		{"db.example.com", []string{"other.example.com"}, "db.example.com", false}, // SANs win
+		{"x", []string{"db.example.com"}, "db.example.com", true},
+		{"db.example.com", nil, "", false},
+	} {
+		err := verifyServerCert(leaf(tc.cn, tc.dns, nil), roots, tc.host, true)
+		if (err == nil) != tc.ok {
+			t.Errorf("CN %q, SANs %v, host %q: %v, want ok=%v", tc.cn, tc.dns, tc.host, err, tc.ok)
+		}
+	}
+	// verify-ca checks the chain only.
+	if err := verifyServerCert(leaf("db.example.com", nil, nil), roots, "other", false); err != nil {
+		t.Errorf("verify-ca: %v", err)
+	}
+	if err := verifyServerCert(leaf("db.example.com", nil, nil), x509.NewCertPool(), "db.example.com", true); err == nil {
+		t.Error("a certificate from an unknown CA was accepted")
 	}
 }
