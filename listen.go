@@ -104,14 +104,22 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 	}
 	c.listener = req
 	c.wmu.Unlock()
-	stop := context.AfterFunc(ctx, func() { c.netConn.SetReadDeadline(time.Unix(1, 0)) })
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.netConn.SetReadDeadline(time.Unix(1, 0))
+		close(interrupted)
+	})
 
 	// Wait for a message without consuming it: a read deadline does not
 	// stop a read already under way, so the bytes may be the reply of a
 	// request queued meanwhile, which must be left to it.
 	typ, err := c.rd.PeekType()
 
-	stop()
+	if !stop() {
+		// ctx ended: its callback runs, or ran, in a goroutine of its
+		// own; the deadline is cleared only after it has set it.
+		<-interrupted
+	}
 	c.wmu.Lock()
 	c.listener = nil
 	c.netConn.SetReadDeadline(time.Time{})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -130,5 +131,41 @@ func TestPoolReleaseDropsNotifications(t *testing.T) {
 	defer cancel()
 	if n, err := b.WaitForNotification(wctx); err == nil {
 		t.Fatalf("the next holder got %+v", n)
+	}
+}
+
+// TestWaitForNotificationCancelRace: a ctx ending just as a notification
+// arrives used to leave a past read deadline behind (set by the ctx's
+// callback after the wait had cleared it), and the next statement failed
+// with an i/o timeout that closed the connection.
+func TestWaitForNotificationCancelRace(t *testing.T) {
+	ctx := testCtx(t)
+	l := connect(t, srv.DSN())
+	if err := l.Listen(ctx, "race_ch"); err != nil {
+		t.Fatal(err)
+	}
+	n := connect(t, srv.DSN())
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			if _, err := n.Exec(ctx, "NOTIFY race_ch"); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { stop.Store(true); <-done }()
+	for i := range 3000 {
+		wctx, cancel := context.WithCancel(ctx)
+		go func() {
+			time.Sleep(time.Duration(i%40) * 2 * time.Microsecond)
+			cancel()
+		}()
+		l.WaitForNotification(wctx)
+		cancel()
+		if _, err := l.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatalf("iteration %d: %v", i, err)
+		}
 	}
 }
