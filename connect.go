@@ -66,12 +66,22 @@ func connectHosts(ctx context.Context, cfg *Config) (*Conn, error) {
 				return c, nil
 			}
 			cerr.Attempts = append(cerr.Attempts, HostError{Host: hostLabel(h), Err: err})
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || refusedByServer(err) {
 				return nil, &cerr
 			}
 		}
 	}
 	return nil, &cerr
+}
+
+// refusedByServer reports whether a host's server refused the session
+// with an error (a failed authentication, an unknown database): as in
+// libpq, the other hosts are then not tried, so that a wrong password does
+// not land on another server, nor fail once per host. The server's
+// "cannot connect now" (57P03, starting up or shutting down) moves on.
+func refusedByServer(err error) bool {
+	var pgErr *PgError
+	return errors.As(err, &pgErr) && pgErr.Code != "57P03"
 }
 
 // hostLabel names a host in errors: "host:port", "[::1]:port" or the socket
@@ -115,6 +125,13 @@ func connectHost(ctx context.Context, cfg *Config, h HostConfig, attrs string) (
 	return nil, joinedError(errs)
 }
 
+// plainStartupError is a startup that failed in plaintext although TLS was
+// asked for (sslmode=prefer against a server without TLS).
+type plainStartupError struct{ err error }
+
+func (e *plainStartupError) Error() string { return e.err.Error() }
+func (e *plainStartupError) Unwrap() error { return e.err }
+
 // retryError is the failure of a host's second attempt, with or without
 // TLS as the sslmode allows.
 type retryError struct {
@@ -148,6 +165,10 @@ func (e joinedError) Unwrap() []error { return e }
 // the next TLS plan: not when the host is unreachable, timed out, or when
 // the session was refused for its attributes.
 func retryOtherTLSPlan(err error) bool {
+	var pe *plainStartupError
+	if errors.As(err, &pe) {
+		return false
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return false
@@ -206,7 +227,13 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	}
 	c.rd = wire.NewReader(c.netConn, cfg.ReadBufferSize, cfg.MaxMessageSize)
 	if err := c.startup(h); err != nil {
-		return nil, ctxWrap(ctx, err)
+		err = ctxWrap(ctx, err)
+		if plan == tlsTry && !c.tls {
+			// The server refused TLS: this was already the plaintext
+			// attempt, which sslmode=prefer would otherwise repeat.
+			err = &plainStartupError{err}
+		}
+		return nil, err
 	}
 	if err := c.checkSessionAttrs(ctx, attrs); err != nil {
 		c.Close()

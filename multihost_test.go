@@ -152,3 +152,32 @@ func TestEnvironment(t *testing.T) {
 		t.Fatal("PGSSLMODE=require ignored")
 	}
 }
+
+// TestMultiHostStopsWhenRefused: as in libpq, a server that refuses the
+// session (here an unknown role, 28000) ends the attempt: the next host,
+// where the login would work, is not tried.
+func TestMultiHostStopsWhenRefused(t *testing.T) {
+	plain := plainServer(t)
+	dsn := "host=127.0.0.1,127.0.0.1 port=" + strconv.Itoa(plain.Port) + "," + strconv.Itoa(srv.Port) +
+		" user=scramuser password=" + pwSCRAM + " dbname=postgres sslmode=disable"
+	c, err := Connect(testCtx(t), dsn)
+	if err == nil {
+		c.Close()
+		t.Fatalf("connected to port %d after the first host refused the role", c.Host().Port)
+	}
+	var pgErr *PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "28000" {
+		t.Fatalf("got %v, want the first host's 28000", err)
+	}
+}
+
+// TestPreferNoPlaintextRetry: with sslmode=prefer, a server without TLS
+// that refuses the login is not asked a second time in plaintext (the
+// first attempt already was).
+func TestPreferNoPlaintextRetry(t *testing.T) {
+	plain := plainServer(t)
+	_, err := Connect(testCtx(t), plain.DSN("user=no_such_role", "sslmode=prefer"))
+	if err == nil || strings.Contains(err.Error(), "then without TLS") {
+		t.Fatalf("got %v; want one failed login", err)
+	}
+}
