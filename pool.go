@@ -389,6 +389,7 @@ func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 	defer func() {
 		p.takers--
 		p.balanceDrainingLocked()
+		p.signalLocked() // routes held back by the draining marks may go on
 		p.mu.Unlock()
 	}()
 	for {
@@ -407,11 +408,23 @@ func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 		if p.totalLocked() < p.pc.maxConns {
 			p.held++ // reserved for the connection opened here
 			p.mu.Unlock()
-			c, err := ConnectConfig(ctx, p.cfg)
+			// Close, which waits for held connections, ends the attempt.
+			cctx, cancel := context.WithCancel(ctx)
+			stop := context.AfterFunc(p.closing, cancel)
+			c, err := ConnectConfig(cctx, p.cfg)
+			stop()
+			cancel()
 			p.mu.Lock()
+			if err == nil && p.closed {
+				c.Close()
+				err = notSent(ErrPoolClosed)
+			}
 			if err != nil {
 				p.held--
 				p.signalLocked()
+				if p.closed {
+					err = notSent(ErrPoolClosed)
+				}
 				return nil, err
 			}
 			now := time.Now()

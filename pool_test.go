@@ -255,10 +255,23 @@ func TestPoolCloseStopsOpening(t *testing.T) {
 	if _, err := p.Exec(short, "SELECT 1"); err == nil {
 		t.Fatal("no error from a server that never answers")
 	}
+	// Acquire opens its connection itself, with its caller's ctx: Close
+	// ends that attempt too instead of waiting for the ctx.
+	acquired := make(chan error, 1)
+	go func() {
+		long, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := p.Acquire(long)
+		acquired <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
 	p.Close()
 	if took := time.Since(start); took > 3*time.Second {
 		t.Fatalf("Close took %v", took)
+	}
+	if err := <-acquired; !errors.Is(err, ErrPoolClosed) {
+		t.Fatalf("Acquire during Close: %v, want ErrPoolClosed", err)
 	}
 }
 
