@@ -47,6 +47,11 @@ type Config struct {
 	SSLPassword    string // unused unless the key is encrypted (not supported yet)
 	SSLNegotiation string // "postgres" (default)
 	SSLSNI         bool   // send the host name with TLS SNI (default true)
+	// SSLMinProtocolVersion and SSLMaxProtocolVersion bound the TLS
+	// version: "TLSv1", "TLSv1.1", "TLSv1.2" or "TLSv1.3". The minimum
+	// defaults to TLSv1.2 (also when empty); an empty maximum is none.
+	SSLMinProtocolVersion string
+	SSLMaxProtocolVersion string
 	// TLSConfig, when set, replaces the TLS settings derived from the
 	// ssl* fields (SSLMode still decides whether TLS is tried and needed).
 	TLSConfig *tls.Config

@@ -26,13 +26,17 @@ const (
 // Keys are libpq's (host, hostaddr, port, dbname, user, password, passfile,
 // connect_timeout, application_name, fallback_application_name, options,
 // sslmode, sslrootcert, sslcert, sslkey, sslpassword, sslnegotiation,
-// sslsni, channel_binding, require_auth, target_session_attrs,
+// sslsni, sslcertmode, ssl_min_protocol_version, ssl_max_protocol_version,
+// channel_binding, require_auth, target_session_attrs,
 // load_balance_hosts, service) and pgline's own: read_buffer_size,
 // max_message_size, statement_cache_capacity, statement_cache_mode,
 // pipeline_sync (shared, the default, or each: see Conn) and the pool_*
 // keys read by NewPool. Other libpq keywords pgline does not use
-// (keepalives, gssencmode, ...) are accepted and ignored; any other key is
-// a runtime parameter sent to the server (Config.RuntimeParams).
+// (keepalives, krbsrvname, ...) are accepted and ignored, except those
+// asking for a check pgline cannot make, which are refused rather than
+// connect where libpq would not: gssencmode=require, requirepeer, sslcrl,
+// sslcrldir, sslcertmode=require. Any other key is a runtime parameter
+// sent to the server (Config.RuntimeParams).
 //
 // When no host is given, the default is the first of /var/run/postgresql,
 // /run/postgresql and /tmp that holds the server socket .s.PGSQL.<port>,
@@ -170,10 +174,10 @@ var knownKeys = map[string]int{
 
 	"keepalives": keyIgnored, "keepalives_idle": keyIgnored, "keepalives_interval": keyIgnored,
 	"keepalives_count": keyIgnored, "tcp_user_timeout": keyIgnored,
-	"gssencmode": keyIgnored, "gsslib": keyIgnored, "gssdelegation": keyIgnored,
-	"krbsrvname": keyIgnored, "requirepeer": keyIgnored, "sslcompression": keyIgnored,
-	"sslcrl": keyIgnored, "sslcrldir": keyIgnored, "sslcertmode": keyIgnored,
-	"ssl_min_protocol_version": keyIgnored, "ssl_max_protocol_version": keyIgnored,
+	"gssencmode": keyLibpq, "gsslib": keyIgnored, "gssdelegation": keyIgnored,
+	"krbsrvname": keyIgnored, "requirepeer": keyLibpq, "sslcompression": keyIgnored,
+	"sslcrl": keyLibpq, "sslcrldir": keyLibpq, "sslcertmode": keyLibpq,
+	"ssl_min_protocol_version": keyLibpq, "ssl_max_protocol_version": keyLibpq,
 	"sslkeylogfile": keyIgnored, "min_protocol_version": keyIgnored,
 	"max_protocol_version": keyIgnored, "oauth_issuer": keyIgnored,
 	"oauth_client_id": keyIgnored, "oauth_client_secret": keyIgnored, "oauth_scope": keyIgnored,

@@ -71,8 +71,47 @@ func parseTLSSettings(s settings, src *configSource, c *Config) error {
 	if c.SSLNegotiation, err = oneOf(s, "sslnegotiation", "postgres", "postgres"); err != nil {
 		return err
 	}
-	c.SSLSNI, err = parseBool(s, "sslsni", true)
-	return err
+	if c.SSLSNI, err = parseBool(s, "sslsni", true); err != nil {
+		return err
+	}
+	versions := []string{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}
+	if c.SSLMinProtocolVersion, err = oneOf(s, "ssl_min_protocol_version", "TLSv1.2", versions...); err != nil {
+		return err
+	}
+	if c.SSLMaxProtocolVersion, err = oneOf(s, "ssl_max_protocol_version", "", versions...); err != nil {
+		return err
+	}
+	if c.SSLMaxProtocolVersion != "" && tlsVersions[c.SSLMaxProtocolVersion] < tlsVersions[c.SSLMinProtocolVersion] {
+		return s.invalid("ssl_max_protocol_version", "must not be below ssl_min_protocol_version")
+	}
+	certMode, err := oneOf(s, "sslcertmode", "allow", "disable", "allow", "require")
+	if err != nil {
+		return err
+	}
+	if certMode == "disable" {
+		c.SSLCert, c.SSLKey = "", ""
+	}
+	return refuseUnenforced(s, certMode)
+}
+
+// refuseUnenforced refuses the libpq settings that ask for a check pgline
+// cannot make: ignoring them would connect where libpq refuses to.
+func refuseUnenforced(s settings, certMode string) error {
+	switch {
+	case s.get("gssencmode") == "require":
+		return s.invalid("gssencmode", "require is not supported: pgline has no GSSAPI encryption")
+	case s.get("gssencmode") != "" && s.get("gssencmode") != "disable" && s.get("gssencmode") != "prefer":
+		return s.invalid("gssencmode", "must be one of disable, prefer, require")
+	case s.get("requirepeer") != "":
+		return s.invalid("requirepeer", "is not supported (the server's user is not checked)")
+	case s.get("sslcrl") != "":
+		return s.invalid("sslcrl", "is not supported (certificate revocation lists are not checked)")
+	case s.get("sslcrldir") != "":
+		return s.invalid("sslcrldir", "is not supported (certificate revocation lists are not checked)")
+	case certMode == "require":
+		return s.invalid("sslcertmode", "require is not supported; use allow or disable")
+	}
+	return nil
 }
 
 // parseSessionSettings reads channel_binding, require_auth,

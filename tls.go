@@ -11,6 +11,13 @@ import (
 	"strings"
 )
 
+// tlsVersions maps ssl_min_protocol_version and ssl_max_protocol_version
+// values to crypto/tls versions.
+var tlsVersions = map[string]uint16{
+	"TLSv1": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11,
+	"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13,
+}
+
 // tlsPlan says how one connection attempt uses TLS.
 type tlsPlan int
 
@@ -66,6 +73,12 @@ func buildTLSConfig(cfg *Config, host string) (*tls.Config, error) {
 	tc := &tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		InsecureSkipVerify: true, // verification is done in VerifyConnection below
+	}
+	if v, ok := tlsVersions[cfg.SSLMinProtocolVersion]; ok {
+		tc.MinVersion = v
+	}
+	if v, ok := tlsVersions[cfg.SSLMaxProtocolVersion]; ok {
+		tc.MaxVersion = v
 	}
 	if cfg.SSLSNI && net.ParseIP(host) == nil {
 		tc.ServerName = host

@@ -186,3 +186,18 @@ func TestVerifyCommonName(t *testing.T) {
 		t.Error("a certificate from an unknown CA was accepted")
 	}
 }
+
+// TestTLSProtocolVersion: ssl_max_protocol_version and
+// ssl_min_protocol_version bound the version negotiated.
+func TestTLSProtocolVersion(t *testing.T) {
+	for _, tc := range []struct{ dsn, want string }{
+		{"ssl_max_protocol_version=TLSv1.2", "TLSv1.2"},
+		{"ssl_min_protocol_version=TLSv1.3", "TLSv1.3"},
+	} {
+		c := connect(t, srv.DSN("user=scramuser", "password="+pwSCRAM, "sslmode=require", tc.dsn))
+		v, err := c.queryScalar(testCtx(t), "SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+		if err != nil || v != tc.want {
+			t.Errorf("%s: TLS version %q, %v; want %s", tc.dsn, v, err, tc.want)
+		}
+	}
+}
