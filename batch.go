@@ -114,19 +114,35 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 		br.err = err
 		return br
 	}
-	for _, sd := range sds {
+	// A statement the server could not prepare fails alone in an
+	// independent batch (it is not sent); it fails the whole batch in an
+	// all-or-nothing one.
+	sent := 0
+	for i, sd := range sds {
+		switch {
+		case sd.err != nil && b.AllOrNothing:
+			br.err = notSent(fmt.Errorf("pgline: batch statement %d: %w", i, sd.err))
+			return br
+		case sd.err != nil:
+			continue
+		case len(b.items[i].args) != len(sd.paramOIDs):
+			br.err = notSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sd.paramOIDs), len(b.items[i].args)))
+			return br
+		}
 		if sd.traits.deallocates {
 			c.noteDeallocate()
 		}
+		sent++
 	}
-	for i, it := range b.items {
-		if len(it.args) != len(sds[i].paramOIDs) {
-			br.err = notSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sds[i].paramOIDs), len(it.args)))
-			return br
-		}
+	if sent == 0 {
+		br.sds = sds // each gives its own error
+		return br
 	}
 	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
 		for i, it := range b.items {
+			if sds[i].err != nil {
+				continue
+			}
 			var err error
 			if buf, err = c.appendRun(buf, sds[i], it.args, !b.AllOrNothing, nil); err != nil {
 				return nil, fmt.Errorf("batch statement %d: %w", i, err)
@@ -143,7 +159,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 	}
 	req.extended = true
 	if !b.AllOrNothing {
-		req.syncs = len(b.items)
+		req.syncs = sent
 	}
 	if err := c.waitTurn(ctx, req); err != nil {
 		br.err = err
@@ -181,10 +197,24 @@ func (br *BatchResults) next() (*Rows, error) {
 	if br.aborted != nil {
 		return nil, fmt.Errorf("pgline: batch statement %d: %w (%w)", i, ErrBatchAborted, br.aborted)
 	}
-	r := &Rows{c: br.c, sd: br.sds[i], batch: br, stopAtComplete: br.all}
+	sd := br.sds[i]
+	if sd.err != nil { // not prepared, not sent
+		err := fmt.Errorf("pgline: batch statement %d: %w", i, sd.err)
+		br.noteErr(err)
+		return nil, err
+	}
+	r := &Rows{c: br.c, sd: sd, batch: br, stopAtComplete: br.all}
 	if err := r.start(); err != nil {
 		r.finish()
 		br.noteErr(r.err)
+		var pgErr *PgError
+		if errors.As(r.err, &pgErr) && staleStatement(pgErr) {
+			// Its cached statement went stale (a schema change,
+			// DEALLOCATE): the next use prepares it again.
+			br.c.wmu.Lock()
+			br.c.stmts.remove(sd)
+			br.c.wmu.Unlock()
+		}
 		return nil, r.err
 	}
 	br.cur = r
@@ -260,18 +290,22 @@ func (br *BatchResults) Close() error {
 		br.noteErr(r.err)
 		br.cur = nil
 	}
-	if br.all {
-		// The end of the reply: the batch's one ReadyForQuery.
-		c.drainRuns(1)
-	}
-	br.watch.stop()
 	err := br.err
-	if br.first != nil {
-		err = br.watch.wrap(br.first)
+	if br.req == nil { // nothing was sent: every statement failed to prepare
+		err = br.first
+	} else {
+		if br.all {
+			// The end of the reply: the batch's one ReadyForQuery.
+			c.drainRuns(1)
+		}
+		br.watch.stop()
+		if br.first != nil {
+			err = br.watch.wrap(br.first)
+		}
+		br.watch = nil
+		c.handoff(br.req) // br.req and its watch are reused from here on
+		br.req = nil
 	}
-	br.watch = nil
-	c.handoff(br.req) // br.req and its watch are reused from here on
-	br.req = nil
 	traceEnd(br.traceCtx, c.cfg, br.trace, CommandTag{}, err)
 	if pc := br.pooled; pc != nil {
 		br.pooled = nil

@@ -110,3 +110,90 @@ func TestBatchSameNewStatementTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBatchIndependentPrepareError: in an independent batch, a statement
+// the server cannot prepare fails alone; it used to fail every statement
+// of the batch, and nothing ran. In an all-or-nothing batch it fails the
+// batch before anything is sent.
+func TestBatchIndependentPrepareError(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE bprep (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	b := &Batch{}
+	b.Queue("INSERT INTO bprep VALUES (1)")
+	b.Queue("SELEC 1")
+	b.Queue("INSERT INTO bprep VALUES (3)")
+	br := c.SendBatch(ctx, b)
+	for i := range 3 {
+		_, err := br.Exec()
+		if (i == 1) != (pgCode(err) == "42601") || (i != 1 && err != nil) {
+			t.Errorf("statement %d: %v", i, err)
+		}
+	}
+	if err := br.Close(); pgCode(err) != "42601" {
+		t.Errorf("Close: %v", err)
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM bprep").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d rows, %v; want the two good inserts", n, err)
+	}
+
+	// Every statement failing: no request at all.
+	b = &Batch{}
+	b.Queue("SELEC 1")
+	b.Queue("SELEC 2")
+	br = c.SendBatch(ctx, b)
+	for i := range 2 {
+		if _, err := br.Exec(); pgCode(err) != "42601" {
+			t.Errorf("statement %d: %v", i, err)
+		}
+	}
+	if err := br.Close(); pgCode(err) != "42601" {
+		t.Errorf("Close: %v", err)
+	}
+
+	b = &Batch{AllOrNothing: true}
+	b.Queue("INSERT INTO bprep VALUES (4)")
+	b.Queue("SELEC 1")
+	br = c.SendBatch(ctx, b)
+	if _, err := br.Exec(); pgCode(err) != "42601" {
+		t.Errorf("all-or-nothing: %v", err)
+	}
+	br.Close()
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM bprep").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d rows, %v after the all-or-nothing batch; want 2", n, err)
+	}
+}
+
+// TestBatchStaleStatementRecovers: a batch statement whose cached
+// statement went stale (ALTER TABLE, DISCARD ALL) fails once; the next
+// batch prepares it again. It used to fail for good.
+func TestBatchStaleStatementRecovers(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS bstale; CREATE TABLE bstale (a int); INSERT INTO bstale VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	run := func() error {
+		b := &Batch{}
+		b.Queue("SELECT * FROM bstale")
+		br := c.SendBatch(ctx, b)
+		_, err := br.Exec()
+		br.Close()
+		return err
+	}
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, change := range []string{"ALTER TABLE bstale ADD COLUMN b int", "DISCARD ALL"} {
+		if _, err := c.Exec(ctx, change); err != nil {
+			t.Fatal(err)
+		}
+		run() // may fail once
+		if err := run(); err != nil {
+			t.Fatalf("after %s: %v", change, err)
+		}
+	}
+}

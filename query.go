@@ -262,12 +262,14 @@ func (c *Conn) prepare(ctx context.Context, owner *Tx, sql string) (*stmtDesc, e
 	if err != nil {
 		return nil, err
 	}
-	return sds[0], nil
+	return sds[0], sds[0].err
 }
 
 // prepareAll returns the descriptions of sqls, describing those not cached
 // in one round trip (one Sync each, so that one failing Parse does not
-// affect the others). The caller holds wmu; it is released.
+// affect the others). A statement the server could not describe has its
+// error in its err; the error returned is ctx's or the connection's. The
+// caller holds wmu; it is released.
 func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stmtDesc, error) {
 	sds := make([]*stmtDesc, len(sqls))
 	var req *request
@@ -320,7 +322,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stm
 		c.wmu.Unlock()
 	}
 	for _, sd := range sds {
-		if err := waitReady(ctx, sd); err != nil {
+		if err := waitReady(ctx, sd); err != nil && err != sd.err {
 			return nil, err
 		}
 	}
