@@ -335,9 +335,27 @@ func (c *Conn) failed(req *request, body []byte) {
 func (c *Conn) noteDeallocate() { c.setCommitState(commitDisabled) }
 
 // mayDeallocate reports whether sql may deallocate prepared statements:
-// DEALLOCATE, DISCARD ALL.
+// DEALLOCATE, DISCARD ALL (not DISCARD TEMP next to RESET ALL, as a
+// PoolConn's Release sends).
 func mayDeallocate(sql string) bool {
-	return containsFold(sql, "deallocate") || containsFold(sql, "discard") && containsFold(sql, "all")
+	if containsFold(sql, "deallocate") {
+		return true
+	}
+	for i := 0; i+len("discard") <= len(sql); i++ {
+		if !containsFold(sql[i:i+len("discard")], "discard") {
+			continue
+		}
+		rest := strings.TrimLeft(sql[i+len("discard"):], " \t\r\n\f")
+		if len(rest) >= 3 && containsFold(rest[:3], "all") && (len(rest) == 3 || !isIdentChar(rest[3])) {
+			return true
+		}
+	}
+	return false
+}
+
+// isIdentChar reports whether b may continue an SQL identifier.
+func isIdentChar(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'z' || b >= 0x80
 }
 
 func (c *Conn) setCommitState(s int) {

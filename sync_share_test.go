@@ -414,3 +414,21 @@ func TestGroupEndedMarksSkipped(t *testing.T) {
 		t.Errorf("commit state %d, resent %d", c.commitState, c.resent)
 	}
 }
+
+func TestMayDeallocate(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"DISCARD ALL":                true,
+		"discard\n  all;":            true,
+		"DEALLOCATE ALL":             true,
+		"deallocate stmt":            true,
+		"SELECT 1":                   false,
+		resetSession:                 false, // DISCARD TEMP and RESET ALL
+		"DISCARD TEMP":               false,
+		"discard allowances":         false,
+		"SELECT 'discard' || ' all'": false, // a string, but not "discard all" either
+	} {
+		if got := mayDeallocate(sql); got != want {
+			t.Errorf("mayDeallocate(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
