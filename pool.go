@@ -524,7 +524,11 @@ func (pc *PoolConn) Release() {
 }
 
 // Begin starts a transaction on a connection taken from the pool for it;
-// Commit or Rollback returns the connection.
+// Commit or Rollback returns the connection. The connection is not reset
+// then: session state set inside the transaction (SET without LOCAL,
+// LISTEN, temporary tables kept past commit, session advisory locks)
+// stays with it and reaches the statements routed to it afterwards. Use
+// SET LOCAL and transaction-level locks, or Acquire for session state.
 func (p *Pool) Begin(ctx context.Context) (*Tx, error) {
 	return p.BeginTx(ctx, TxOptions{})
 }

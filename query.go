@@ -37,7 +37,8 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 }
 
 // QueryRow runs sql with args and returns its first row; the error, if
-// any, is returned by Row.Scan (ErrNoRows when there is no row).
+// any, is returned by Row.Scan (ErrNoRows when there is no row). Scan must
+// be called: until then the reply holds the connection, as open Rows do.
 func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 	row := &Row{}
 	row.err = c.query(ctx, nil, &row.rows, sql, args)
