@@ -378,3 +378,44 @@ func TestPoolDropsRoutedNotifications(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestPoolIdleConnectionKilled: a statement routed to a connection whose
+// session the server ended while it was idle (pg_terminate_backend, a
+// restart, idle_session_timeout) ran nothing there: it is sent again on a
+// fresh connection instead of failing with 57P01.
+func TestPoolIdleConnectionKilled(t *testing.T) {
+	ctx := testCtx(t)
+	p := newTestPool(t, "pool_max_conns=1")
+	other := connect(t, srv.DSN())
+	kill := func() int {
+		var pid int
+		if err := p.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // the FATAL is on its way
+		return pid
+	}
+	old := kill()
+	var pid int
+	if err := p.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil || pid == old {
+		t.Fatalf("QueryRow after the kill: pid %d (killed %d), %v", pid, old, err)
+	}
+	kill()
+	if _, err := p.Exec(ctx, "SELECT $1::int", 1); err != nil {
+		t.Fatalf("Exec after the kill: %v", err)
+	}
+
+	// On a Conn of one's own the error says nothing ran.
+	c := connect(t, srv.DSN())
+	if _, err := other.Exec(ctx, "SELECT pg_terminate_backend($1)", int(c.PID())); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	_, err := c.Exec(ctx, "SELECT $1::int", 1)
+	if pgCode(err) != "57P01" || !SafeToRetry(err) {
+		t.Fatalf("Conn after the kill: %v (safe to retry: %v)", err, SafeToRetry(err))
+	}
+}

@@ -356,7 +356,9 @@ func (c *Conn) readDescribes(req *request) {
 			failure = c.readDescribe(sd)
 		}
 		if failure != nil && sd.err == nil {
-			sd.err = failure
+			// A describe runs nothing, and the statement waiting for it
+			// was not sent: it may be sent again elsewhere.
+			sd.err = notSent(failure)
 		}
 		if sd.err != nil {
 			c.wmu.Lock()
@@ -396,6 +398,9 @@ func (c *Conn) readDescribe(sd *stmtDesc) error {
 			}
 			if sd.err == nil {
 				sd.err = pgErr
+				if pgErr.SeverityV == "FATAL" {
+					sd.err = notSent(pgErr) // the session ended; nothing ran
+				}
 			}
 		case wire.MsgReadyForQuery:
 			c.txStatus.Store(uint32(body[0]))

@@ -40,6 +40,7 @@ type Rows struct {
 	// big is set while the current row is larger than the read buffer:
 	// its columns are read from the socket by Scan, once (see stream.go).
 	big        bool
+	seen       bool // a message of the reply was read (see readRow)
 	bigScanned bool
 }
 
@@ -78,6 +79,8 @@ func (r *Rows) readRow() bool {
 		if err != nil {
 			return r.fatal(readErr(err))
 		}
+		first := !r.seen
+		r.seen = true
 		switch typ {
 		case wire.MsgDataRow:
 			row, err := wire.ParseDataRow(body)
@@ -131,7 +134,15 @@ func (r *Rows) readRow() bool {
 			if err != nil {
 				return r.fatal(err)
 			}
-			r.setErr(pgErr)
+			if first && r.batch == nil && pgErr.SeverityV == "FATAL" {
+				// The server ended the session (pg_terminate_backend, a
+				// restart, idle_session_timeout) before it answered
+				// any message of this run: nothing of it ran, and it may
+				// be sent again on another connection (SafeToRetry).
+				r.setErr(notSent(pgErr))
+			} else {
+				r.setErr(pgErr)
+			}
 			c.failed(r.req, body)
 			if r.stopAtComplete {
 				r.done = true
@@ -147,6 +158,7 @@ func (r *Rows) readRow() bool {
 			r.done = true
 			return false
 		default:
+			r.seen = !first // messages the server sends on its own do not count
 			if err := c.handleAsync(typ, body); err != nil {
 				return r.fatal(err)
 			}
