@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -357,7 +358,7 @@ func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 type PoolConn struct {
 	*Conn
 	pc       *poolConn
-	released bool
+	released atomic.Bool
 }
 
 // Acquire takes a connection out of the pool for the caller's exclusive
@@ -504,10 +505,9 @@ const resetSession = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; U
 // Release resets the connection's session state and returns it to the
 // pool. It is safe to call more than once.
 func (pc *PoolConn) Release() {
-	if pc.released {
+	if !pc.released.CompareAndSwap(false, true) {
 		return
 	}
-	pc.released = true
 	if c := pc.Conn; !c.IsClosed() && c.TxStatus() == 'I' {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if _, err := c.Exec(ctx, resetSession); err != nil {

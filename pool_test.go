@@ -419,3 +419,24 @@ func TestPoolIdleConnectionKilled(t *testing.T) {
 		t.Fatalf("Conn after the kill: %v (safe to retry: %v)", err, SafeToRetry(err))
 	}
 }
+
+// TestPoolConnReleaseTwiceConcurrently: Release is safe to call more than
+// once, also from two goroutines at once (the flag was a data race).
+func TestPoolConnReleaseTwiceConcurrently(t *testing.T) {
+	p := newTestPool(t, "pool_max_conns=1")
+	for range 20 {
+		pc, err := p.Acquire(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() { defer wg.Done(); pc.Release() }()
+		}
+		wg.Wait()
+	}
+	if st := p.Stat(); st.AcquiredConns != 0 || st.TotalConns != 1 {
+		t.Fatalf("after double releases: %+v", st)
+	}
+}
