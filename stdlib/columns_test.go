@@ -10,15 +10,19 @@ import (
 func TestColumnTypes(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	_, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS ct_t; DROP TYPE IF EXISTS ct_mood;
+	_, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS ct_t; DROP TYPE IF EXISTS ct_mood; DROP TYPE IF EXISTS ct_pair;
 		CREATE TYPE ct_mood AS ENUM ('ok', 'sad');
+		CREATE TYPE ct_pair AS (a int, b text);
 		CREATE TABLE ct_t (
 			c_bool bool, c_int2 int2, c_int4 int4, c_int8 int8, c_oid oid,
 			c_float4 float4, c_float8 float8, c_num numeric(10, 2), c_numfree numeric, c_numneg numeric(4, -2),
 			c_text text, c_vc varchar(20), c_vcfree varchar, c_bpchar char(5), c_name name, c_bytea bytea,
 			c_date date, c_ts timestamp, c_tstz timestamptz, c_time time, c_interval interval,
 			c_uuid uuid, c_json json, c_jsonb jsonb,
-			c_int4arr int4[], c_textarr text[], c_mood ct_mood)`)
+			c_int4arr int4[], c_textarr text[],
+			c_inet inet, c_cidr cidr, c_mac macaddr, c_timetz timetz, c_numarr numeric[], c_int4arr2 int4[][],
+			c_i4r int4range, c_i8r int8range, c_numr numrange, c_tsr tsrange, c_tstzr tstzrange, c_dr daterange,
+			c_pair ct_pair, c_mood ct_mood)`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,12 +69,26 @@ func TestColumnTypes(t *testing.T) {
 		{name: "c_jsonb", dbType: "JSONB", scan: tBytes},
 		{name: "c_int4arr", dbType: "_INT4", scan: tBytes},
 		{name: "c_textarr", dbType: "_TEXT", scan: tBytes},
-		{name: "c_mood", scan: tString}, // dbType: the enum's OID, checked below
+		{name: "c_inet", dbType: "INET", scan: tString},
+		{name: "c_cidr", dbType: "CIDR", scan: tString},
+		{name: "c_mac", dbType: "MACADDR", scan: tString},
+		{name: "c_timetz", dbType: "TIMETZ", scan: tString},
+		{name: "c_numarr", dbType: "_NUMERIC", scan: tBytes},
+		{name: "c_int4arr2", dbType: "_INT4", scan: tBytes},
+		{name: "c_i4r", dbType: "INT4RANGE", scan: tString},
+		{name: "c_i8r", dbType: "INT8RANGE", scan: tString},
+		{name: "c_numr", dbType: "NUMRANGE", scan: tString},
+		{name: "c_tsr", dbType: "TSRANGE", scan: tString},
+		{name: "c_tstzr", dbType: "TSTZRANGE", scan: tString},
+		{name: "c_dr", dbType: "DATERANGE", scan: tString},
+		{name: "c_pair", scan: tString}, // dbType: the composite's OID, checked below
+		{name: "c_mood", scan: tString}, // dbType: the enum's OID
 	}
-	var moodOID string
-	if err := db.QueryRowContext(ctx, "SELECT 'ct_mood'::regtype::oid::text").Scan(&moodOID); err != nil {
+	var pairOID, moodOID string
+	if err := db.QueryRowContext(ctx, "SELECT 'ct_pair'::regtype::oid::text, 'ct_mood'::regtype::oid::text").Scan(&pairOID, &moodOID); err != nil {
 		t.Fatal(err)
 	}
+	want[len(want)-2].dbType = pairOID
 	want[len(want)-1].dbType = moodOID
 
 	rows, err := db.QueryContext(ctx, "SELECT * FROM ct_t")
@@ -108,7 +126,10 @@ func TestScanTypeMatchesValues(t *testing.T) {
 	db := openDB(t, 1)
 	rows, err := db.QueryContext(ctx, `SELECT true, 1::int2, 2::int4, 3::int8, 4::oid, 1.5::float4, 2.5::float8,
 		1.25::numeric, 'x'::text, 'y'::varchar, 'z'::name, '\x01'::bytea, now()::date, now()::timestamp, now(),
-		now()::time, '1 hour'::interval, gen_random_uuid(), '1'::json, '1'::jsonb, ARRAY[1], ARRAY['a']`)
+		now()::time, '1 hour'::interval, gen_random_uuid(), '1'::json, '1'::jsonb, ARRAY[1], ARRAY['a'],
+		'10.0.0.1/8'::inet, '10.0.0.0/8'::cidr, '08:00:2b:01:02:03'::macaddr, '12:00+02'::timetz,
+		ARRAY[1.5], ARRAY[[1, 2], [3, 4]], int4range(1, 5), int8range(NULL, 5), numrange(1.5, NULL),
+		tsrange(now()::timestamp, NULL), tstzrange(NULL, now()), daterange('2024-01-01', '2024-02-01'), ROW(1, 'x')`)
 	if err != nil {
 		t.Fatal(err)
 	}
