@@ -109,11 +109,18 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 		return br
 	}
 	c.wmu.Lock()
-	sds, err := c.prepareAll(ctx, owner, sqls)
+	sds, err := c.prepareAll(ctx, owner, sqls, true)
 	if err != nil {
 		br.err = err
 		return br
 	}
+	// Pinned until the Binds are queued (after send), so that no Close of
+	// them goes out before.
+	defer func() {
+		c.wmu.Lock()
+		unpinLocked(sds)
+		c.wmu.Unlock()
+	}()
 	// A statement the server could not prepare fails alone in an
 	// independent batch (it is not sent); it fails the whole batch in an
 	// all-or-nothing one.

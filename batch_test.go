@@ -2,6 +2,7 @@ package pgline
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 )
 
@@ -195,5 +196,33 @@ func TestBatchStaleStatementRecovers(t *testing.T) {
 		if err := run(); err != nil {
 			t.Fatalf("after %s: %v", change, err)
 		}
+	}
+}
+
+// TestBatchLargerThanCache: a batch of more new statements than the
+// statement cache holds used to evict (and close) its own first
+// statements before binding them (26000).
+func TestBatchLargerThanCache(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN("statement_cache_capacity=2"))
+	for round := range 2 {
+		b := &Batch{}
+		for i := range 5 {
+			b.Queue("SELECT " + strconv.Itoa(i+1))
+		}
+		br := c.SendBatch(ctx, b)
+		for i := range 5 {
+			var v int
+			if err := br.QueryRow().Scan(&v); err != nil || v != i+1 {
+				t.Fatalf("round %d, statement %d: %d, %v", round, i, v, err)
+			}
+		}
+		if err := br.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var v int
+	if err := c.QueryRow(ctx, "SELECT 42").Scan(&v); err != nil || v != 42 {
+		t.Fatalf("after: %d, %v", v, err)
 	}
 }

@@ -259,7 +259,7 @@ func (c *Conn) prepare(ctx context.Context, owner *Tx, sql string) (*stmtDesc, e
 		c.wmu.Unlock()
 		return sd, waitReady(ctx, sd)
 	}
-	sds, err := c.prepareAll(ctx, owner, []string{sql})
+	sds, err := c.prepareAll(ctx, owner, []string{sql}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func (c *Conn) prepare(ctx context.Context, owner *Tx, sql string) (*stmtDesc, e
 // affect the others). A statement the server could not describe has its
 // error in its err; the error returned is ctx's or the connection's. The
 // caller holds wmu; it is released.
-func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stmtDesc, error) {
+func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string, pin bool) ([]*stmtDesc, error) {
 	sds := make([]*stmtDesc, len(sqls))
 	var req *request
 	err := c.gateLocked(ctx, owner)
@@ -281,6 +281,9 @@ func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stm
 		var describes []*stmtDesc
 		for i, sql := range sqls {
 			if sds[i] = c.stmts.get(sql); sds[i] != nil {
+				if pin {
+					sds[i].pins++
+				}
 				continue
 			}
 			sd := c.stmts.newDesc(sql)
@@ -291,6 +294,9 @@ func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stm
 				break
 			}
 			buf = wire.AppendSync(buf)
+			if pin {
+				sd.pins++
+			}
 			c.stmts.put(sd) // now, so that the same SQL later in sqls finds it
 			sds[i] = sd
 			describes = append(describes, sd)
@@ -299,6 +305,9 @@ func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stm
 			c.wbuf = c.wbuf[:start]
 			for _, sd := range describes {
 				c.stmts.remove(sd)
+			}
+			if pin {
+				unpinLocked(sds)
 			}
 		} else if len(describes) > 0 {
 			c.wbuf = buf
@@ -312,10 +321,18 @@ func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stm
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
+	fail := func(err error) ([]*stmtDesc, error) {
+		if pin {
+			c.wmu.Lock()
+			unpinLocked(sds)
+			c.wmu.Unlock()
+		}
+		return nil, err
+	}
 	if req != nil {
 		c.flushLocked(req)
 		if err := c.waitTurn(ctx, req); err != nil {
-			return nil, err // whoever drains the reply completes the statements
+			return fail(err) // whoever drains the reply completes the statements
 		}
 		c.readDescribes(req)
 		c.handoff(req)
@@ -324,10 +341,19 @@ func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string) ([]*stm
 	}
 	for _, sd := range sds {
 		if err := waitReady(ctx, sd); err != nil && err != sd.err {
-			return nil, err
+			return fail(err)
 		}
 	}
 	return sds, nil
+}
+
+// unpinLocked undoes prepareAll's pins (the caller holds wmu).
+func unpinLocked(sds []*stmtDesc) {
+	for _, sd := range sds {
+		if sd != nil {
+			sd.pins--
+		}
+	}
 }
 
 // waitReady waits until sd is described and returns why it could not be,

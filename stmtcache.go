@@ -47,6 +47,11 @@ type stmtDesc struct {
 	plans     []columnPlan
 	lastTag   string        // the command tag of the last run (see Rows.readRow)
 	elem      *list.Element // position in the LRU list; nil when not cached
+	// pins counts the batches between describing the statement and
+	// queuing their Binds (guarded by wmu): the cache does not evict it
+	// then, so that a batch of more new statements than the cache holds
+	// does not close its own first ones before binding them.
+	pins int
 	// ready is closed once the description is known (or err is set);
 	// until then, requests that need the statement wait for it.
 	ready chan struct{}
@@ -140,7 +145,14 @@ func (sc *stmtCache) put(sd *stmtDesc) {
 		sc.remove(old)
 	}
 	for len(sc.m) >= sc.capacity {
-		sc.remove(sc.lru.Back().Value.(*stmtDesc))
+		victim := sc.lru.Back()
+		for victim != nil && victim.Value.(*stmtDesc).pins > 0 {
+			victim = victim.Prev()
+		}
+		if victim == nil {
+			break // all pinned: over capacity until a later put
+		}
+		sc.remove(victim.Value.(*stmtDesc))
 	}
 	sd.elem = sc.lru.PushFront(sd)
 	sc.m[sd.sql] = sd
