@@ -38,32 +38,8 @@ type benchRow struct {
 func BenchmarkPoint(b *testing.B) {
 	benchTable(b)
 	ctx := context.Background()
-	b.Run("database-sql", func(b *testing.B) {
-		conn := pinConn(b, openDB(b, 1))
-		var r benchRow
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			i = i%1000 + 1
-			err := conn.QueryRowContext(ctx, benchPointSQL, int32(i)).Scan(&r.id, &r.name, &r.score, &r.created, &r.hash, &r.flag)
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("sql-only", func(b *testing.B) {
-		db := newSQLOnlyDB(b)
-		var r benchRow
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			i = i%1000 + 1
-			err := db.QueryRowContext(ctx, benchPointSQL, int32(i)).Scan(&r.id, &r.name, &r.score, &r.created, &r.hash, &r.flag)
-			if err != nil || r.id != int32(i) {
-				b.Fatal(r.id, err)
-			}
-		}
-	})
+	b.Run("database-sql", func(b *testing.B) { pointLoop(b, pinConn(b, openDB(b, 1))) })
+	b.Run("sql-only", func(b *testing.B) { pointLoop(b, newSQLOnlyDB(b)) })
 	b.Run("native", func(b *testing.B) {
 		c := nativeConn(b)
 		var r benchRow
@@ -82,28 +58,8 @@ func BenchmarkPoint(b *testing.B) {
 func BenchmarkRows1000(b *testing.B) {
 	benchTable(b)
 	ctx := context.Background()
-	b.Run("database-sql", func(b *testing.B) {
-		conn := pinConn(b, openDB(b, 1))
-		b.ReportAllocs()
-		for b.Loop() {
-			rows, err := conn.QueryContext(ctx, benchRowsSQL, int32(1000))
-			if err != nil {
-				b.Fatal(err)
-			}
-			scanBench(b, rows)
-		}
-	})
-	b.Run("sql-only", func(b *testing.B) {
-		db := newSQLOnlyDB(b)
-		b.ReportAllocs()
-		for b.Loop() {
-			rows, err := db.QueryContext(ctx, benchRowsSQL, int32(1000))
-			if err != nil {
-				b.Fatal(err)
-			}
-			scanBench(b, rows)
-		}
-	})
+	b.Run("database-sql", func(b *testing.B) { rowsLoop(b, pinConn(b, openDB(b, 1))) })
+	b.Run("sql-only", func(b *testing.B) { rowsLoop(b, newSQLOnlyDB(b)) })
 	b.Run("native", func(b *testing.B) {
 		c := nativeConn(b)
 		var r benchRow
@@ -149,4 +105,39 @@ func nativeConn(b *testing.B) *pgline.Conn {
 	}
 	b.Cleanup(func() { c.Close() })
 	return c
+}
+
+// sqlQueryer is what the database-sql and sql-only benchmarks query: a
+// *sql.Conn or a *sql.DB.
+type sqlQueryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// pointLoop runs the point select through database/sql.
+func pointLoop(b *testing.B, q sqlQueryer) {
+	ctx := context.Background()
+	var r benchRow
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		i = i%1000 + 1
+		err := q.QueryRowContext(ctx, benchPointSQL, int32(i)).Scan(&r.id, &r.name, &r.score, &r.created, &r.hash, &r.flag)
+		if err != nil || r.id != int32(i) {
+			b.Fatal(r.id, err)
+		}
+	}
+}
+
+// rowsLoop runs the 1000-row select through database/sql.
+func rowsLoop(b *testing.B, q sqlQueryer) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		rows, err := q.QueryContext(ctx, benchRowsSQL, int32(1000))
+		if err != nil {
+			b.Fatal(err)
+		}
+		scanBench(b, rows)
+	}
 }
