@@ -71,6 +71,8 @@ type Conn struct {
 	notifyMu      sync.Mutex // protects notifications
 	notifications []*Notification
 
+	serverEnded atomic.Bool // a FATAL error was received (see pgError)
+
 	dead     chan struct{} // closed when the connection closes, for waiters at the gate
 	deadOnce sync.Once
 }
@@ -140,6 +142,11 @@ func (c *Conn) fail(err error) error {
 		// An earlier failure closed the connection; this one (often
 		// "use of closed network connection") is its consequence.
 		err = c.closedErr()
+		if c.serverEnded.Load() {
+			// The server ended the session with an error before this
+			// request's turn: nothing of it ran.
+			err = notSent(err)
+		}
 	}
 	c.markClosed()
 	c.netConn.Close()
@@ -285,7 +292,7 @@ func (c *Conn) readSimple(onRow func(*wire.DataRow) error) (CommandTag, error) {
 			}
 			firstErr = onRow(&row)
 		case wire.MsgErrorResponse:
-			pgErr, err := parsePgError(body)
+			pgErr, err := c.pgError(body)
 			if err != nil {
 				return CommandTag{}, c.fail(err)
 			}
@@ -378,6 +385,16 @@ func protocolErr(err error) error {
 }
 
 // parsePgError decodes an ErrorResponse body.
+// pgError decodes an ErrorResponse of the session. A FATAL one means the
+// server ends the session: nothing queued after it runs (see fail).
+func (c *Conn) pgError(body []byte) (*PgError, error) {
+	e, err := parsePgError(body)
+	if err == nil && (e.SeverityV == "FATAL" || e.SeverityV == "PANIC") {
+		c.serverEnded.Store(true)
+	}
+	return e, err
+}
+
 func parsePgError(body []byte) (*PgError, error) {
 	f, err := wire.ParseErrorFields(body)
 	if err != nil {

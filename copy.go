@@ -352,7 +352,7 @@ func (c *Conn) readCopyOut(w io.Writer) (CommandTag, error) {
 			}
 			tag = CommandTag{s: string(t)}
 		case wire.MsgErrorResponse:
-			pgErr, err := parsePgError(body)
+			pgErr, err := c.pgError(body)
 			if err != nil {
 				return CommandTag{}, c.fail(err)
 			}
@@ -537,7 +537,7 @@ func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyI
 			}
 			started = true
 		case wire.MsgErrorResponse:
-			pgErr, err := parsePgError(body)
+			pgErr, err := c.pgError(body)
 			if err != nil {
 				return end(c.fail(err))
 			}

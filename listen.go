@@ -149,7 +149,7 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 		return nil
 	case wire.MsgErrorResponse:
 		// A FATAL error (the server is shutting the session down).
-		pgErr, err := parsePgError(body)
+		pgErr, err := c.pgError(body)
 		if err != nil {
 			return c.fail(err)
 		}

@@ -594,6 +594,7 @@ func (c *Conn) drainReply(req *request) {
 				return
 			}
 		case wire.MsgErrorResponse:
+			c.pgError(body) // a FATAL one still tells that the session ends
 			c.failed(req, body)
 		case wire.MsgParseComplete:
 			c.parsed(req)

@@ -3,6 +3,7 @@ package pgline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -438,5 +439,47 @@ func TestPoolConnReleaseTwiceConcurrently(t *testing.T) {
 	}
 	if st := p.Stat(); st.AcquiredConns != 0 || st.TotalConns != 1 {
 		t.Fatalf("after double releases: %+v", st)
+	}
+}
+
+// TestPoolKilledWithPipelinedStatements: when the server ends a session
+// while statements are pipelined on it, the one running gets the error;
+// those queued behind it never ran and are sent again on a fresh
+// connection.
+func TestPoolKilledWithPipelinedStatements(t *testing.T) {
+	ctx := testCtx(t)
+	p := newTestPool(t, "pool_max_conns=1")
+	var pid int
+	if err := p.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			var v int
+			err := p.QueryRow(ctx, "SELECT $1::int FROM pg_sleep(0.1)", i).Scan(&v)
+			if err == nil && v != i {
+				err = fmt.Errorf("got %d, want %d", v, i)
+			}
+			errs <- err
+		}()
+	}
+	time.Sleep(250 * time.Millisecond)
+	other := connect(t, srv.DSN())
+	if _, err := other.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for range n {
+		if err := <-errs; err != nil {
+			failed++
+			if pgCode(err) != "57P01" {
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+	}
+	if failed > 1 {
+		t.Fatalf("%d of %d statements failed; want at most the one running at the kill", failed, n)
 	}
 }

@@ -418,7 +418,7 @@ func (c *Conn) readDescribe(sd *stmtDesc) error {
 			}
 			sd.setFields(fields, c.types)
 		case wire.MsgErrorResponse:
-			pgErr, err := parsePgError(body)
+			pgErr, err := c.pgError(body)
 			if err != nil {
 				return c.fail(err)
 			}

@@ -130,7 +130,7 @@ func (r *Rows) readRow() bool {
 			}
 			c.completed(r.req)
 		case wire.MsgErrorResponse:
-			pgErr, err := parsePgError(body)
+			pgErr, err := c.pgError(body)
 			if err != nil {
 				return r.fatal(err)
 			}
