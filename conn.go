@@ -271,7 +271,14 @@ func (c *Conn) readSimple(onRow func(*wire.DataRow) error) (CommandTag, error) {
 	var tag CommandTag
 	var firstErr error
 	for {
-		typ, body, err := c.rd.Next()
+		var typ byte
+		var body []byte
+		var err error
+		if onRow == nil {
+			typ, body, err = c.rd.NextDiscarding() // rows are thrown away: any size
+		} else {
+			typ, body, err = c.rd.Next()
+		}
 		if err != nil {
 			return CommandTag{}, c.fail(readErr(err))
 		}

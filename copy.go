@@ -318,7 +318,11 @@ func (c *Conn) readCopyOut(w io.Writer) (CommandTag, error) {
 	copied := false
 	var cancelled chan struct{} // closed when the CancelRequest was delivered
 	for {
-		typ, body, err := c.rd.Next()
+		typ, size, err := c.rd.NextHeader()
+		var body []byte
+		if err == nil && typ != wire.MsgCopyData {
+			body, err = c.rd.Body()
+		}
 		if err != nil {
 			if cancelled != nil {
 				<-cancelled
@@ -329,12 +333,19 @@ func (c *Conn) readCopyOut(w io.Writer) (CommandTag, error) {
 		case wire.MsgCopyOutResponse:
 			copied = true
 		case wire.MsgCopyData:
+			// Streamed to w a buffer at a time, whatever its size.
 			if werr != nil || firstErr != nil {
+				if err := c.rd.Discard(size); err != nil {
+					return CommandTag{}, c.fail(readErr(err))
+				}
 				continue
 			}
-			n, err := w.Write(body)
-			if err == nil && n != len(body) {
-				err = io.ErrShortWrite
+			err := c.rd.CopyN(w, size)
+			if err != nil && c.rd.Err() != nil {
+				if cancelled != nil {
+					<-cancelled
+				}
+				return CommandTag{}, c.fail(readErr(err))
 			}
 			if err != nil {
 				werr = fmt.Errorf("pgline: CopyTo: writing: %w", err)

@@ -577,7 +577,7 @@ func (c *Conn) drainReply(req *request) {
 		return // the server sent nothing for it
 	}
 	for zs := 0; zs < req.syncs; {
-		typ, body, err := c.rd.Next()
+		typ, body, err := c.rd.NextDiscarding() // rows are thrown away: any size
 		if err != nil {
 			c.fail(readErr(err))
 			return
@@ -599,7 +599,8 @@ func (c *Conn) drainReply(req *request) {
 		case wire.MsgParseComplete:
 			c.parsed(req)
 		case wire.MsgDataRow, wire.MsgRowDescription, wire.MsgBindComplete,
-			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended:
+			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended,
+			wire.MsgCopyOutResponse, wire.MsgCopyData, wire.MsgCopyDone:
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(req.extended)
 		default:

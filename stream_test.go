@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -351,5 +352,44 @@ func TestFakeServerBigRowBadColumn(t *testing.T) {
 	}
 	if !c.IsClosed() {
 		t.Fatal("connection open after a protocol error")
+	}
+}
+
+// TestBigMessagesDiscardedOrStreamed: rows larger than max_message_size
+// that are thrown away (Exec without arguments, the reply of an abandoned
+// request) are skipped a buffer at a time, and CopyTo streams a CopyData
+// of any size; each used to close the connection with a protocol error.
+func TestBigMessagesDiscardedOrStreamed(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN("max_message_size=1048576"))
+	const big = "SELECT repeat('x', 2000000)"
+
+	if tag, err := c.Exec(ctx, big); err != nil || tag.String() != "SELECT 1" {
+		t.Fatalf("Exec of a big row: %v, %v", tag, err)
+	}
+	var buf bytes.Buffer
+	if _, err := c.CopyTo(ctx, &buf, "COPY ("+big+") TO STDOUT"); err != nil || buf.Len() != 2000001 {
+		t.Fatalf("CopyTo of a big row: %d bytes, %v", buf.Len(), err)
+	}
+
+	// An abandoned request whose reply holds a big row.
+	if err := c.QueryRow(ctx, big).Scan(StreamTo(io.Discard)); err != nil {
+		t.Fatal(err) // prepares the statement
+	}
+	rows, err := c.Query(ctx, "SELECT 1") // holds the head
+	if err != nil {
+		t.Fatal(err)
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.QueryRow(qctx, big).Scan(StreamTo(io.Discard)) }()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned request: %v", err)
+	}
+	rows.Close() // the head drains the abandoned reply
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("after draining a big row: %v", err)
 	}
 }

@@ -103,6 +103,26 @@ func (r *Reader) Next() (typ byte, body []byte, err error) {
 	return typ, body, nil
 }
 
+// NextDiscarding is Next for a caller that throws DataRow and CopyData
+// messages away: one larger than the buffer is skipped a buffer at a time,
+// whatever its size (MaxMessageSize does not apply), and returned with a
+// nil body. Other messages are read as Next reads them.
+func (r *Reader) NextDiscarding() (typ byte, body []byte, err error) {
+	typ, n, err := r.header()
+	if err != nil {
+		return 0, nil, err
+	}
+	if (typ == MsgDataRow || typ == MsgCopyData) && 5+n > len(r.buf) {
+		r.r += 5
+		r.remaining = n
+		if err := r.Discard(n); err != nil {
+			return 0, nil, err
+		}
+		return typ, nil, nil
+	}
+	return r.Next()
+}
+
 // NextHeader reads the 5-byte header of the next backend message, validates
 // its length and returns its type and body length n. The caller then consumes
 // the n body bytes with ReadFull, Discard and Body; Next or NextHeader
