@@ -132,9 +132,11 @@ func (r *Rows) scanBig(dest []any) error {
 }
 
 // bigFail closes the connection after an I/O or protocol error in a big
-// row; Next then returns false and Err the error.
+// row; Next then returns false and Err the error. When the rows' ctx
+// ended (the cancel went unanswered and CancelTimeout closed the
+// connection), the error wraps ctx's too, as Err's does.
 func (r *Rows) bigFail(err error) error {
-	err = r.c.fail(err)
+	err = r.watch.wrap(r.c.fail(err))
 	r.setErr(err)
 	return err
 }

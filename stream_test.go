@@ -393,3 +393,49 @@ func TestBigMessagesDiscardedOrStreamed(t *testing.T) {
 		t.Fatalf("after draining a big row: %v", err)
 	}
 }
+
+// slowCancelWriter cancels after its first megabyte, then writes slowly.
+type slowCancelWriter struct {
+	n      int
+	cancel context.CancelFunc
+}
+
+func (w *slowCancelWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	if w.n > 1<<20 {
+		w.cancel()
+		time.Sleep(50 * time.Millisecond)
+	}
+	return len(p), nil
+}
+
+// TestBigRowCancelTimeoutError: when ctx ends while a big value streams to
+// a slow writer and the cancel changes nothing (the server sent it all
+// already), CancelTimeout closes the connection; Scan's error says the ctx
+// ended, as Err's does, not only "i/o timeout".
+func TestBigRowCancelTimeoutError(t *testing.T) {
+	cfg, err := ParseConfig(srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CancelTimeout = 300 * time.Millisecond
+	c, err := ConnectConfig(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	rows, err := c.Query(ctx, "SELECT repeat('y', 50 << 20)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	err = rows.Scan(StreamTo(&slowCancelWriter{cancel: cancel}))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Scan: %v; want it to wrap context.Canceled", err)
+	}
+}
