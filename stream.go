@@ -199,6 +199,11 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 	case *string:
 		if raw {
 			b, err, fatal := r.readValue(i, l)
+			if err == nil && len(b) < skip {
+				// A binary jsonb value without its version byte: only a
+				// broken server sends one.
+				return r.columnErr(i, errors.New("jsonb value without its version byte")), false
+			}
 			if err == nil {
 				b = b[skip:]
 				*dst = unsafe.String(unsafe.SliceData(b), len(b))

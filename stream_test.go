@@ -439,3 +439,52 @@ func TestBigRowCancelTimeoutError(t *testing.T) {
 		t.Fatalf("Scan: %v; want it to wrap context.Canceled", err)
 	}
 }
+
+// TestFakeServerBigRowEmptyJSONB: a big row whose binary jsonb column has
+// no version byte (only a broken server sends one) gives a column error
+// when scanned into a string, not a panic.
+func TestFakeServerBigRowEmptyJSONB(t *testing.T) {
+	pad := 100000
+	body := make([]byte, 2+4+0+4+pad)
+	binary.BigEndian.PutUint16(body, 2)
+	binary.BigEndian.PutUint32(body[2:], 0)           // jsonb: no bytes at all
+	binary.BigEndian.PutUint32(body[6:], uint32(pad)) // bytea padding
+	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
+		if readStartup(c) != nil {
+			return
+		}
+		c.Write(authOKReady())
+		for i := 0; i < 2; i++ {
+			for {
+				typ, _, err := wire.ReadFrontendMessage(c, false)
+				if err != nil {
+					return
+				}
+				if typ == wire.MsgSync {
+					break
+				}
+			}
+			var b []byte
+			if i == 0 {
+				b, _ = wire.AppendEmpty(nil, wire.MsgParseComplete)
+				b, _ = wire.AppendParameterDescription(b, wire.ParameterDescription{})
+				b, _ = wire.AppendRowDescription(b, []wire.FieldDescription{
+					{Name: "j", DataTypeOID: 3802, DataTypeSize: -1},
+					{Name: "pad", DataTypeOID: 17, DataTypeSize: -1}})
+			} else {
+				b, _ = wire.AppendEmpty(nil, wire.MsgBindComplete)
+				b = append(b, rawMsg('D', uint32(4+len(body)), body)...)
+				b, _ = wire.AppendCommandComplete(b, "SELECT 1")
+			}
+			c.Write(wire.AppendReadyForQuery(b, 'I'))
+		}
+		waitClosed(c)
+	})
+	c := connect(t, dsn)
+	var s string
+	var p []byte
+	err := c.QueryRow(testCtx(t), "SELECT j, pad").Scan(&s, &p)
+	if err == nil || !strings.Contains(err.Error(), "version byte") {
+		t.Fatalf("got %v, want an error about the missing version byte", err)
+	}
+}
