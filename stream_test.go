@@ -307,37 +307,7 @@ func TestFakeServerBigRowBadColumn(t *testing.T) {
 	body := make([]byte, 2+4+100000)
 	binary.BigEndian.PutUint16(body, 1)
 	binary.BigEndian.PutUint32(body[2:], 0x7FFF0000) // far beyond the message
-	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
-		if readStartup(c) != nil {
-			return
-		}
-		c.Write(authOKReady())
-		// Parse/Describe/Sync, then Bind/Execute/Sync.
-		for i := 0; i < 2; i++ {
-			for {
-				typ, _, err := wire.ReadFrontendMessage(c, false)
-				if err != nil {
-					return
-				}
-				if typ == wire.MsgSync {
-					break
-				}
-			}
-			var b []byte
-			if i == 0 {
-				b, _ = wire.AppendEmpty(nil, wire.MsgParseComplete)
-				b, _ = wire.AppendParameterDescription(b, wire.ParameterDescription{})
-				b, _ = wire.AppendRowDescription(b, []wire.FieldDescription{{Name: "v", DataTypeOID: 17, DataTypeSize: -1}})
-			} else {
-				b, _ = wire.AppendEmpty(nil, wire.MsgBindComplete)
-				b = append(b, rawMsg('D', uint32(4+len(body)), body)...)
-			}
-			c.Write(wire.AppendReadyForQuery(b, 'I'))
-			if i == 1 {
-				waitClosed(c)
-			}
-		}
-	})
+	dsn := fakeRowServer(t, []wire.FieldDescription{{Name: "v", DataTypeOID: 17, DataTypeSize: -1}}, body)
 	c := connect(t, dsn)
 	var v []byte
 	got := allocated(func() {
@@ -449,11 +419,28 @@ func TestFakeServerBigRowEmptyJSONB(t *testing.T) {
 	binary.BigEndian.PutUint16(body, 2)
 	binary.BigEndian.PutUint32(body[2:], 0)           // jsonb: no bytes at all
 	binary.BigEndian.PutUint32(body[6:], uint32(pad)) // bytea padding
-	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
+	dsn := fakeRowServer(t, []wire.FieldDescription{
+		{Name: "j", DataTypeOID: 3802, DataTypeSize: -1},
+		{Name: "pad", DataTypeOID: 17, DataTypeSize: -1}}, body)
+	c := connect(t, dsn)
+	var s string
+	var p []byte
+	err := c.QueryRow(testCtx(t), "SELECT j, pad").Scan(&s, &p)
+	if err == nil || !strings.Contains(err.Error(), "version byte") {
+		t.Fatalf("got %v, want an error about the missing version byte", err)
+	}
+}
+
+// fakeRowServer serves one query: the describe of a statement with the
+// result columns fields, then, for its run, one DataRow of body as given
+// (malformed on purpose) and SELECT 1.
+func fakeRowServer(t *testing.T, fields []wire.FieldDescription, body []byte) string {
+	return fakeServer(t, func(t *testing.T, c net.Conn) {
 		if readStartup(c) != nil {
 			return
 		}
 		c.Write(authOKReady())
+		// Parse/Describe/Sync, then Bind/Execute/Sync.
 		for i := 0; i < 2; i++ {
 			for {
 				typ, _, err := wire.ReadFrontendMessage(c, false)
@@ -468,9 +455,7 @@ func TestFakeServerBigRowEmptyJSONB(t *testing.T) {
 			if i == 0 {
 				b, _ = wire.AppendEmpty(nil, wire.MsgParseComplete)
 				b, _ = wire.AppendParameterDescription(b, wire.ParameterDescription{})
-				b, _ = wire.AppendRowDescription(b, []wire.FieldDescription{
-					{Name: "j", DataTypeOID: 3802, DataTypeSize: -1},
-					{Name: "pad", DataTypeOID: 17, DataTypeSize: -1}})
+				b, _ = wire.AppendRowDescription(b, fields)
 			} else {
 				b, _ = wire.AppendEmpty(nil, wire.MsgBindComplete)
 				b = append(b, rawMsg('D', uint32(4+len(body)), body)...)
@@ -480,11 +465,4 @@ func TestFakeServerBigRowEmptyJSONB(t *testing.T) {
 		}
 		waitClosed(c)
 	})
-	c := connect(t, dsn)
-	var s string
-	var p []byte
-	err := c.QueryRow(testCtx(t), "SELECT j, pad").Scan(&s, &p)
-	if err == nil || !strings.Contains(err.Error(), "version byte") {
-		t.Fatalf("got %v, want an error about the missing version byte", err)
-	}
 }
