@@ -468,11 +468,7 @@ func (h *copyHold) releaseNow() {
 	if tx := h.prevExcl; tx != nil && tx.endOnRelease {
 		// The transaction ended while its COPY ran (Tx.end): end it on
 		// the server too before anyone else may use the connection.
-		if tx.rollbackOnRelease && !c.closed.Load() {
-			c.sendDetachedLocked("ROLLBACK")
-			c.wmu.Lock()
-		}
-		c.releaseLocked()
+		c.endTxLocked(tx.rollbackOnRelease)
 	}
 	c.wmu.Unlock()
 }

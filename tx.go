@@ -247,22 +247,26 @@ func (tx *Tx) end(open bool) {
 	c := tx.c
 	c.wmu.Lock()
 	tx.closing = true
-	switch {
-	case c.excl != tx:
+	if c.excl == tx {
+		c.endTxLocked(open)
+	} else {
 		tx.endOnRelease, tx.rollbackOnRelease = true, open
-		c.wmu.Unlock()
-	case open && !c.closed.Load():
-		c.sendDetachedLocked("ROLLBACK")
-		c.wmu.Lock()
-		c.releaseLocked()
-		c.wmu.Unlock()
-	default:
-		c.releaseLocked()
-		c.wmu.Unlock()
 	}
+	c.wmu.Unlock()
 	if tx.onEnd != nil {
 		tx.onEnd()
 	}
+}
+
+// endTxLocked releases the connection from a transaction that ended,
+// queuing a ROLLBACK first when the server may be in it still (rollback).
+// The caller holds wmu, and holds it again on return.
+func (c *Conn) endTxLocked(rollback bool) {
+	if rollback && !c.closed.Load() {
+		c.sendDetachedLocked("ROLLBACK")
+		c.wmu.Lock()
+	}
+	c.releaseLocked()
 }
 
 // releaseLocked lets every goroutine use the connection again. The caller
