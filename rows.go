@@ -379,7 +379,10 @@ func (r *Rows) columnErr(i int, err error) error {
 // RawValues returns the current row's column values as the server sent
 // them (nil for NULL), in each column's format (FieldDescription.Format).
 // The slices alias the connection's read buffer: they are valid until the
-// next call to Next or Close.
+// next call to Next or Close. It returns nil when there is no current row,
+// and for a row larger than the read buffer that cannot be held whole
+// (over max_message_size, or already scanned): Values says why; scan
+// such a row with StreamTo.
 func (r *Rows) RawValues() [][]byte {
 	if r.c == nil || r.pending || r.done || r.materialize() != nil {
 		return nil
