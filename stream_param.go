@@ -23,7 +23,9 @@ type ReaderValue struct {
 // or jsonb parameter (the text, UTF-8). The bytes go from r to the socket
 // a chunk at a time, without being buffered; meanwhile other goroutines'
 // statements on the connection queue behind this one. If r ends before n
-// bytes, the message cannot be completed and the connection is closed.
+// bytes, the message cannot be completed and the connection is closed. r
+// is read in the calling goroutine: a Read that blocks is not interrupted
+// by the statement's ctx, as with CopyFromReader.
 func ReaderArg(r io.Reader, n int64) *ReaderValue { return &ReaderValue{r: r, n: n} }
 
 // format returns the format the value is sent in for a parameter of type
