@@ -97,11 +97,13 @@ func parseTLSSettings(s settings, src *configSource, c *Config) error {
 // refuseUnenforced refuses the libpq settings that ask for a check pgline
 // cannot make: ignoring them would connect where libpq refuses to.
 func refuseUnenforced(s settings, certMode string) error {
+	gssMode, err := oneOf(s, "gssencmode", "prefer", "disable", "prefer", "require")
+	if err != nil {
+		return err
+	}
 	switch {
-	case s.get("gssencmode") == "require":
+	case gssMode == "require":
 		return s.invalid("gssencmode", "require is not supported: pgline has no GSSAPI encryption")
-	case s.get("gssencmode") != "" && s.get("gssencmode") != "disable" && s.get("gssencmode") != "prefer":
-		return s.invalid("gssencmode", "must be one of disable, prefer, require")
 	case s.get("requirepeer") != "":
 		return s.invalid("requirepeer", "is not supported (the server's user is not checked)")
 	case s.get("sslcrl") != "":

@@ -49,6 +49,14 @@ func (c *Conn) pushNotification(body []byte) error {
 	return nil
 }
 
+// dropNotifications discards the notifications kept and not yet returned.
+func (c *Conn) dropNotifications() {
+	c.notifyMu.Lock()
+	clear(c.notifications)
+	c.notifications = c.notifications[:0]
+	c.notifyMu.Unlock()
+}
+
 func (c *Conn) popNotification() *Notification {
 	c.notifyMu.Lock()
 	defer c.notifyMu.Unlock()

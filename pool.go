@@ -515,10 +515,7 @@ func (pc *PoolConn) Release() {
 		}
 		cancel()
 		// Notifications received for the last holder are not the next one's.
-		c.notifyMu.Lock()
-		clear(c.notifications)
-		c.notifications = c.notifications[:0]
-		c.notifyMu.Unlock()
+		c.dropNotifications()
 	}
 	pc.pc.p.giveBack(pc.pc)
 }
@@ -647,10 +644,7 @@ func (p *Pool) healthLoop() {
 			// Nobody can wait for notifications on a routed connection
 			// (a LISTEN run in a Pool transaction outlives it): drop
 			// them rather than keep them for ever.
-			pc.c.notifyMu.Lock()
-			clear(pc.c.notifications)
-			pc.c.notifications = pc.c.notifications[:0]
-			pc.c.notifyMu.Unlock()
+			pc.c.dropNotifications()
 		}
 		p.fillMinLocked()
 		p.signalLocked()
