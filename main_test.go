@@ -80,6 +80,23 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// connectCancelTimeout opens a connection to the test server whose
+// CancelTimeout is d, closed when the test ends.
+func connectCancelTimeout(t *testing.T, d time.Duration) *Conn {
+	t.Helper()
+	cfg, err := ParseConfig(srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CancelTimeout = d
+	c, err := ConnectConfig(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // connect opens a connection to dsn and closes it when the test ends.
 func connect(t *testing.T, dsn string) *Conn {
 	t.Helper()

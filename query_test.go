@@ -260,16 +260,7 @@ func TestTerminateMidQuery(t *testing.T) {
 // the connection is closed once CancelTimeout has passed, and the statement
 // returns instead of waiting for the server.
 func TestCancelTimeoutClosesConnection(t *testing.T) {
-	cfg, err := ParseConfig(srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.CancelTimeout = 200 * time.Millisecond
-	c, err := ConnectConfig(testCtx(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connectCancelTimeout(t, 200*time.Millisecond)
 	// Warm the connection's requests up, so that the watch below runs in
 	// a request that was used before (requests are reused).
 	for i := range 3 {
@@ -285,7 +276,7 @@ func TestCancelTimeoutClosesConnection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(testCtx(t), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = c.Exec(ctx, "SELECT pg_sleep($1)", 3)
+	_, err := c.Exec(ctx, "SELECT pg_sleep($1)", 3)
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("took %v", took)
 	}

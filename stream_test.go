@@ -384,16 +384,7 @@ func (w *slowCancelWriter) Write(p []byte) (int, error) {
 // already), CancelTimeout closes the connection; Scan's error says the ctx
 // ended, as Err's does, not only "i/o timeout".
 func TestBigRowCancelTimeoutError(t *testing.T) {
-	cfg, err := ParseConfig(srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.CancelTimeout = 300 * time.Millisecond
-	c, err := ConnectConfig(testCtx(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connectCancelTimeout(t, 300*time.Millisecond)
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
 	rows, err := c.Query(ctx, "SELECT repeat('y', 50 << 20)")
