@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -55,6 +56,9 @@ type BatchResults struct {
 	first   error // first error of any statement, for Close
 	closed  bool
 	pooled  *poolConn // the pool connection the batch counts against, if any
+	// interrupted: the ctx ended while the reply was read; Close gives
+	// the rest of it to the connection to drain (see Conn.abandon).
+	interrupted bool
 
 	trace    *TraceEvent
 	traceCtx context.Context
@@ -95,7 +99,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 		return br
 	}
 	for _, it := range b.items {
-		if mayCopyFromStdin(it.sql) {
+		if sqllex.Scan(it.sql).CopyFromStdin {
 			br.err = notSent(errors.New("pgline: COPY FROM STDIN cannot run in a batch"))
 			return br
 		}
@@ -210,7 +214,7 @@ func (br *BatchResults) next() (*Rows, error) {
 		br.noteErr(err)
 		return nil, err
 	}
-	r := &Rows{c: br.c, sd: sd, batch: br, stopAtComplete: br.all}
+	r := &Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
 	if err := r.start(); err != nil {
 		r.finish()
 		br.noteErr(r.err)
@@ -288,7 +292,7 @@ func (br *BatchResults) Close() error {
 	}
 	c := br.c
 	// Read the statements not read yet, for their errors.
-	for br.i < len(br.sds) && br.err == nil && !c.IsClosed() {
+	for br.i < len(br.sds) && br.err == nil && !br.interrupted && !c.IsClosed() {
 		r, err := br.next()
 		if err != nil {
 			continue // noted by Query
@@ -301,16 +305,23 @@ func (br *BatchResults) Close() error {
 	if br.req == nil { // nothing was sent: every statement failed to prepare
 		err = br.first
 	} else {
-		if br.all {
+		if br.all && !br.interrupted && c.drainReply(br.req) == errInterrupted {
 			// The end of the reply: the batch's one ReadyForQuery.
-			c.drainRuns(1)
+			br.interrupted = true
 		}
-		br.watch.stop()
-		if br.first != nil {
-			err = br.watch.wrap(br.first)
+		if br.interrupted {
+			err = c.abandon(br.req)
+			if br.first != nil {
+				err = br.first
+			}
+		} else {
+			br.watch.stop()
+			if br.first != nil {
+				err = br.watch.wrap(br.first)
+			}
+			c.handoff(br.req) // br.req and its watch are reused from here on
 		}
 		br.watch = nil
-		c.handoff(br.req) // br.req and its watch are reused from here on
 		br.req = nil
 	}
 	traceEnd(br.traceCtx, c.cfg, br.trace, CommandTag{}, err)
@@ -319,12 +330,4 @@ func (br *BatchResults) Close() error {
 		pc.p.done(pc, true)
 	}
 	return err
-}
-
-// drainRuns reads and discards replies up to the n-th ReadyForQuery.
-func (c *Conn) drainRuns(n int) {
-	if n <= 0 {
-		return
-	}
-	c.drain(&request{syncs: n, extended: true})
 }

@@ -18,67 +18,87 @@ import (
 // CancelRequest was sent before the connection is closed.
 const defaultCancelTimeout = 10 * time.Second
 
-// ctxWatch cancels the running statement when its ctx ends: it sends a
-// CancelRequest on a new connection and, if the statement has not ended
-// within the cancel timeout, closes the socket so that the waiting read
-// fails.
+// ctxWatch watches the ctx of the request at the head of the queue. In
+// the pipeline's mode (interrupts) the end of ctx only interrupts the
+// caller's read with a past read deadline: the caller is answered at once
+// and the rest of the reply goes to Conn.abandon, which decides whether a
+// CancelRequest may be sent (see drainAbandoned). A COPY, which holds the
+// connection alone, cancels at once instead: a CancelRequest is sent, and
+// the socket closed if the statement has not ended within the cancel
+// timeout.
 type ctxWatch struct {
-	c         *Conn
-	ctx       context.Context
-	cancelFn  func() // cancel, bound once: requests are reused, and their watch with them
-	stopAfter func() bool
-	fired     atomic.Bool
-	cancelled sync.WaitGroup // done when the cancel attempt has finished
-	timer     *time.Timer    // closes the socket after the cancel timeout
+	c          *Conn
+	ctx        context.Context
+	cancelFn   func() // fire, bound once: requests are reused, and their watch with them
+	stopAfter  func() bool
+	interrupts bool      // the pipeline's mode (see above); false for a COPY
+	start      time.Time // when the request became the head
+	fired      atomic.Bool
+	cancelled  sync.WaitGroup // done when fire has finished
+	timer      *time.Timer    // a COPY's: closes the socket after the cancel timeout
 }
 
 // watch starts watching ctx for req, the request at the head of the
-// queue, in req's own ctxWatch. It returns nil when ctx can never end. The
-// watch must be ended (end, or stop and wrap) before req is handed off:
-// req is then reused.
+// queue, in req's own ctxWatch, in the pipeline's mode. It returns nil
+// when ctx can never end. The watch must be ended (end, or stop and
+// wrap, or Conn.abandon) before req is handed off: req is then reused.
 func (c *Conn) watch(ctx context.Context, req *request) *ctxWatch {
+	return c.startWatch(ctx, req, true)
+}
+
+// watchCopy is watch for a COPY: a CancelRequest is sent as soon as ctx
+// ends (nothing else is queued while a COPY holds the connection).
+func (c *Conn) watchCopy(ctx context.Context, req *request) *ctxWatch {
+	return c.startWatch(ctx, req, false)
+}
+
+func (c *Conn) startWatch(ctx context.Context, req *request, interrupts bool) *ctxWatch {
+	w := &req.watch
+	w.c, w.ctx, w.timer, w.interrupts = c, ctx, nil, interrupts
 	if ctx.Done() == nil {
 		return nil
 	}
-	w := &req.watch
-	w.c, w.ctx, w.timer = c, ctx, nil
+	w.start = time.Now()
 	w.fired.Store(false)
-	w.cancelled.Add(1) // Done by cancel, or by stop when cancel will never run
+	w.cancelled.Add(1) // Done by fire, or by stop when fire will never run
 	w.stopAfter = context.AfterFunc(ctx, w.cancelFn)
 	return w
 }
 
-func (w *ctxWatch) cancel() {
+// fire runs when ctx ends.
+func (w *ctxWatch) fire() {
 	defer w.cancelled.Done()
 	w.fired.Store(true)
 	c := w.c // the timer below holds c, not w: it may fire after w's request was reused
-	wait := c.cfg.CancelTimeout
-	if wait <= 0 {
-		wait = defaultCancelTimeout
+	if w.interrupts {
+		c.netConn.SetReadDeadline(time.Unix(1, 0))
+		return
 	}
+	wait := c.cancelTimeout()
 	w.timer = time.AfterFunc(wait, func() { c.netConn.SetDeadline(time.Unix(1, 0)) })
-	// A request that fails with 57014 may have been hit by this cancel,
-	// arriving late, if it was queued before the cancel was delivered: it
-	// compares this counter, moved before and after the delivery.
 	c.cancels.Add(1)
 	// An error here leaves the timer to close the connection.
 	c.sendCancel(wait)
 	c.cancels.Add(1)
 }
 
-// stop ends the watch. It waits for a CancelRequest in flight, so that a
-// late cancel cannot hit the connection's next statement, and clears a
-// deadline the timer may have set. It reports whether ctx ended.
+// stop ends the watch. It waits for fire to finish, so that neither a
+// late cancel nor a late deadline reaches the connection's next request,
+// and clears the deadline fire set. It reports whether ctx ended.
 func (w *ctxWatch) stop() bool {
-	if w == nil {
+	if w == nil || w.stopAfter == nil {
 		return false
 	}
-	if w.stopAfter() {
-		w.cancelled.Done() // cancel will never run
+	stopped := w.stopAfter()
+	w.stopAfter = nil
+	if stopped {
+		w.cancelled.Done() // fire will never run
 		return false
 	}
 	w.cancelled.Wait()
-	if !w.timer.Stop() {
+	if w.interrupts {
+		w.c.netConn.SetReadDeadline(time.Time{})
+	} else if !w.timer.Stop() {
 		w.c.netConn.SetDeadline(time.Time{})
 	}
 	return true

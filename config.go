@@ -76,9 +76,19 @@ type Config struct {
 	MaxMessageSize int
 
 	// CancelTimeout bounds how long a statement whose ctx ended may go on
-	// after pgline sent its CancelRequest; then the connection is closed.
-	// Zero means 10 seconds.
+	// after pgline sent its CancelRequest (DSN key cancel_timeout); then
+	// the connection is closed, and requests behind it fail. The caller
+	// whose ctx ended does not wait for it: it is answered at once, and
+	// the rest of its reply is drained by the connection. Zero means 10
+	// seconds.
 	CancelTimeout time.Duration
+	// CancelGrace is how long a statement whose ctx ended must have run
+	// before its CancelRequest is sent when other requests are already
+	// written behind it (DSN key cancel_grace): until then it may end on
+	// its own, and the signal would land on the next statement. A
+	// statement alone on the connection is cancelled at once. Zero means
+	// 100 milliseconds.
+	CancelGrace time.Duration
 
 	// TypeMap, when set, is the codec registry of every connection made
 	// with this Config, for types registered by the user (enums, domains,

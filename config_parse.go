@@ -30,7 +30,8 @@ const (
 // channel_binding, require_auth, target_session_attrs,
 // load_balance_hosts, service) and pgline's own: read_buffer_size,
 // max_message_size, statement_cache_capacity, statement_cache_mode,
-// pipeline_sync (shared, the default, or each: see Conn) and the pool_*
+// pipeline_sync (shared, the default, or each: see Conn), cancel_timeout
+// and cancel_grace (durations: see Config.CancelTimeout) and the pool_*
 // keys read by NewPool. Other libpq keywords pgline does not use
 // (keepalives, krbsrvname, ...) are accepted and ignored, except those
 // asking for a check pgline cannot make, which are refused rather than
@@ -186,7 +187,7 @@ var knownKeys = map[string]int{
 	"read_buffer_size": keyPgline, "max_message_size": keyPgline,
 
 	"statement_cache_capacity": keyPgline, "statement_cache_mode": keyPgline,
-	"pipeline_sync":  keyPgline,
+	"pipeline_sync": keyPgline, "cancel_timeout": keyPgline, "cancel_grace": keyPgline,
 	"pool_max_conns": keyPgline, "pool_min_conns": keyPgline,
 	"pool_max_conn_lifetime": keyPgline, "pool_max_conn_idle_time": keyPgline,
 	"pool_health_check_period": keyPgline, "pool_max_pipeline": keyPgline,

@@ -192,6 +192,12 @@ func parsePglineSettings(s settings, c *Config) error {
 		return err
 	}
 	c.syncEach = syncMode == "each"
+	if c.CancelTimeout, err = parseDurationKey(s, "cancel_timeout"); err != nil {
+		return err
+	}
+	if c.CancelGrace, err = parseDurationKey(s, "cancel_grace"); err != nil {
+		return err
+	}
 	return parsePoolSettings(s, &c.pool)
 }
 
@@ -215,13 +221,12 @@ func parsePoolSettings(s settings, pc *poolConfig) error {
 		key string
 		dst *time.Duration
 	}{{"pool_max_conn_lifetime", &pc.maxLifetime}, {"pool_max_conn_idle_time", &pc.maxIdle}, {"pool_health_check_period", &pc.healthPeriod}} {
-		v := s.get(k.key)
-		if v == "" {
+		if s.get(k.key) == "" {
 			continue
 		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return s.invalid(k.key, "must be a non-negative duration such as 30s or 1h")
+		d, err := parseDurationKey(s, k.key)
+		if err != nil {
+			return err
 		}
 		if d == 0 {
 			d = noLimit // 0 turns the limit off, as in database/sql
@@ -229,6 +234,19 @@ func parsePoolSettings(s settings, pc *poolConfig) error {
 		*k.dst = d
 	}
 	return nil
+}
+
+// parseDurationKey reads a non-negative duration key (0 when it is empty).
+func parseDurationKey(s settings, key string) (time.Duration, error) {
+	v := strings.TrimSpace(s.get(key))
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, s.invalid(key, "must be a non-negative duration such as 30s or 1h")
+	}
+	return d, nil
 }
 
 // parseIntKey reads an integer key in [lo, hi], or def when it is empty.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
 )
@@ -39,16 +40,19 @@ type Conn struct {
 	txStatus atomic.Uint32         // from the last ReadyForQuery: 'I', 'T' or 'E'
 	cancels  atomic.Uint64         // CancelRequests sent so far
 
-	wmu       sync.Mutex    // protects the fields below
-	wbuf      []byte        // frontend messages are appended here, then written
-	spare     []byte        // the other write buffer, while wbuf is written
-	flushing  bool          // a goroutine is writing (see flushLocked)
-	flushIdle *sync.Cond    // on wmu: signalled when flushing becomes false
-	tail      *request      // the last request queued; nil when none is in flight
-	stmts     *stmtCache    // statements prepared (or being prepared) on this connection
-	excl      *Tx           // the transaction holding the connection, if any
-	exclFree  chan struct{} // closed when excl is released
-	listener  *request      // a WaitForNotification reading while idle, woken when a request is queued
+	wmu      sync.Mutex // protects the fields below
+	wbuf     []byte     // frontend messages are appended here, then written
+	spare    []byte     // the other write buffer, while wbuf is written
+	flushing bool       // a goroutine is writing (see flushLocked)
+	// cancelling: a CancelRequest is in flight; nothing is written until
+	// it was delivered (see cancelHeld).
+	cancelling bool
+	flushIdle  *sync.Cond    // on wmu: signalled when flushing becomes false
+	tail       *request      // the last request queued; nil when none is in flight
+	stmts      *stmtCache    // statements prepared (or being prepared) on this connection
+	excl       *Tx           // the transaction holding the connection, if any
+	exclFree   chan struct{} // closed when excl is released
+	listener   *request      // a WaitForNotification reading while idle, woken when a request is queued
 	// syncHolder is the last run queued when its Sync ends the unwritten
 	// write buffer, at syncHolderEnd: the next run may take that Sync.
 	syncHolder    *request
@@ -141,12 +145,7 @@ func (c *Conn) fail(err error) error {
 	if !c.fatal.CompareAndSwap(nil, &err) {
 		// An earlier failure closed the connection; this one (often
 		// "use of closed network connection") is its consequence.
-		err = c.closedErr()
-		if c.serverEnded.Load() {
-			// The server ended the session with an error before this
-			// request's turn: nothing of it ran.
-			err = notSent(err)
-		}
+		err = c.failedErr()
 	}
 	c.markClosed()
 	c.netConn.Close()
@@ -212,12 +211,16 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *Tx, sql string, onRow fun
 }
 
 func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
-	if mayDeallocate(sql) {
+	info := sqllex.Scan(sql)
+	if info.Deallocates {
 		c.noteDeallocate()
 	}
 	build := func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) }
-	read := func() (CommandTag, error) { return c.readSimple(onRow) }
-	if mayCopyFromStdin(sql) {
+	read := func(req *request) (CommandTag, error) {
+		req.oneStmt = info.Statements <= 1
+		return c.readSimple(req, onRow)
+	}
+	if info.CopyFromStdin {
 		h, err := c.holdForCopy(ctx, owner)
 		if err != nil {
 			return CommandTag{}, err
@@ -225,62 +228,37 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, o
 		defer h.release()
 		return c.exchangeHeld(ctx, h, build, read)
 	}
-	if owner != nil || onRow != nil || !oneStatement(sql) {
-		return c.exchange(ctx, owner, build, read)
-	}
-	// One statement outside a transaction, no rows passed on: like an
-	// extended run (see Conn.run), sent again once when a CancelRequest
-	// meant for an earlier request reached it (nothing of it persisted).
-	cancels := c.cancels.Load()
-	tag, err := c.exchange(ctx, owner, build, read)
-	var pgErr *PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "57014" && ctx.Err() == nil && c.cancels.Load() != cancels && c.TxStatus() == 'I' {
-		return c.exchange(ctx, owner, build, read)
-	}
-	return tag, err
-}
-
-// oneStatement reports whether sql has no semicolon but at its end, so
-// that it is one statement (or conservatively not).
-func oneStatement(sql string) bool {
-	return !strings.Contains(strings.TrimRight(sql, "; \t\r\n"), ";")
-}
-
-// mayCopyFromStdin reports whether sql may hold a COPY ... FROM STDIN.
-func mayCopyFromStdin(sql string) bool {
-	return containsFold(sql, "copy") && containsFold(sql, "stdin")
-}
-
-// containsFold reports whether s contains the lower-case ASCII word sub,
-// in any case.
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		j := 0
-		for j < len(sub) && s[i+j]|0x20 == sub[j] {
-			j++
+	// Outside a transaction, with no rows passed on, a text that runs all
+	// or nothing (one statement, or several without transaction control:
+	// one implicit transaction) is sent again when a CancelRequest meant
+	// for another request reached it: nothing of it persisted.
+	resend := onRow == nil && (info.Statements <= 1 || !info.TransactionControl)
+	for attempt := 0; ; attempt++ {
+		cancels := c.cancels.Load()
+		tag, err := c.exchange(ctx, owner, build, read)
+		var pgErr *PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "57014" && ctx.Err() == nil && c.cancels.Load() != cancels {
+			err = fmt.Errorf("%w: %w", ErrCanceledByOther, err)
+			if resend && attempt < maxCancelRetries && c.resendable(ctx, owner, err) {
+				continue
+			}
 		}
-		if j == len(sub) {
-			return true
-		}
+		return tag, err
 	}
-	return false
 }
 
-// readSimple reads the reply to a simple Query; the caller is the head.
-func (c *Conn) readSimple(onRow func(*wire.DataRow) error) (CommandTag, error) {
+// readSimple reads req's reply to a simple Query; the caller is the head.
+func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error) (CommandTag, error) {
 	var tag CommandTag
 	var firstErr error
+	mode := readWhole
+	if onRow == nil {
+		mode = readDiscarding // rows are thrown away: any size
+	}
 	for {
-		var typ byte
-		var body []byte
-		var err error
-		if onRow == nil {
-			typ, body, err = c.rd.NextDiscarding() // rows are thrown away: any size
-		} else {
-			typ, body, err = c.rd.Next()
-		}
+		typ, body, _, err := c.next(req, mode)
 		if err != nil {
-			return CommandTag{}, c.fail(readErr(err))
+			return CommandTag{}, err
 		}
 		switch typ {
 		case wire.MsgCommandComplete:
@@ -307,16 +285,14 @@ func (c *Conn) readSimple(onRow func(*wire.DataRow) error) (CommandTag, error) {
 				firstErr = pgErr
 			}
 		case wire.MsgReadyForQuery:
-			c.txStatus.Store(uint32(body[0]))
 			return tag, firstErr
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(false)
+		case wire.MsgRowDescription, wire.MsgEmptyQueryResponse, wire.MsgCopyOutResponse,
+			wire.MsgCopyData, wire.MsgCopyDone, wire.MsgCloseComplete:
+			// Nothing to keep.
 		default:
-			if err := c.handleAsync(typ, body); err != nil {
-				return CommandTag{}, c.fail(err)
-			}
-			// RowDescription, EmptyQueryResponse, CopyOut data: nothing
-			// to keep.
+			return CommandTag{}, c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a simple query", typ)})
 		}
 	}
 }
@@ -366,7 +342,7 @@ func (c *Conn) refuseCopyIn(extended bool) {
 			c.wbuf = wire.AppendSync(c.wbuf)
 		}
 	}
-	if c.flushing {
+	if c.flushing || c.cancelling {
 		c.wmu.Unlock()
 		return
 	}
@@ -391,7 +367,6 @@ func protocolErr(err error) error {
 	return &ProtocolError{Msg: err.Error()}
 }
 
-// parsePgError decodes an ErrorResponse body.
 // pgError decodes an ErrorResponse of the session. A FATAL one means the
 // server ends the session: nothing queued after it runs (see fail).
 func (c *Conn) pgError(body []byte) (*PgError, error) {
@@ -402,10 +377,15 @@ func (c *Conn) pgError(body []byte) (*PgError, error) {
 	return e, err
 }
 
+// An ErrorResponse without severity, SQLSTATE or message is a protocol
+// error: every server sends all three.
 func parsePgError(body []byte) (*PgError, error) {
 	f, err := wire.ParseErrorFields(body)
 	if err != nil {
 		return nil, protocolErr(err)
+	}
+	if f.Severity == "" && f.SeverityV == "" || f.Code == "" || f.Message == "" {
+		return nil, &ProtocolError{Msg: "ErrorResponse without severity, SQLSTATE or message"}
 	}
 	return pgErrorFromFields(&f), nil
 }

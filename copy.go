@@ -305,29 +305,25 @@ func (c *Conn) copyTo(ctx context.Context, owner *Tx, w io.Writer, sql string) (
 		defer h.release()
 		return c.exchangeHeld(ctx, h,
 			func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
-			func() (CommandTag, error) { return c.readCopyOut(w) })
+			func(req *request) (CommandTag, error) { return c.readCopyOut(req, w) })
 	})
 }
 
 // readCopyOut reads the reply of a COPY TO STDOUT up to ReadyForQuery,
 // writing each CopyData payload to w. After a failed Write the statement
 // is cancelled and the rest of the data discarded.
-func (c *Conn) readCopyOut(w io.Writer) (CommandTag, error) {
+func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 	var tag CommandTag
 	var firstErr, werr error
 	copied := false
 	var cancelled chan struct{} // closed when the CancelRequest was delivered
 	for {
-		typ, size, err := c.rd.NextHeader()
-		var body []byte
-		if err == nil && typ != wire.MsgCopyData {
-			body, err = c.rd.Body()
-		}
+		typ, body, size, err := c.next(req, readHeader)
 		if err != nil {
 			if cancelled != nil {
 				<-cancelled
 			}
-			return CommandTag{}, c.fail(readErr(err))
+			return CommandTag{}, err
 		}
 		switch typ {
 		case wire.MsgCopyOutResponse:
@@ -371,7 +367,6 @@ func (c *Conn) readCopyOut(w io.Writer) (CommandTag, error) {
 				firstErr = pgErr
 			}
 		case wire.MsgReadyForQuery:
-			c.txStatus.Store(uint32(body[0]))
 			if cancelled != nil {
 				// The cancel must not outlive this request (it would hit
 				// the next statement).
@@ -388,10 +383,10 @@ func (c *Conn) readCopyOut(w io.Writer) (CommandTag, error) {
 			return tag, nil
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(false)
+		case wire.MsgRowDescription, wire.MsgEmptyQueryResponse, wire.MsgDataRow, wire.MsgCopyDone, wire.MsgCloseComplete:
+			// Of statements before the COPY in sql.
 		default:
-			if err := c.handleAsync(typ, body); err != nil {
-				return CommandTag{}, c.fail(err)
-			}
+			return CommandTag{}, c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a COPY", typ)})
 		}
 	}
 }
@@ -487,8 +482,8 @@ func (c *Conn) describeColumns(ctx context.Context, owner *Tx, sql string) ([]ui
 			return nil, err
 		}
 		return wire.AppendSync(buf), nil
-	}, func() (CommandTag, error) {
-		if err := c.readDescribe(sd); err != nil {
+	}, func(req *request) (CommandTag, error) {
+		if err := c.readDescribe(req, sd); err != nil {
 			return CommandTag{}, err
 		}
 		return CommandTag{}, sd.err
@@ -525,7 +520,7 @@ func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyI
 	if err := h.waitTurn(ctx, req); err != nil {
 		return nil, err // whoever drains the reply refuses the COPY
 	}
-	w := c.watch(ctx, req)
+	w := c.watchCopy(ctx, req)
 	end := func(err error) (*copyIn, error) {
 		err = w.end(err)
 		c.handoff(req)
@@ -533,9 +528,9 @@ func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyI
 	}
 	var firstErr error
 	for started := false; !started; {
-		typ, body, err := c.rd.Next()
+		typ, body, _, err := c.next(req, readWhole)
 		if err != nil {
-			return end(c.fail(readErr(err)))
+			return end(err)
 		}
 		switch typ {
 		case wire.MsgCopyInResponse:
@@ -552,17 +547,12 @@ func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyI
 				firstErr = pgErr
 			}
 		case wire.MsgReadyForQuery:
-			c.txStatus.Store(uint32(body[0]))
 			if firstErr == nil {
 				firstErr = errors.New("pgline: the statement is not a COPY ... FROM STDIN")
 			}
 			return end(firstErr)
 		default:
-			// Results of statements before the COPY in sql, and the
-			// asynchronous messages.
-			if err := c.handleAsync(typ, body); err != nil {
-				return end(c.fail(err))
-			}
+			// Results of statements before the COPY in sql.
 		}
 	}
 	if err := c.claimWriter(); err != nil {
@@ -572,7 +562,7 @@ func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyI
 	ci := &copyIn{c: c, req: req, watch: w, done: make(chan struct{})}
 	go func() {
 		// readSimple refuses a second COPY FROM STDIN of sql.
-		ci.tag, ci.err = c.readSimple(nil)
+		ci.tag, ci.err = c.readSimple(req, nil)
 		close(ci.done)
 	}()
 	return ci, nil
@@ -653,7 +643,7 @@ func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
 func (c *Conn) claimWriter() error {
 	for {
 		c.wmu.Lock()
-		if !c.flushing {
+		if !c.flushing && !c.cancelling {
 			c.flushing = true
 			var pending []byte
 			if len(c.wbuf) > 0 {

@@ -90,6 +90,16 @@ func (e *ConnectError) Unwrap() []error {
 // Close or because of an earlier fatal error.
 var ErrClosed = errors.New("pgline: connection closed")
 
+// ErrCanceledByOther is wrapped, with the server's 57014 error, by the
+// error of a statement whose ctx did not end but that a CancelRequest
+// meant for another statement on the same connection reached after some
+// of its reply had already been delivered (so it could not be sent
+// again). PostgreSQL cancels whatever the backend runs when the signal
+// arrives; pgline sends a statement that nothing of it reached its caller
+// again instead, and never reports a cancel to a caller whose ctx is
+// alive without this error.
+var ErrCanceledByOther = errors.New("pgline: statement canceled by a CancelRequest meant for another statement")
+
 // ProtocolError reports bytes from the server that break the protocol. The
 // connection is closed when one is returned.
 type ProtocolError struct {

@@ -43,6 +43,7 @@ package pgline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -98,13 +99,25 @@ type request struct {
 	// the time it fails with 57014 means a CancelRequest aimed at an
 	// earlier request may have hit it.
 	cancels uint64
+	// Kept by the reply reader (Conn.next) for whoever finishes the
+	// reply: the ReadyForQuery messages and the completions
+	// (CommandComplete, EmptyQueryResponse, ErrorResponse) read so far,
+	// and the describes completed. oneStmt: the reply is one
+	// statement's, ended by its first completion (see replyEnded).
+	rfqs, completions, described int
+	oneStmt                      bool
+	// The drain of an abandoned head (see drainAbandoned); detached: a
+	// request no caller ever waited for, never canceled.
+	draining, detached bool
+	phase              int
+	phaseAt            time.Time
 }
 
 // requests recycles requests: the owner gives its request up in handoff,
 // and the goroutine that drains an abandoned one gives it up after that.
 var requests = sync.Pool{New: func() any {
 	r := &request{turn: make(chan struct{}, 1)}
-	r.watch.cancelFn = r.watch.cancel
+	r.watch.cancelFn = r.watch.fire
 	return r
 }}
 
@@ -124,7 +137,10 @@ func (r *request) free() {
 	r.next, r.describes, r.extended, r.cancels, r.onDrained = nil, nil, false, 0, nil
 	r.chained.Store(false)
 	r.step, r.skipped, r.preparesCommit, r.parsed = 0, false, false, 0
+	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached = 0, 0, 0, false, false, false
+	r.watch.interrupts, r.watch.start = false, time.Time{}
 	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
+	r.watch.fired.Store(false)
 	requests.Put(r)
 }
 
@@ -160,13 +176,13 @@ func (c *Conn) gateLocked(ctx context.Context, owner *Tx) error {
 func (c *Conn) sendDetachedLocked(sql string) {
 	c.wbuf, _ = wire.AppendQuery(c.appendClosesLocked(c.wbuf), sql) // sql is ours: no NUL
 	req := newRequest()
+	req.detached = true
 	c.enqueueLocked(req)
 	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 		// It is the head: nobody would hand it the turn to drain it.
 		go func() {
 			<-req.turn
-			c.drain(req)
-			c.handoff(req)
+			c.drainAbandoned(req)
 		}()
 	}
 	c.flushLocked(req)
@@ -330,33 +346,9 @@ func (c *Conn) failed(req *request, body []byte) {
 }
 
 // noteDeallocate is called before a statement that may deallocate
-// prepared statements (see mayDeallocate) is queued: the runs queued
+// prepared statements (sqllex.Info.Deallocates) is queued: the runs queued
 // after it stop using the named BEGIN and COMMIT, which it may remove.
 func (c *Conn) noteDeallocate() { c.setCommitState(commitDisabled) }
-
-// mayDeallocate reports whether sql may deallocate prepared statements:
-// DEALLOCATE, DISCARD ALL (not DISCARD TEMP next to RESET ALL, as a
-// PoolConn's Release sends).
-func mayDeallocate(sql string) bool {
-	if containsFold(sql, "deallocate") {
-		return true
-	}
-	for i := 0; i+len("discard") <= len(sql); i++ {
-		if !containsFold(sql[i:i+len("discard")], "discard") {
-			continue
-		}
-		rest := strings.TrimLeft(sql[i+len("discard"):], " \t\r\n\f")
-		if len(rest) >= 3 && containsFold(rest[:3], "all") && (len(rest) == 3 || !isIdentChar(rest[3])) {
-			return true
-		}
-	}
-	return false
-}
-
-// isIdentChar reports whether b may continue an SQL identifier.
-func isIdentChar(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'z' || b >= 0x80
-}
 
 func (c *Conn) setCommitState(s int) {
 	c.wmu.Lock()
@@ -412,7 +404,7 @@ func (c *Conn) enqueueLocked(req *request) {
 // the only request queued and nobody is writing, this goroutine writes its
 // own bytes; otherwise a flusher goroutine writes (see the file comment).
 func (c *Conn) flushLocked(req *request) {
-	if c.flushing {
+	if c.flushing || c.cancelling {
 		c.wmu.Unlock() // the running flusher writes these bytes too
 		return
 	}
@@ -446,7 +438,7 @@ func (c *Conn) flushLoop() {
 	// (BenchmarkPoolParallel: -16% time per query).
 	runtime.Gosched()
 	c.wmu.Lock()
-	for len(c.wbuf) > 0 {
+	for len(c.wbuf) > 0 && !c.cancelling {
 		buf := c.swapBuffersLocked()
 		c.wmu.Unlock()
 		err := c.write(buf)
@@ -481,32 +473,39 @@ func (c *Conn) write(buf []byte) error {
 }
 
 // exchange sends the messages build appends, waits for the reply's turn,
-// reads it with read while ctx is watched (a CancelRequest when it ends),
-// and hands the reader on.
-func (c *Conn) exchange(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error), read func() (CommandTag, error)) (CommandTag, error) {
+// reads it with read while ctx is watched, and hands the reader on. When
+// ctx ends while read reads, the caller is answered at once and the rest
+// of the reply is drained (see Conn.abandon).
+func (c *Conn) exchange(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	req, err := c.send(ctx, owner, build)
 	if err != nil {
 		return CommandTag{}, err
 	}
-	return c.exchangeRead(ctx, req, c.waitTurn, read)
+	if err := c.waitTurn(ctx, req); err != nil {
+		return CommandTag{}, err
+	}
+	w := c.watch(ctx, req)
+	tag, err := read(req)
+	if err == errInterrupted {
+		return CommandTag{}, c.abandon(req)
+	}
+	err = w.end(err)
+	c.handoff(req)
+	return tag, err
 }
 
 // exchangeHeld is exchange for a statement under a COPY hold (see
-// copyHold.waitTurn).
-func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte) ([]byte, error), read func() (CommandTag, error)) (CommandTag, error) {
+// copyHold.waitTurn), which cancels at once when ctx ends (watchCopy).
+func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	req, err := c.send(ctx, h.tok, build)
 	if err != nil {
 		return CommandTag{}, err
 	}
-	return c.exchangeRead(ctx, req, h.waitTurn, read)
-}
-
-func (c *Conn) exchangeRead(ctx context.Context, req *request, waitTurn func(context.Context, *request) error, read func() (CommandTag, error)) (CommandTag, error) {
-	if err := waitTurn(ctx, req); err != nil {
+	if err := h.waitTurn(ctx, req); err != nil {
 		return CommandTag{}, err
 	}
-	w := c.watch(ctx, req)
-	tag, err := read()
+	w := c.watchCopy(ctx, req)
+	tag, err := read(req)
 	err = w.end(err)
 	c.handoff(req)
 	return tag, err
@@ -533,28 +532,26 @@ func (c *Conn) waitTurn(ctx context.Context, req *request) error {
 	}
 }
 
-// handoff ends req's turn: the next request becomes the head, or, when its
-// caller left, its reply is drained here first. req (and each drained
-// request) is recycled: the caller must not use it afterwards.
+// handoff ends req's turn: the next request becomes the head or, when
+// its caller left, is given to a goroutine that drains its reply (see
+// drainAbandoned), so that no caller waits for another's reply. req is
+// recycled: the caller must not use it afterwards.
 func (c *Conn) handoff(req *request) {
-	for {
-		c.wmu.Lock()
-		next := req.next
-		if next == nil {
-			c.tail = nil
-			c.wmu.Unlock()
-			req.free()
-			return
-		}
-		c.wmu.Unlock()
-		req.free()
-		if next.state.CompareAndSwap(reqWaiting, reqHead) {
-			next.turn <- struct{}{}
-			return
-		}
-		c.drain(next)
-		req = next
+	c.wmu.Lock()
+	next := req.next
+	if next == nil {
+		c.tail = nil
 	}
+	c.wmu.Unlock()
+	req.free()
+	if next == nil {
+		return
+	}
+	if next.state.CompareAndSwap(reqWaiting, reqHead) {
+		next.turn <- struct{}{}
+		return
+	}
+	go c.drainAbandoned(next)
 }
 
 // drain reads and discards the reply of an abandoned request, still
@@ -568,48 +565,43 @@ func (c *Conn) drain(req *request) {
 	}
 }
 
-func (c *Conn) drainReply(req *request) {
+// drainReply reads the rest of req's reply. Its error is errInterrupted
+// (req's ctx ended, for a caller that drains its own reply), or the
+// connection's failure, which the requests behind share.
+func (c *Conn) drainReply(req *request) error {
 	if req.describes != nil {
-		c.readDescribes(req)
-		return
+		return c.readDescribes(req)
 	}
 	if req.skipped {
-		return // the server sent nothing for it
+		return nil // the server sent nothing for it
 	}
-	for zs := 0; zs < req.syncs; {
-		typ, body, err := c.rd.NextDiscarding() // rows are thrown away: any size
+	for req.rfqs < req.syncs {
+		typ, body, _, err := c.next(req, readDiscarding) // rows are thrown away: any size
 		if err != nil {
-			c.fail(readErr(err))
-			return
+			return err
 		}
 		switch typ {
-		case wire.MsgReadyForQuery:
-			c.txStatus.Store(uint32(body[0]))
-			if c.groupEnded(req) != nil {
-				return
-			}
-			zs++
 		case wire.MsgCommandComplete, wire.MsgEmptyQueryResponse:
 			if c.completed(req) {
-				return
+				return nil
 			}
 		case wire.MsgErrorResponse:
-			c.pgError(body) // a FATAL one still tells that the session ends
+			if _, err := c.pgError(body); err != nil { // a FATAL one still tells that the session ends
+				return c.fail(err)
+			}
 			c.failed(req, body)
 		case wire.MsgParseComplete:
 			c.parsed(req)
-		case wire.MsgDataRow, wire.MsgRowDescription, wire.MsgBindComplete,
-			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended,
-			wire.MsgCopyOutResponse, wire.MsgCopyData, wire.MsgCopyDone:
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(req.extended)
+		case wire.MsgReadyForQuery, wire.MsgDataRow, wire.MsgRowDescription, wire.MsgBindComplete,
+			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended,
+			wire.MsgCopyOutResponse, wire.MsgCopyData, wire.MsgCopyDone:
 		default:
-			if err := c.handleAsync(typ, body); err != nil {
-				c.fail(err)
-				return
-			}
+			return c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in a reply", typ)})
 		}
 	}
+	return nil
 }
 
 // notSentError marks an error that happened before anything of the

@@ -309,8 +309,9 @@ func (p *Pool) holdRows(pc *poolConn, r *Rows) {
 
 // QueryRow runs sql on one of the pool's connections (see Conn.QueryRow).
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{}
+	row := &Row{ctx: ctx, sql: sql, args: args}
 	row.err = p.retry(ctx, func(pc *poolConn) error {
+		row.c = pc.c // a resend of the row goes to the same connection
 		err := pc.c.query(ctx, nil, &row.rows, sql, args)
 		if err != nil {
 			p.done(pc, false)

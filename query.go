@@ -40,7 +40,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 // any, is returned by Row.Scan (ErrNoRows when there is no row). Scan must
 // be called: until then the reply holds the connection, as open Rows do.
 func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{}
+	row := &Row{c: c, ctx: ctx, sql: sql, args: args}
 	row.err = c.query(ctx, nil, &row.rows, sql, args)
 	return row
 }
@@ -58,20 +58,39 @@ func (c *Conn) exec(ctx context.Context, owner *Tx, sql string, args []any) (Com
 	if len(args) == 0 {
 		return c.simpleQuery(ctx, owner, sql, nil)
 	}
-	var r Rows
-	if err := c.query(ctx, owner, &r, sql, args); err != nil {
-		return CommandTag{}, err
+	for attempt := 0; ; attempt++ {
+		var r Rows
+		if err := c.query(ctx, owner, &r, sql, args); err != nil {
+			return CommandTag{}, err
+		}
+		r.Close()
+		// Its rows went nowhere: hit by a cancel meant for another
+		// statement, it is sent again.
+		if attempt < maxCancelRetries && c.resendable(ctx, owner, r.err) {
+			continue
+		}
+		return r.tag, r.err
 	}
-	r.Close()
-	return r.tag, r.err
+}
+
+// maxCancelRetries bounds how often a statement hit by CancelRequests
+// meant for other statements is sent again.
+const maxCancelRetries = 5
+
+// resendable reports whether a statement that failed with err may be sent
+// again because a CancelRequest meant for another statement reached it
+// (ErrCanceledByOther) while its own ctx is alive: outside a transaction,
+// nothing of it persisted.
+func (c *Conn) resendable(ctx context.Context, owner *Tx, err error) bool {
+	return owner == nil && errors.Is(err, ErrCanceledByOther) && ctx.Err() == nil && c.TxStatus() == 'I'
 }
 
 // query runs sql for owner (nil, or the transaction holding the
 // connection) and leaves r positioned before its first row, at the head of
 // the queue. A run refused because its cached statement went stale (its
-// result type changed, or it was deallocated), or hit by a CancelRequest
-// aimed at an earlier request, is sent again, once, when it cannot have
-// had an effect.
+// result type changed, or it was deallocated) is sent again once, and one
+// hit before its first row by a CancelRequest aimed at another request
+// up to maxCancelRetries times, when it cannot have had an effect.
 func (c *Conn) query(ctx context.Context, owner *Tx, r *Rows, sql string, args []any) error {
 	if c.cfg.Tracer == nil {
 		return c.run(ctx, owner, r, sql, args)
@@ -92,7 +111,7 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 	// A run sent again after its Sync group failed does not join a group
 	// again, so that a run of failures cannot hold it back for ever.
 	share := !streamed
-	retried := false   // after a stale statement or a late cancel
+	staleRetried, cancelRetries := false, 0
 	var hold *copyHold // the connection is held for a COPY FROM STDIN
 	for {
 		sd, err := c.prepare(ctx, owner, sql)
@@ -126,7 +145,7 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 		if err != nil {
 			return err
 		}
-		req.extended = true
+		req.extended, req.oneStmt = true, true
 		if hold != nil {
 			err = hold.waitTurn(ctx, req)
 		} else {
@@ -142,8 +161,12 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 			share = false
 			continue
 		}
-		*r = Rows{c: c, sd: sd, req: req, watch: c.watch(ctx, req)}
-		cancels := req.cancels // req is recycled once the rows finish
+		*r = Rows{c: c, sd: sd, req: req}
+		if hold != nil {
+			r.watch = c.watchCopy(ctx, req) // alone on the connection
+		} else {
+			r.watch = c.watch(ctx, req)
+		}
 		err = r.start()
 		if err == nil {
 			return nil
@@ -151,85 +174,22 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 		r.finish()
 		err = r.err
 		var pgErr *PgError
-		if retried || !errors.As(err, &pgErr) || c.TxStatus() != 'I' {
+		if !errors.As(err, &pgErr) || c.TxStatus() != 'I' {
 			return err
 		}
-		retried = true
-		if staleStatement(pgErr) {
+		if !staleRetried && staleStatement(pgErr) {
+			staleRetried = true
 			c.wmu.Lock()
 			c.stmts.remove(sd)
 			c.wmu.Unlock()
 			continue // nothing ran: prepare again and retry
 		}
-		if pgErr.Code == "57014" && ctx.Err() == nil && c.cancels.Load() != cancels {
-			continue // a cancel meant for an earlier request
+		if cancelRetries < maxCancelRetries && c.resendable(ctx, owner, err) {
+			cancelRetries++
+			continue // a cancel meant for another request
 		}
 		return err
 	}
-}
-
-// shareableSQL reports whether a run of sql may share a Sync with the runs
-// queued around it (see pipeline.go): anything but transaction control,
-// which BEGIN and COMMIT around it would disturb, and COPY.
-func shareableSQL(sql string) bool {
-	kw := firstKeyword(sql)
-	if kw == "" {
-		return false
-	}
-	for _, k := range unshareable {
-		if strings.EqualFold(kw, k) {
-			return false
-		}
-	}
-	return true
-}
-
-// unshareable are the first keywords of statements that keep their own
-// Sync: transaction control (PREPARE for PREPARE TRANSACTION) and COPY.
-var unshareable = []string{"BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE", "PREPARE", "COPY"}
-
-// firstKeyword returns the first word of sql, after white space and
-// comments; "" when it does not start with a letter.
-func firstKeyword(sql string) string {
-	for i := 0; i < len(sql); {
-		switch ch := sql[i]; {
-		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '(':
-			i++
-		case strings.HasPrefix(sql[i:], "--"):
-			end := strings.IndexAny(sql[i:], "\n\r") // PostgreSQL's newline
-			if end < 0 {
-				return ""
-			}
-			i += end + 1
-		case strings.HasPrefix(sql[i:], "/*"):
-			// Block comments nest in PostgreSQL.
-			depth := 0
-			for i < len(sql) {
-				if strings.HasPrefix(sql[i:], "/*") {
-					depth++
-					i += 2
-				} else if strings.HasPrefix(sql[i:], "*/") {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					i++
-				}
-			}
-			if depth > 0 {
-				return ""
-			}
-		default:
-			j := i
-			for j < len(sql) && (sql[j]|0x20 >= 'a' && sql[j]|0x20 <= 'z' || sql[j] == '_') {
-				j++
-			}
-			return sql[i:j]
-		}
-	}
-	return ""
 }
 
 // staleStatement reports errors that mean a cached statement no longer
@@ -334,7 +294,11 @@ func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string, pin boo
 		if err := c.waitTurn(ctx, req); err != nil {
 			return fail(err) // whoever drains the reply completes the statements
 		}
-		c.readDescribes(req)
+		w := c.watch(ctx, req)
+		if c.readDescribes(req) == errInterrupted {
+			return fail(c.abandon(req)) // the drain completes the statements
+		}
+		w.stop()
 		c.handoff(req)
 	} else {
 		c.wmu.Unlock()
@@ -374,12 +338,17 @@ func waitReady(ctx context.Context, sd *stmtDesc) error {
 // readDescribes reads the reply of a describe request: for each statement,
 // ParseComplete, ParameterDescription, RowDescription or NoData, then
 // ReadyForQuery, or an ErrorResponse. Each statement is completed (ready
-// closed) whatever happens; a failed one leaves the cache.
-func (c *Conn) readDescribes(req *request) {
+// closed) whatever happens; a failed one leaves the cache. It goes on
+// from the statement where an interrupted read left off (see
+// request.described), and returns errInterrupted when interrupted.
+func (c *Conn) readDescribes(req *request) error {
 	var failure error // an I/O or protocol error: every statement left fails
-	for _, sd := range req.describes {
+	for ; req.described < len(req.describes); req.described++ {
+		sd := req.describes[req.described]
 		if failure == nil {
-			failure = c.readDescribe(sd)
+			if failure = c.readDescribe(req, sd); failure == errInterrupted {
+				return failure
+			}
 		}
 		if failure != nil && sd.err == nil {
 			// A describe runs nothing, and the statement waiting for it
@@ -393,15 +362,17 @@ func (c *Conn) readDescribes(req *request) {
 		}
 		close(sd.ready)
 	}
+	return nil
 }
 
 // readDescribe reads one statement's describe reply up to ReadyForQuery.
-// It returns an I/O or protocol error; the server's error goes to sd.err.
-func (c *Conn) readDescribe(sd *stmtDesc) error {
+// It returns an I/O or protocol error, or errInterrupted; the server's
+// error goes to sd.err.
+func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 	for {
-		typ, body, err := c.rd.Next()
+		typ, body, _, err := c.next(req, readWhole)
 		if err != nil {
-			return c.fail(readErr(err))
+			return err
 		}
 		switch typ {
 		case wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgNoData:
@@ -429,15 +400,12 @@ func (c *Conn) readDescribe(sd *stmtDesc) error {
 				}
 			}
 		case wire.MsgReadyForQuery:
-			c.txStatus.Store(uint32(body[0]))
 			if sd.plans == nil {
 				sd.setFields(nil, c.types)
 			}
 			return nil
 		default:
-			if err := c.handleAsync(typ, body); err != nil {
-				return c.fail(err)
-			}
+			return c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a describe", typ)})
 		}
 	}
 }

@@ -127,9 +127,10 @@ func TestExecWithArgs(t *testing.T) {
 	}
 }
 
-// TestCancelByContext: a statement whose ctx times out is cancelled on the
-// server (57014), the error wraps context.DeadlineExceeded, and the
-// connection stays usable.
+// TestCancelByContext: a statement whose ctx times out returns at once
+// with an error wrapping context.DeadlineExceeded, the statement is
+// cancelled on the server (the next statement does not wait for the
+// 10 s sleep), and the connection stays usable.
 func TestCancelByContext(t *testing.T) {
 	c := connect(t, srv.DSN("user=scramuser", "password="+pwSCRAM, "sslmode=require"))
 	for _, name := range []string{"query", "exec-simple"} {
@@ -150,13 +151,12 @@ func TestCancelByContext(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("got %v, want DeadlineExceeded", err)
 			}
-			var pgErr *PgError
-			if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
-				t.Fatalf("got %v, want SQLSTATE 57014", err)
-			}
 			var one int
 			if err := c.QueryRow(testCtx(t), "SELECT 1").Scan(&one); err != nil || one != 1 {
 				t.Fatalf("next query: %v", err)
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Fatalf("the next query waited for the sleep: %v", took)
 			}
 		})
 	}
@@ -257,8 +257,8 @@ func TestTerminateMidQuery(t *testing.T) {
 
 // TestCancelTimeoutClosesConnection: when the server does not act on the
 // CancelRequest (here its secret key is wrong, so the server ignores it),
-// the connection is closed once CancelTimeout has passed, and the statement
-// returns instead of waiting for the server.
+// the statement returns at its deadline, and the connection is closed once
+// CancelTimeout has passed after the cancel.
 func TestCancelTimeoutClosesConnection(t *testing.T) {
 	c := connectCancelTimeout(t, 200*time.Millisecond)
 	// Warm the connection's requests up, so that the watch below runs in
@@ -283,7 +283,10 @@ func TestCancelTimeoutClosesConnection(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want DeadlineExceeded", err)
 	}
-	if !c.IsClosed() {
-		t.Fatal("the connection is still open after the cancel timeout")
+	for !c.IsClosed() {
+		if time.Since(start) > 2*time.Second {
+			t.Fatal("the connection is still open after the cancel timeout")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -42,6 +42,9 @@ type Rows struct {
 	big        bool
 	seen       bool // a message of the reply was read (see readRow)
 	bigScanned bool
+	// interrupted: the ctx ended while the reply was read; the rest of it
+	// is the connection's to drain.
+	interrupted bool
 }
 
 // start reads the reply up to the first row or the end of the statement,
@@ -63,21 +66,18 @@ func (r *Rows) readRow() bool {
 	c := r.c
 	r.big = false
 	for {
-		typ, n, err := c.rd.NextHeader()
+		typ, body, n, err := c.next(r.req, readHeader)
 		if err != nil {
-			return r.fatal(readErr(err))
+			return r.readFailed(err)
 		}
 		if typ == wire.MsgDataRow && n > c.rd.Size() {
 			// Larger than the read buffer: read column by column from
 			// the socket by Scan (see stream.go).
+			r.seen = true
 			if err := r.startBigRow(); err != nil {
 				return r.fatal(err)
 			}
 			return true
-		}
-		body, err := c.rd.Body()
-		if err != nil {
-			return r.fatal(readErr(err))
 		}
 		first := !r.seen
 		r.seen = true
@@ -98,7 +98,7 @@ func (r *Rows) readRow() bool {
 			}
 		case wire.MsgParseComplete:
 			c.parsed(r.req)
-		case wire.MsgBindComplete, wire.MsgCloseComplete, wire.MsgPortalSuspended:
+		case wire.MsgBindComplete, wire.MsgCloseComplete, wire.MsgPortalSuspended, wire.MsgNoData:
 		case wire.MsgEmptyQueryResponse:
 			if r.stopAtComplete || c.completed(r.req) {
 				r.done = true
@@ -134,13 +134,16 @@ func (r *Rows) readRow() bool {
 			if err != nil {
 				return r.fatal(err)
 			}
-			if first && r.batch == nil && pgErr.SeverityV == "FATAL" {
+			switch {
+			case first && r.batch == nil && pgErr.SeverityV == "FATAL":
 				// The server ended the session (pg_terminate_backend, a
 				// restart, idle_session_timeout) before it answered
 				// any message of this run: nothing of it ran, and it may
 				// be sent again on another connection (SafeToRetry).
 				r.setErr(notSent(pgErr))
-			} else {
+			case pgErr.Code == "57014" && c.cancelMeantForOther(r.req):
+				r.setErr(fmt.Errorf("%w: %w", ErrCanceledByOther, pgErr))
+			default:
 				r.setErr(pgErr)
 			}
 			c.failed(r.req, body)
@@ -151,17 +154,10 @@ func (r *Rows) readRow() bool {
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(true)
 		case wire.MsgReadyForQuery:
-			c.txStatus.Store(uint32(body[0]))
-			if err := c.groupEnded(r.req); err != nil {
-				return r.fatal(err)
-			}
 			r.done = true
 			return false
 		default:
-			r.seen = !first // messages the server sends on its own do not count
-			if err := c.handleAsync(typ, body); err != nil {
-				return r.fatal(err)
-			}
+			return r.fatal(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a query", typ)})
 		}
 	}
 }
@@ -195,6 +191,20 @@ func (r *Rows) portalDescribed(body []byte) error {
 	r.c.wmu.Unlock()
 	r.sd = sd
 	return nil
+}
+
+// readFailed ends the rows on an error of the reply reader: the
+// connection failed, or the rows' ctx ended (errInterrupted): Err then
+// reports ctx's error, and finish gives the rest of the reply to the
+// connection to drain (see Conn.abandon).
+func (r *Rows) readFailed(err error) bool {
+	if err == errInterrupted {
+		r.interrupted = true
+		err = r.req.watch.ctx.Err()
+	}
+	r.setErr(err)
+	r.done = true
+	return false
 }
 
 // fatal ends the rows on an error that closes the connection (I/O,
@@ -240,12 +250,17 @@ func (r *Rows) finish() {
 	}
 	if r.batch != nil {
 		r.err = r.batch.watch.wrap(r.err)
+		r.batch.interrupted = r.batch.interrupted || r.interrupted
 		r.c = nil // the batch goes on reading
 		return
 	}
-	r.err = r.watch.end(r.err)
+	if r.interrupted {
+		r.c.abandon(r.req)
+	} else {
+		r.err = r.watch.end(r.err)
+		r.c.handoff(r.req)
+	}
 	r.watch = nil
-	r.c.handoff(r.req)
 	r.req = nil
 	if r.trace != nil {
 		traceEnd(r.traceCtx, r.c.cfg, r.trace, r.tag, r.err)
@@ -422,11 +437,33 @@ func (r *Rows) Values() ([]any, error) {
 type Row struct {
 	rows Rows
 	err  error
+	// What QueryRow ran, to send it again (on c) when a CancelRequest
+	// meant for another statement hit it before Scan returned: nil c for
+	// a batch's row.
+	c     *Conn
+	ctx   context.Context
+	owner *Tx
+	sql   string
+	args  []any
 }
 
 // Scan scans the first row into dest and closes the rows. It returns
 // ErrNoRows when there is no row.
 func (r *Row) Scan(dest ...any) error {
+	for attempt := 0; ; attempt++ {
+		err := r.scan(dest)
+		// The row reached dest only: when a cancel meant for another
+		// statement hit the statement, it is run again, and dest
+		// overwritten, unless a destination streamed it elsewhere.
+		if r.c == nil || attempt >= maxCancelRetries || !r.c.resendable(r.ctx, r.owner, err) || streams(dest) {
+			return err
+		}
+		r.rows = Rows{}
+		r.err = r.c.query(r.ctx, r.owner, &r.rows, r.sql, r.args)
+	}
+}
+
+func (r *Row) scan(dest []any) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -443,4 +480,15 @@ func (r *Row) Scan(dest ...any) error {
 		return err
 	}
 	return rows.Err()
+}
+
+// streams reports whether a destination writes the value elsewhere
+// (StreamTo) as it is scanned.
+func streams(dest []any) bool {
+	for _, d := range dest {
+		if _, ok := d.(*StreamDest); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -71,8 +71,7 @@ func (c *Conn) startup(h HostConfig) error {
 			}
 			c.pid, c.secretKey = k.ProcessID, k.SecretKey
 		case wire.MsgReadyForQuery:
-			c.txStatus.Store(uint32(body[0]))
-			return nil
+			return c.readyForQuery(body)
 		case wire.MsgErrorResponse:
 			return startupPgError(body)
 		case wire.MsgParameterStatus, wire.MsgNoticeResponse, wire.MsgNegotiateProtocolVersion:

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/pgtype"
 )
 
@@ -65,13 +66,14 @@ type stmtDesc struct {
 // sqlTraits are what a run needs to know of its SQL text, found once per
 // statement rather than on every run.
 type sqlTraits struct {
-	copyIn      bool // may COPY FROM STDIN: runs alone (see mayCopyFromStdin)
-	shareable   bool // may share a Sync (see shareableSQL)
+	copyIn      bool // may COPY FROM STDIN: runs alone (see holdForCopy)
+	shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
 	deallocates bool // may deallocate prepared statements (see Conn.noteDeallocate)
 }
 
 func traitsOf(sql string) sqlTraits {
-	return sqlTraits{copyIn: mayCopyFromStdin(sql), shareable: shareableSQL(sql), deallocates: mayDeallocate(sql)}
+	info := sqllex.Scan(sql)
+	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: info.Deallocates}
 }
 
 // columnPlan is the scan plan of one column for one destination type.

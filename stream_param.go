@@ -76,7 +76,7 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *Tx, build func([]byte, *
 			c.wmu.Unlock()
 			return nil, notSent(err)
 		}
-		if !c.flushing {
+		if !c.flushing && !c.cancelling {
 			break
 		}
 		// Wait releases wmu: a transaction may take the connection

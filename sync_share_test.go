@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -325,8 +324,8 @@ func TestShareableSQL(t *testing.T) {
 		"BEGINNING":               true,  // not a keyword we know: a syntax error of its own
 		"-- x\rCOMMIT -- \nAND":   false, // PostgreSQL ends a -- comment at \r too
 	} {
-		if got := shareableSQL(sql); got != want {
-			t.Errorf("shareableSQL(%q) = %v, want %v", sql, got, want)
+		if got := traitsOf(sql).shareable; got != want {
+			t.Errorf("traitsOf(%q).shareable = %v, want %v", sql, got, want)
 		}
 	}
 }
@@ -370,31 +369,6 @@ func TestSharedSyncAfterDeallocate(t *testing.T) {
 	}
 }
 
-// FuzzFirstKeyword: any SQL text gives a keyword made of letters and
-// underscores, found in the text, or "" (no panic, no loop).
-func FuzzFirstKeyword(f *testing.F) {
-	for _, s := range []string{"SELECT 1", "-- c\nBEGIN", "/* /* */ */ commit", "/*", "--", "(((select", " \t\n", "_x", "é"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, sql string) {
-		kw := firstKeyword(sql)
-		if kw == "" {
-			return
-		}
-		if !strings.Contains(sql, kw) {
-			t.Fatalf("firstKeyword(%q) = %q, not in the text", sql, kw)
-		}
-		for i := 0; i < len(kw); i++ {
-			if c := kw[i] | 0x20; (c < 'a' || c > 'z') && kw[i] != '_' {
-				t.Fatalf("firstKeyword(%q) = %q", sql, kw)
-			}
-		}
-		if again := firstKeyword(kw); again != kw {
-			t.Fatalf("firstKeyword(%q) = %q", kw, again)
-		}
-	})
-}
-
 // TestGroupEndedMarksSkipped: the runs after a failed one in its Sync group
 // are marked skipped, and when one of them carried the Parse of the named
 // BEGIN and COMMIT, those count as not prepared again.
@@ -417,18 +391,20 @@ func TestGroupEndedMarksSkipped(t *testing.T) {
 
 func TestMayDeallocate(t *testing.T) {
 	for sql, want := range map[string]bool{
-		"DISCARD ALL":                true,
-		"discard\n  all;":            true,
-		"DEALLOCATE ALL":             true,
-		"deallocate stmt":            true,
-		"SELECT 1":                   false,
-		resetSession:                 false, // DISCARD TEMP and RESET ALL
-		"DISCARD TEMP":               false,
-		"discard allowances":         false,
-		"SELECT 'discard' || ' all'": false, // a string, but not "discard all" either
+		"DISCARD ALL":                  true,
+		"discard\n  all;":              true,
+		"DEALLOCATE ALL":               true,
+		"deallocate stmt":              true,
+		"SELECT 1":                     false,
+		resetSession:                   false, // DISCARD TEMP and RESET ALL
+		"DISCARD TEMP":                 false,
+		"discard allowances":           false,
+		"SELECT 'discard' || ' all'":   false, // a string, but not "discard all" either
+		"SELECT deallocated_at FROM t": false, // a column, not the keyword
+		"EXECUTE 'DEALLOCATE ALL'":     true,  // dynamic SQL
 	} {
-		if got := mayDeallocate(sql); got != want {
-			t.Errorf("mayDeallocate(%q) = %v, want %v", sql, got, want)
+		if got := traitsOf(sql).deallocates; got != want {
+			t.Errorf("traitsOf(%q).deallocates = %v, want %v", sql, got, want)
 		}
 	}
 }

@@ -146,7 +146,7 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error)
 
 // QueryRow runs sql in the transaction (see Conn.QueryRow).
 func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{}
+	row := &Row{c: tx.c, ctx: ctx, owner: tx.root, sql: sql, args: args}
 	if tx.closed() {
 		row.err = ErrTxClosed
 		return row
@@ -232,7 +232,7 @@ func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	tag, err := c.exchange(ctx, tx, func(buf []byte) ([]byte, error) {
 		tx.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
-	}, func() (CommandTag, error) { return c.readSimple(nil) })
+	}, func(req *request) (CommandTag, error) { return c.readSimple(req, nil) })
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	// Unsent (ctx ended first), the transaction is still open.
 	tx.end(isNotSent(err))

@@ -258,6 +258,19 @@ func (r *Reader) PeekType() (byte, error) {
 	return r.buf[r.r], nil
 }
 
+// BufferedTypes calls fn with the type byte of each message whose header
+// is already in the buffer after the current message, in order, until fn
+// returns false. Nothing is consumed.
+func (r *Reader) BufferedTypes(fn func(typ byte) bool) {
+	for i := r.r + r.remaining; i+5 <= r.w; {
+		length := int(binary.BigEndian.Uint32(r.buf[i+1:]))
+		if length < 4 || !fn(r.buf[i]) {
+			return
+		}
+		i += 1 + length
+	}
+}
+
 // Err returns the error that made the Reader unusable, if any.
 func (r *Reader) Err() error { return r.err }
 

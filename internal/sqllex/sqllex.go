@@ -1,0 +1,191 @@
+package sqllex
+
+// Info is what the driver needs to know of one SQL text.
+type Info struct {
+	// FirstKeyword is the first word of the first non-empty statement,
+	// after white space, comments, empty statements (";") and opening
+	// parentheses, as written (not case-folded, a substring of the text);
+	// "" when that statement does not start with a word (empty text, only
+	// comments, a string, a quoted identifier...).
+	FirstKeyword string
+
+	// Statements counts the non-empty statements separated by top-level
+	// semicolons: semicolons inside strings, quoted identifiers,
+	// dollar-quoted bodies, comments, parentheses and brackets don't count,
+	// and neither do empty statements (";;", a trailing ";"). It counts a
+	// CREATE FUNCTION ... BEGIN ATOMIC ... END body as several statements,
+	// which is one statement to PostgreSQL.
+	Statements int
+
+	// CopyFromStdin reports that some statement starts with the keyword
+	// COPY and holds the keywords FROM and STDIN, as words outside strings,
+	// comments and quoted identifiers and at any depth of parentheses (so
+	// that COPY t(a, b) FROM STDIN WITH (FORMAT csv) is one). It may be
+	// true for a COPY that does not read from the client, such as
+	// COPY (SELECT * FROM stdin) TO STDOUT.
+	CopyFromStdin bool
+
+	// Deallocates reports that the text may deallocate prepared
+	// statements: it holds the keyword DEALLOCATE, or the keyword DISCARD
+	// followed (after white space and comments) by the keyword ALL. Words
+	// inside quoted identifiers and comments don't count, nor do words that
+	// merely contain these (deallocated_at); DISCARD TEMP, DISCARD PLANS
+	// and DISCARD SEQUENCES are not DISCARD ALL. For dynamic SQL
+	// (EXECUTE 'DEALLOCATE ALL', function bodies) it is also true when the
+	// same words appear inside a string constant or a dollar-quoted body,
+	// where a backslash escape also separates words; words spelled with
+	// escapes (E'\x44EALLOCATE') or built at run time are not seen.
+	Deallocates bool
+
+	// TransactionControl reports that some statement starts with BEGIN,
+	// START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE or PREPARE
+	// (for PREPARE TRANSACTION): a text of several statements that has
+	// none runs in one implicit transaction, all or nothing.
+	TransactionControl bool
+}
+
+// Scan reads sql once and returns its Info. It accepts any text (invalid
+// UTF-8, unterminated strings or comments, which run to the end of the
+// text), never panics and allocates nothing.
+func Scan(sql string) Info {
+	var (
+		info      Info
+		l         = lexer{sql: sql}
+		depth     int  // ( and [ open
+		inStmt    bool // the current statement has a token
+		started   bool // the first token of the current statement but ( was read
+		firstDone bool // info.FirstKeyword is final
+		copyStmt  bool // the current statement starts with COPY
+		from      bool // ... and holds FROM
+		stdin     bool // ... and STDIN
+		discard   bool // the previous token is the keyword DISCARD
+	)
+	for {
+		t := l.next()
+		if t.kind == tokEOF {
+			break
+		}
+		if t.kind == tokSemicolon && depth == 0 {
+			if inStmt {
+				info.Statements++
+				firstDone = true
+			}
+			inStmt, started, copyStmt, from, stdin, discard = false, false, false, false, false, false
+			continue
+		}
+		inStmt = true
+		switch t.kind {
+		case tokOpen:
+			depth++
+		case tokClose:
+			if depth > 0 {
+				depth--
+			}
+		}
+		if !started && t.kind != tokOpen {
+			started = true
+			kw := ""
+			if t.kind == tokWord {
+				kw = t.text
+			}
+			if !firstDone {
+				info.FirstKeyword, firstDone = kw, true
+			}
+			copyStmt = equalFold(kw, "copy")
+			if isTransactionControl(kw) {
+				info.TransactionControl = true
+			}
+		}
+		switch t.kind {
+		case tokWord:
+			switch {
+			case equalFold(t.text, "deallocate"), discard && equalFold(t.text, "all"):
+				info.Deallocates = true
+			case copyStmt && equalFold(t.text, "from"):
+				from = true
+			case copyStmt && equalFold(t.text, "stdin"):
+				stdin = true
+			}
+			discard = equalFold(t.text, "discard")
+		case tokString, tokDollar:
+			if !info.Deallocates && mentionsDeallocate(t.body) {
+				info.Deallocates = true
+			}
+			discard = false
+		default:
+			discard = false
+		}
+		if from && stdin {
+			info.CopyFromStdin = true
+		}
+	}
+	if inStmt {
+		info.Statements++
+	}
+	return info
+}
+
+// KeepsOwnSync reports whether the statement must keep its own Sync in the
+// driver's pipeline instead of sharing one with its neighbours: transaction
+// control (BEGIN, START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE,
+// and PREPARE for PREPARE TRANSACTION) and COPY, in any case. It is also
+// true when FirstKeyword is "", as nothing is known of the statement.
+func (i Info) KeepsOwnSync() bool {
+	kw := i.FirstKeyword
+	return kw == "" || isTransactionControl(kw) || equalFold(kw, "copy")
+}
+
+// isTransactionControl reports whether kw starts a transaction control
+// statement (PREPARE for PREPARE TRANSACTION).
+func isTransactionControl(kw string) bool {
+	return equalFold(kw, "begin") || equalFold(kw, "start") ||
+		equalFold(kw, "commit") || equalFold(kw, "end") ||
+		equalFold(kw, "rollback") || equalFold(kw, "abort") ||
+		equalFold(kw, "savepoint") || equalFold(kw, "release") ||
+		equalFold(kw, "prepare")
+}
+
+// mentionsDeallocate reports whether body, the inside of a string constant
+// or of a dollar-quoted body, holds the word DEALLOCATE or the words DISCARD
+// ALL (with white space, comments or backslash escapes between them), as
+// dynamic SQL may. A word is a run of letters, digits, _ and bytes of
+// multibyte characters; $ and backslash escapes ("\n" in E'\nDEALLOCATE')
+// separate words, so that nested dollar quotes and escape strings are seen
+// through.
+func mentionsDeallocate(body string) bool {
+	for i := 0; i < len(body); i++ {
+		if !isWordByte(body[i]) || i > 0 && isWordByte(body[i-1]) && (i < 2 || body[i-2] != '\\') {
+			continue // not the start of a word
+		}
+		if hasWord(body, i, "deallocate") {
+			return true
+		}
+		if hasWord(body, i, "discard") && hasWord(body, skipGap(body, i+len("discard")), "all") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord reports whether s[i:] starts with word (lower-case ASCII), in any
+// case, not followed by a word byte.
+func hasWord(s string, i int, word string) bool {
+	end := i + len(word)
+	return end <= len(s) && equalFold(s[i:end], word) && (end == len(s) || !isWordByte(s[end]))
+}
+
+// skipGap returns the index of the first byte at or after i that is not
+// white space, in a comment or in a backslash escape.
+func skipGap(s string, i int) int {
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] != '\\' {
+			return i
+		}
+		i = min(i+2, len(s))
+	}
+}
+
+// isWordByte reports whether c may be part of a word inside a string or a
+// dollar-quoted body.
+func isWordByte(c byte) bool { return isIdentStart(c) || isDigit(c) }

@@ -1,0 +1,234 @@
+package sqllex
+
+import "testing"
+
+func TestScan(t *testing.T) {
+	for _, tt := range []struct {
+		sql  string
+		want Info
+	}{
+		// What the old ad-hoc scanners misread.
+		{"SELECT deallocated_at FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT copy_count, stdin_flag FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT ';'", Info{FirstKeyword: "SELECT", Statements: 1}},
+
+		// Statements and empty statements.
+		{"", Info{}},
+		{" \t\r\n\f\v", Info{}},
+		{";;", Info{}},
+		{" ; ; ", Info{}},
+		{"SELECT 1", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 1;", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 1;;  ; ", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 1; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}},
+		{"; ;commit; select 1", Info{FirstKeyword: "commit", Statements: 2}},
+		{"PREPARE p AS SELECT 1; EXECUTE p; DEALLOCATE p", Info{FirstKeyword: "PREPARE", Statements: 3, Deallocates: true}},
+		{"SELECT 1); SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}}, // a stray ) does not hide later semicolons
+
+		// A semicolon inside each kind of token.
+		{`SELECT "a;b" FROM t`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT "a"";b"`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT U&"a;b"`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 'a'';b'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT $$;$$", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT $f$ ; $$ ; $f$", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT $_x1$;$_x1$", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT $é$;$é$", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT $a$ $b$ ; $a$", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 1 -- ;\n", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT /* ; */ 1", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT f(1;2)", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT a[1;2]", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"CREATE RULE r AS ON INSERT TO t DO ALSO (INSERT INTO a VALUES (1); INSERT INTO b VALUES (2))", Info{FirstKeyword: "CREATE", Statements: 1}},
+		{"DO $body$ BEGIN EXECUTE 'x'; END $body$; SELECT 1", Info{FirstKeyword: "DO", Statements: 2}},
+
+		// Escape strings: a backslash escapes, but only after a lone E.
+		{`SELECT E'\''; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 2}},
+		{`SELECT e'\';'`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT E'\\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 2}},
+		{`SELECT E'a''b\';'`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT 'a\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 2}}, // standard_conforming_strings
+		{`SELECT sole'x\'; DEALLOCATE a'`, Info{FirstKeyword: "SELECT", Statements: 2, Deallocates: true}},
+		{`SELECT B'1\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 2}},
+		{`SELECT x'1\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 2}},
+		{`SELECT N'a\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 2}},
+		{`SELECT U&'a\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 2}},
+		{`SELECT u&'d\0061t\+000061' UESCAPE '\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 2}},
+		// A string continued after a newline stays an escape string...
+		{"SELECT E'a'\n'\\'; SELECT 2'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT E'a' -- c\n\t'\\'; SELECT 2'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		// ... but not without a newline, nor across a /* */ comment.
+		{"SELECT E'a' '\\'; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}},
+		{"SELECT E'a' /* c */\n'\\'; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}},
+
+		// Parameters and $ inside identifiers are no dollar quotes.
+		{"SELECT $1; SELECT $2", Info{FirstKeyword: "SELECT", Statements: 2}},
+		{"SELECT $1::int, $23 ; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}},
+		{"SELECT $9x$;$9x$", Info{FirstKeyword: "SELECT", Statements: 2}}, // a tag cannot start with a digit
+		{"SELECT a$b$ ; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}},
+		{"SELECT $ab; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}},
+
+		// The first keyword.
+		{"(SELECT 1)", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"/* x */ -- y\n BEGIN", Info{FirstKeyword: "BEGIN", Statements: 1}},
+		{"/* a /* b */ ; */ ( ( values (1)))", Info{FirstKeyword: "values", Statements: 1}},
+		{"-- x\rCOMMIT -- \nAND", Info{FirstKeyword: "COMMIT", Statements: 1}},
+		{"  insert into t values (1)", Info{FirstKeyword: "insert", Statements: 1}},
+		{"_x1$y", Info{FirstKeyword: "_x1$y", Statements: 1}},
+		{"'x'", Info{Statements: 1}},
+		{`"select" 1`, Info{Statements: 1}},
+		{`U&"x"`, Info{Statements: 1}},
+		{"E'x'", Info{Statements: 1}},
+		{"$$x$$", Info{Statements: 1}},
+		{"$1", Info{Statements: 1}},
+		{"( ; SELECT 1)", Info{Statements: 1}},
+		{"((); SELECT 1", Info{Statements: 1}},
+		{"(( ; SELECT 1", Info{Statements: 1}},
+		{"-- only a comment", Info{}},
+		{"/* a /* nested */ comment */", Info{}},
+
+		// COPY FROM STDIN.
+		{"COPY t FROM STDIN", Info{FirstKeyword: "COPY", Statements: 1, CopyFromStdin: true}},
+		{"copy t from stdin", Info{FirstKeyword: "copy", Statements: 1, CopyFromStdin: true}},
+		{"COPY t(a, b) FROM STDIN WITH (FORMAT csv)", Info{FirstKeyword: "COPY", Statements: 1, CopyFromStdin: true}},
+		{"SELECT 1; COPY t FROM STDIN", Info{FirstKeyword: "SELECT", Statements: 2, CopyFromStdin: true}},
+		{"COPY t FROM STDIN; SELECT 1", Info{FirstKeyword: "COPY", Statements: 2, CopyFromStdin: true}},
+		{"/* c */ (COPY t FROM STDIN)", Info{FirstKeyword: "COPY", Statements: 1, CopyFromStdin: true}},
+		{"COPY (SELECT * FROM stdin) TO STDOUT", Info{FirstKeyword: "COPY", Statements: 1, CopyFromStdin: true}}, // conservative
+		{"COPY t TO STDOUT", Info{FirstKeyword: "COPY", Statements: 1}},
+		{"COPY t FROM '/tmp/stdin'", Info{FirstKeyword: "COPY", Statements: 1}},
+		{`COPY "stdin" FROM 'f'`, Info{FirstKeyword: "COPY", Statements: 1}},
+		{"COPY t FROM -- STDIN\n 'f'", Info{FirstKeyword: "COPY", Statements: 1}},
+		{"SELECT 'COPY t FROM STDIN'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"/* COPY t FROM STDIN */ SELECT 1", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT copy FROM stdin", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 1 FROM stdin; COPY t TO STDOUT", Info{FirstKeyword: "SELECT", Statements: 2}},
+		{"COPY t TO STDOUT; SELECT 1 FROM stdin", Info{FirstKeyword: "COPY", Statements: 2}},
+
+		// Deallocation.
+		{"DEALLOCATE ALL", Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{"deallocate stmt", Info{FirstKeyword: "deallocate", Statements: 1, Deallocates: true}},
+		{"DISCARD ALL", Info{FirstKeyword: "DISCARD", Statements: 1, Deallocates: true}},
+		{"discard\n  all;", Info{FirstKeyword: "discard", Statements: 1, Deallocates: true}},
+		{"DISCARD /*c*/ ALL", Info{FirstKeyword: "DISCARD", Statements: 1, Deallocates: true}},
+		{"DISCARD -- c\n ALL", Info{FirstKeyword: "DISCARD", Statements: 1, Deallocates: true}},
+		{"DISCARD TEMP; RESET ALL", Info{FirstKeyword: "DISCARD", Statements: 2}},
+		{"DISCARD TEMP", Info{FirstKeyword: "DISCARD", Statements: 1}},
+		{"DISCARD PLANS", Info{FirstKeyword: "DISCARD", Statements: 1}},
+		{"DISCARD SEQUENCES", Info{FirstKeyword: "DISCARD", Statements: 1}},
+		{"discard allowances", Info{FirstKeyword: "discard", Statements: 1}},
+		{"DISCARD; ALL", Info{FirstKeyword: "DISCARD", Statements: 2}},
+		{`DISCARD "all"`, Info{FirstKeyword: "DISCARD", Statements: 1}},
+		{`SELECT "deallocate"`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT foo$deallocate FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"-- DEALLOCATE ALL\nSELECT 1", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"/* DISCARD ALL */ SELECT 1", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 'discard' || ' all'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 'deallocated_at'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 'x deallocate y'", Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}}, // conservative
+		{"DO $$BEGIN EXECUTE 'DEALLOCATE ALL'; END$$", Info{FirstKeyword: "DO", Statements: 1, Deallocates: true}},
+		{"EXECUTE 'discard  all'", Info{FirstKeyword: "EXECUTE", Statements: 1, Deallocates: true}},
+		{"SELECT $f$ discard /* c */ all $f$", Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}},
+		{"DO $f$ BEGIN EXECUTE $q$DEALLOCATE ALL$q$; END $f$", Info{FirstKeyword: "DO", Statements: 1, Deallocates: true}},
+		{`SELECT E'\nDEALLOCATE'`, Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}},
+		{`SELECT E'DISCARD\nALL'`, Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}},
+		{`SELECT 'discard temp'`, Info{FirstKeyword: "SELECT", Statements: 1}},
+
+		// Unterminated tokens run to the end of the text.
+		{"SELECT 'abc; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT E'\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT E'\'; DEALLOCATE`, Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}},
+		{`SELECT E'\`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT "abc; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT U&"abc; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT $$abc; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT $x$abc $x; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 1 /* abc; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 1 /* a /* b */ ; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 1 -- abc; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"COPY t FROM STDIN '", Info{FirstKeyword: "COPY", Statements: 1, CopyFromStdin: true}},
+		{"/* unterminated", Info{}},
+		{"/*/", Info{}},
+		{"--", Info{}},
+		{"'", Info{Statements: 1}},
+		{`"`, Info{Statements: 1}},
+		{"$", Info{Statements: 1}},
+		{"$a", Info{FirstKeyword: "", Statements: 1}},
+		{"$$", Info{Statements: 1}},
+		{"U&", Info{FirstKeyword: "U", Statements: 1}},
+		{"E", Info{FirstKeyword: "E", Statements: 1}},
+		{"-", Info{Statements: 1}},
+		{"/", Info{Statements: 1}},
+
+		// Any bytes.
+		{"\xff\xfe; SELECT 1", Info{FirstKeyword: "\xff\xfe", Statements: 2}},
+		{"\x00SELECT", Info{Statements: 1}},
+	} {
+		got := Scan(tt.sql)
+		got.TransactionControl = false // TestTransactionControl
+		if got != tt.want {
+			t.Errorf("Scan(%q) = %+v, want %+v", tt.sql, got, tt.want)
+		}
+	}
+}
+
+func TestTransactionControl(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT 1; SELECT 2":                     false,
+		"INSERT INTO t VALUES (1); COMMIT":       true,
+		"begin; select 1":                        true,
+		"SELECT 1; /* c */ (rollback)":           true,
+		"SELECT 'COMMIT'; SELECT \"begin\"":      false,
+		"SELECT commit_ts FROM t; SELECT end_at": false,
+		"PREPARE TRANSACTION 'x'":                true,
+		"-- COMMIT\nSELECT 1":                    false,
+		"SELECT 1; END":                          true,
+		"SAVEPOINT a; RELEASE a":                 true,
+	} {
+		if got := Scan(sql).TransactionControl; got != want {
+			t.Errorf("Scan(%q).TransactionControl = %v, want %v", sql, got, want)
+		}
+	}
+}
+
+func TestKeepsOwnSync(t *testing.T) {
+	for _, tt := range []struct {
+		sql  string
+		want bool
+	}{
+		{"SELECT 1", false},
+		{"  insert into t values (1)", false},
+		{"-- note\n/* a /* nested */ b */ (select 1)", false},
+		{"VACUUM t", false},
+		{"BEGINNING", false}, // not a keyword we know: a syntax error of its own
+		{"begin", true},
+		{"START TRANSACTION", true},
+		{"/* x */ Commit", true},
+		{"end", true},
+		{"rollback to savepoint a", true},
+		{"abort", true},
+		{"SAVEPOINT a", true},
+		{"RELEASE a", true},
+		{"PREPARE TRANSACTION 'x'", true},
+		{"COPY t TO STDOUT", true},
+		{"-- x\rCOMMIT -- \nAND", true},
+		{"", true},
+		{";", true},
+		{"-- only a comment", true},
+		{"/* unterminated", true},
+		{"'x'", true},
+	} {
+		if got := Scan(tt.sql).KeepsOwnSync(); got != tt.want {
+			t.Errorf("Scan(%q).KeepsOwnSync() = %v, want %v", tt.sql, got, tt.want)
+		}
+	}
+}
+
+// TestScanAllocs: Scan allocates nothing, whatever the text.
+func TestScanAllocs(t *testing.T) {
+	for _, sql := range []string{benchSQL, "DO $f$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $f$; COPY t FROM STDIN", "/* x */ E'\\'' -- y"} {
+		if n := testing.AllocsPerRun(100, func() { Scan(sql) }); n != 0 {
+			t.Errorf("Scan(%q): %v allocations, want 0", sql, n)
+		}
+	}
+}

@@ -1,0 +1,279 @@
+package pgline
+
+// The reply reader: the one way every read path of the pipeline (rows,
+// simple queries, describes, batches, COPY, the drain of abandoned
+// requests) takes the next backend message of the reply at the head of
+// the queue. It holds the rules that no read loop repeats:
+//
+//   - Once the connection has failed, nothing more is read: every request
+//     queued or arriving gets an error wrapping the first cause (the
+//     sticky error), never a result made of the failed reply's leftovers.
+//   - A ReadyForQuery whose status is not I, T or E is a protocol error;
+//     its status is recorded, and it is counted against the request, so
+//     that anyone finishing the reply knows how much of it is left.
+//   - ParameterStatus, NoticeResponse and NotificationResponse, which the
+//     server sends at any time, are handled here and never returned.
+//   - When the head's ctx ends, its caller is answered at once: the reader
+//     returns errInterrupted (the read in progress is interrupted by a read
+//     deadline), and the caller hands the rest of the reply to abandon,
+//     which drains it in a goroutine of its own and decides whether a
+//     CancelRequest may be sent (see drainTick).
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// errInterrupted is returned by Conn.next when the ctx of the request
+// reading its reply ended: the caller must give the request to abandon
+// and return its ctx's error.
+var errInterrupted = errors.New("pgline: reply interrupted by its ctx")
+
+// readMode selects how Conn.next takes a message's body.
+type readMode int8
+
+const (
+	// readWhole returns every message whole (wire.Reader.Next).
+	readWhole readMode = iota
+	// readDiscarding skips a DataRow or CopyData larger than the read
+	// buffer, returning it with a nil body (wire.Reader.NextDiscarding).
+	readDiscarding
+	// readHeader leaves the body of a DataRow larger than the read buffer
+	// and of every CopyData to the caller (nil body, its length n).
+	readHeader
+)
+
+// defaultCancelGrace is Config.CancelGrace's default.
+const defaultCancelGrace = 100 * time.Millisecond
+
+// next returns the next message of req's reply (req may be nil outside
+// the pipeline). Its error is errInterrupted, or one the connection has
+// already failed with (see the file comment).
+func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, err error) {
+	for {
+		if c.fatal.Load() != nil {
+			return 0, nil, 0, c.failedErr()
+		}
+		if req != nil && req.watch.interrupts && req.watch.fired.Load() {
+			return 0, nil, 0, errInterrupted
+		}
+		switch mode {
+		case readWhole:
+			typ, body, err = c.rd.Next()
+			n = len(body)
+		case readDiscarding:
+			typ, body, err = c.rd.NextDiscarding()
+			n = len(body)
+		case readHeader:
+			typ, n, err = c.rd.NextHeader()
+			if err == nil && typ != wire.MsgCopyData && (typ != wire.MsgDataRow || n <= c.rd.Size()) {
+				body, err = c.rd.Body()
+			}
+		}
+		if err != nil {
+			if err = c.readFailed(req, err); err == nil {
+				continue // a tick of the drain (see drainTick)
+			}
+			return 0, nil, 0, err
+		}
+		switch typ {
+		case wire.MsgParameterStatus, wire.MsgNoticeResponse, wire.MsgNotificationResponse:
+			if err := c.handleAsync(typ, body); err != nil {
+				return 0, nil, 0, c.fail(err)
+			}
+			continue
+		case wire.MsgReadyForQuery:
+			if err := c.readyForQuery(body); err != nil {
+				return 0, nil, 0, err
+			}
+			if req != nil {
+				req.rfqs++
+				if err := c.groupEnded(req); err != nil {
+					return 0, nil, 0, err
+				}
+			}
+		case wire.MsgCommandComplete, wire.MsgEmptyQueryResponse, wire.MsgErrorResponse:
+			if req != nil {
+				req.completions++
+			}
+		}
+		return typ, body, n, nil
+	}
+}
+
+// readFailed turns a read error into next's error: errInterrupted when
+// the read deadline set for the request's ended ctx stopped it (nothing
+// was consumed), nil after a tick of a drain, else the connection fails.
+func (c *Conn) readFailed(req *request, err error) error {
+	var ne net.Error
+	if req != nil && errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil {
+		if req.draining {
+			return c.drainTick(req)
+		}
+		if req.watch.interrupts && req.watch.fired.Load() {
+			return errInterrupted
+		}
+	}
+	return c.fail(readErr(err))
+}
+
+// readyForQuery checks and records a ReadyForQuery's transaction status.
+func (c *Conn) readyForQuery(body []byte) error {
+	if len(body) != 1 || body[0] != 'I' && body[0] != 'T' && body[0] != 'E' {
+		return c.fail(&ProtocolError{Msg: fmt.Sprintf("ReadyForQuery with transaction status %q", body)})
+	}
+	c.txStatus.Store(uint32(body[0]))
+	return nil
+}
+
+// replyEnded reports whether nothing of req's reply is left to run on
+// the server: the message that ends its statement (or, for a reply of
+// several statements, its last ReadyForQuery) has been read or is in the
+// read buffer. A CancelRequest for req would then hit whatever the
+// server runs next. The caller owns the reader.
+func (c *Conn) replyEnded(req *request) bool {
+	completions, rfqs := req.completions, req.rfqs
+	ended := func() bool { return rfqs >= req.syncs || req.oneStmt && completions > 0 }
+	if ended() {
+		return true
+	}
+	c.rd.BufferedTypes(func(typ byte) bool {
+		switch typ {
+		case wire.MsgReadyForQuery:
+			rfqs++
+		case wire.MsgCommandComplete, wire.MsgEmptyQueryResponse, wire.MsgErrorResponse:
+			completions++
+		}
+		return !ended()
+	})
+	return ended()
+}
+
+// Phases of the drain of an abandoned head (request.phase).
+const (
+	drainGrace  = iota // waiting for the grace period to pass
+	drainProbe         // reading what has arrived before deciding
+	drainCancel        // the CancelRequest was sent; waiting for the end
+	drainQuiet         // no cancel is needed: the end is on its way
+)
+
+// abandon gives req, the head, whose caller's ctx ended while it read
+// the reply, to a goroutine that drains the rest of the reply and hands
+// the turn on. It returns the caller's error: its ctx's. Nothing may use
+// req afterwards.
+func (c *Conn) abandon(req *request) error {
+	err := req.watch.ctx.Err()
+	go c.drainAbandoned(req)
+	return err
+}
+
+// drainAbandoned drains the reply of an abandoned head. A CancelRequest
+// may only hit its target (PostgreSQL cancels whatever the backend runs
+// when the signal lands), so one is sent only when the reply has not
+// ended, after whatever has arrived was read, and, when requests are
+// queued behind (already in the server's input, or about to be), only
+// once the statement has run for Config.CancelGrace: until then it may
+// end on its own and the signal hit the next statement. While it is in
+// flight nothing is written (see holdWrites). When the server has not
+// ended the reply CancelTimeout after the cancel, the connection is
+// closed, and the requests behind fail.
+func (c *Conn) drainAbandoned(req *request) {
+	req.watch.stop() // clears the deadline that interrupted the caller
+	req.watch.interrupts = false
+	if !req.detached {
+		grace := c.cfg.CancelGrace
+		if grace <= 0 {
+			grace = defaultCancelGrace
+		}
+		start := req.watch.start // zero when it was abandoned before its turn
+		if start.IsZero() {
+			start = time.Now()
+		}
+		c.wmu.Lock()
+		behind := req.next != nil
+		c.wmu.Unlock()
+		req.draining, req.phase, req.phaseAt = true, drainGrace, start
+		if behind {
+			req.phaseAt = start.Add(grace)
+		}
+		c.netConn.SetReadDeadline(req.phaseAt)
+	}
+	c.drain(req)
+	if req.draining && c.fatal.Load() == nil {
+		c.netConn.SetReadDeadline(time.Time{})
+	}
+	c.handoff(req)
+}
+
+// drainTick runs when a read of a drain times out (see drainAbandoned):
+// it moves the drain to its next phase and sets the next deadline. Its
+// error closes the connection.
+func (c *Conn) drainTick(req *request) error {
+	now := time.Now()
+	if now.Before(req.phaseAt) {
+		// A deadline set before this phase (or a spurious wake-up).
+		c.netConn.SetReadDeadline(req.phaseAt)
+		return nil
+	}
+	switch req.phase {
+	case drainGrace:
+		// Read what has arrived (an expired deadline reads nothing) for
+		// a moment before deciding.
+		req.phase, req.phaseAt = drainProbe, now.Add(2*time.Millisecond)
+	case drainProbe:
+		if c.replyEnded(req) {
+			req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
+			break
+		}
+		c.cancelHeld(c.cancelTimeout())
+		req.phase, req.phaseAt = drainCancel, now.Add(c.cancelTimeout())
+	default:
+		return c.fail(fmt.Errorf("pgline: the server did not end a canceled statement within cancel_timeout (%v)", c.cancelTimeout()))
+	}
+	c.netConn.SetReadDeadline(req.phaseAt)
+	return nil
+}
+
+// cancelHeld sends a CancelRequest for the session while nothing is
+// written to the connection: bytes written while the signal is in flight
+// would be statements it could hit.
+func (c *Conn) cancelHeld(wait time.Duration) {
+	c.wmu.Lock()
+	c.cancelling = true
+	c.wmu.Unlock()
+	// A request that fails with 57014 may have been hit by this cancel if
+	// it was queued before the cancel was delivered: it compares this
+	// counter, moved before and after the delivery.
+	c.cancels.Add(1)
+	c.sendCancel(wait) // a failure leaves the drain's deadline to close the connection
+	c.cancels.Add(1)
+	c.wmu.Lock()
+	c.cancelling = false
+	if len(c.wbuf) > 0 && !c.flushing {
+		c.flushing = true
+		go c.flushLoop()
+	}
+	c.wmu.Unlock()
+}
+
+// cancelMeantForOther reports whether a 57014 in req's reply may come
+// from a CancelRequest meant for another request: req's own ctx did not
+// end, and a cancel was under way after req was queued.
+func (c *Conn) cancelMeantForOther(req *request) bool {
+	return req != nil && !req.watch.fired.Load() && c.cancels.Load() != req.cancels
+}
+
+// failedErr is the error of a request that reads after the connection
+// failed: ErrClosed wrapping the first cause, and SafeToRetry when the
+// server ended the session (FATAL) before the request's turn.
+func (c *Conn) failedErr() error {
+	err := c.closedErr()
+	if c.serverEnded.Load() {
+		err = notSent(err)
+	}
+	return err
+}
