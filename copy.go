@@ -641,34 +641,32 @@ func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
 // so that it may write to the socket directly. The caller holds the
 // connection (copyHold): nobody else appends requests meanwhile.
 func (c *Conn) claimWriter() error {
-	for {
-		c.wmu.Lock()
-		if !c.flushing && !c.cancelling {
-			c.flushing = true
-			var pending []byte
-			if len(c.wbuf) > 0 {
-				pending = c.swapBuffersLocked()
-			}
-			c.wmu.Unlock()
-			if pending == nil {
-				return nil
-			}
-			err := c.write(pending)
-			c.wmu.Lock()
-			c.spare = pending[:0]
-			c.wmu.Unlock()
-			if err != nil {
-				c.releaseWriter()
-				return err
-			}
-			return nil
-		}
-		c.wmu.Unlock()
+	c.wmu.Lock()
+	for c.flushing || c.cancelling {
 		if c.closed.Load() {
+			c.wmu.Unlock()
 			return c.closedErr()
 		}
-		time.Sleep(20 * time.Microsecond)
+		c.flushIdle.Wait() // signalled when a writer stops or a cancel was delivered
 	}
+	c.flushing = true
+	var pending []byte
+	if len(c.wbuf) > 0 {
+		pending = c.swapBuffersLocked()
+	}
+	c.wmu.Unlock()
+	if pending == nil {
+		return nil
+	}
+	err := c.write(pending)
+	c.wmu.Lock()
+	c.spare = pending[:0]
+	c.wmu.Unlock()
+	if err != nil {
+		c.releaseWriter()
+		return err
+	}
+	return nil
 }
 
 // releaseWriter gives up the writer's role taken by claimWriter, writing

@@ -106,11 +106,14 @@ type request struct {
 	// statement's, ended by its first completion (see replyEnded).
 	rfqs, completions, described int
 	oneStmt                      bool
+	// owner is the transaction the request runs in, if any: it is doomed
+	// (Tx.doom) when the request is given up.
+	owner *Tx
 	// The drain of an abandoned head (see drainAbandoned); detached: a
 	// request no caller ever waited for, never canceled.
 	draining, detached bool
 	phase              int
-	phaseAt            time.Time
+	phaseAt, graceEnd  time.Time
 }
 
 // requests recycles requests: the owner gives its request up in handoff,
@@ -134,7 +137,7 @@ func (r *request) free() {
 	case <-r.turn: // never left behind, but a stale token must not survive
 	default:
 	}
-	r.next, r.describes, r.extended, r.cancels, r.onDrained = nil, nil, false, 0, nil
+	r.next, r.describes, r.extended, r.cancels, r.onDrained, r.owner = nil, nil, false, 0, nil, nil
 	r.chained.Store(false)
 	r.step, r.skipped, r.preparesCommit, r.parsed = 0, false, false, 0
 	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached = 0, 0, 0, false, false, false
@@ -229,6 +232,7 @@ func (c *Conn) sendRun(ctx context.Context, owner *Tx, build func([]byte) ([]byt
 	}
 	c.wbuf = buf
 	req := newRequest()
+	req.owner = owner
 	c.enqueueLocked(req)
 	if share {
 		c.syncHolder, c.syncHolderEnd = req, len(c.wbuf)
@@ -524,7 +528,9 @@ func (c *Conn) waitTurn(ctx context.Context, req *request) error {
 	case <-req.turn:
 		return nil
 	case <-ctx.Done():
+		owner := req.owner // req is not ours once abandoned
 		if req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
+			owner.doom()
 			return ctx.Err()
 		}
 		<-req.turn // it became the head meanwhile: it reads its own reply

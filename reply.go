@@ -58,8 +58,8 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 		if c.fatal.Load() != nil {
 			return 0, nil, 0, c.failedErr()
 		}
-		if req != nil && req.watch.interrupts && req.watch.fired.Load() {
-			return 0, nil, 0, errInterrupted
+		if req != nil && req.watch.interrupts && req.watch.ctx.Err() != nil {
+			return 0, nil, 0, errInterrupted // answered at once, whatever is buffered
 		}
 		switch mode {
 		case readWhole:
@@ -155,11 +155,16 @@ func (c *Conn) replyEnded(req *request) bool {
 
 // Phases of the drain of an abandoned head (request.phase).
 const (
-	drainGrace  = iota // waiting for the grace period to pass
-	drainProbe         // reading what has arrived before deciding
+	drainProbe  = iota // reading what has arrived before deciding
+	drainGrace         // waiting for the grace period to pass
 	drainCancel        // the CancelRequest was sent; waiting for the end
 	drainQuiet         // no cancel is needed: the end is on its way
 )
+
+// drainProbeTime is how long a drain reads what has arrived before it
+// decides whether to cancel: an expired read deadline reads nothing, not
+// even the bytes already in the socket's buffer.
+const drainProbeTime = 2 * time.Millisecond
 
 // abandon gives req, the head, whose caller's ctx ended while it read
 // the reply, to a goroutine that drains the rest of the reply and hands
@@ -167,20 +172,21 @@ const (
 // req afterwards.
 func (c *Conn) abandon(req *request) error {
 	err := req.watch.ctx.Err()
+	req.owner.doom()
 	go c.drainAbandoned(req)
 	return err
 }
 
-// drainAbandoned drains the reply of an abandoned head. A CancelRequest
-// may only hit its target (PostgreSQL cancels whatever the backend runs
-// when the signal lands), so one is sent only when the reply has not
-// ended, after whatever has arrived was read, and, when requests are
-// queued behind (already in the server's input, or about to be), only
-// once the statement has run for Config.CancelGrace: until then it may
-// end on its own and the signal hit the next statement. While it is in
-// flight nothing is written (see holdWrites). When the server has not
-// ended the reply CancelTimeout after the cancel, the connection is
-// closed, and the requests behind fail.
+// drainAbandoned drains the reply of a request whose caller left, at the
+// head or before its turn. A CancelRequest may only hit its target
+// (PostgreSQL cancels whatever the backend runs when the signal lands), so
+// one is sent only when the reply has not ended once whatever arrived was
+// read, and, when requests are queued behind (already in the server's
+// input, or about to be), only once the statement has run for
+// Config.CancelGrace: until then it may end on its own and the signal hit
+// the next statement. While it is in flight nothing is written (see
+// cancelHeld). When the server has not ended the reply CancelTimeout after
+// the cancel, the connection is closed, and the requests behind fail.
 func (c *Conn) drainAbandoned(req *request) {
 	req.watch.stop() // clears the deadline that interrupted the caller
 	req.watch.interrupts = false
@@ -189,17 +195,13 @@ func (c *Conn) drainAbandoned(req *request) {
 		if grace <= 0 {
 			grace = defaultCancelGrace
 		}
+		now := time.Now()
 		start := req.watch.start // zero when it was abandoned before its turn
 		if start.IsZero() {
-			start = time.Now()
+			start = now
 		}
-		c.wmu.Lock()
-		behind := req.next != nil
-		c.wmu.Unlock()
-		req.draining, req.phase, req.phaseAt = true, drainGrace, start
-		if behind {
-			req.phaseAt = start.Add(grace)
-		}
+		req.graceEnd = start.Add(grace)
+		req.draining, req.phase, req.phaseAt = true, drainProbe, now.Add(drainProbeTime)
 		c.netConn.SetReadDeadline(req.phaseAt)
 	}
 	c.drain(req)
@@ -221,14 +223,20 @@ func (c *Conn) drainTick(req *request) error {
 	}
 	switch req.phase {
 	case drainGrace:
-		// Read what has arrived (an expired deadline reads nothing) for
-		// a moment before deciding.
-		req.phase, req.phaseAt = drainProbe, now.Add(2*time.Millisecond)
+		req.phase, req.phaseAt = drainProbe, now.Add(drainProbeTime)
 	case drainProbe:
 		if c.replyEnded(req) {
 			req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
 			break
 		}
+		c.wmu.Lock()
+		if req.next != nil && now.Before(req.graceEnd) {
+			c.wmu.Unlock()
+			req.phase, req.phaseAt = drainGrace, req.graceEnd
+			break
+		}
+		c.cancelling = true // nothing more is written: see cancelHeld
+		c.wmu.Unlock()
 		c.cancelHeld(c.cancelTimeout())
 		req.phase, req.phaseAt = drainCancel, now.Add(c.cancelTimeout())
 	default:
@@ -239,12 +247,9 @@ func (c *Conn) drainTick(req *request) error {
 }
 
 // cancelHeld sends a CancelRequest for the session while nothing is
-// written to the connection: bytes written while the signal is in flight
-// would be statements it could hit.
+// written to the connection (the caller set c.cancelling): bytes written
+// while the signal is in flight would be statements it could hit.
 func (c *Conn) cancelHeld(wait time.Duration) {
-	c.wmu.Lock()
-	c.cancelling = true
-	c.wmu.Unlock()
 	// A request that fails with 57014 may have been hit by this cancel if
 	// it was queued before the cancel was delivered: it compares this
 	// counter, moved before and after the delivery.
@@ -257,6 +262,7 @@ func (c *Conn) cancelHeld(wait time.Duration) {
 		c.flushing = true
 		go c.flushLoop()
 	}
+	c.flushIdle.Broadcast() // writers waiting for the cancel (see claimWriter)
 	c.wmu.Unlock()
 }
 

@@ -96,6 +96,7 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *Tx, build func([]byte, *
 		return nil, notSent(err)
 	}
 	req := newRequest()
+	req.owner = owner
 	c.enqueueLocked(req)
 	c.flushing = true
 	c.wbuf, c.spare = c.spare[:0], nil

@@ -3,6 +3,7 @@ package pgline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 
@@ -13,8 +14,10 @@ import (
 // committed or rolled back.
 var ErrTxClosed = errors.New("pgline: transaction already committed or rolled back")
 
-// ErrTxRolledBack is returned by Commit when the server rolled the
-// transaction back instead (an earlier statement of it failed).
+// ErrTxRolledBack is returned by Commit when the transaction was rolled
+// back instead: the server did (an earlier statement of it failed), or
+// pgline did because a statement of it was given up when its ctx ended
+// (its caller got ctx's error, but the server may have run it).
 var ErrTxRolledBack = errors.New("pgline: commit ended in rollback: the transaction had failed")
 
 // TxOptions are the characteristics of a transaction (BEGIN ...). Zero
@@ -43,7 +46,11 @@ type Tx struct {
 	depth     int    // nesting level, for savepoint names
 	done      atomic.Bool
 	child     atomic.Bool // a nested Tx of this one is open
-	onEnd     func()      // called when the outermost transaction ends (a Pool's)
+	// doomed: a statement of the transaction was given up when its ctx
+	// ended; it may still run, or have run, without its caller knowing.
+	// Commit rolls back instead (see doom). Set on the outermost Tx.
+	doomed atomic.Bool
+	onEnd  func() // called when the outermost transaction ends (a Pool's)
 
 	// Of the outermost transaction, guarded by c.wmu:
 	closing bool // its COMMIT or ROLLBACK is queued: the gate refuses its statements
@@ -51,6 +58,18 @@ type Tx struct {
 	// COPY's release ends it, with a ROLLBACK when rollback is set.
 	endOnRelease, rollbackOnRelease bool
 }
+
+// doom marks the transaction a given-up statement belongs to (a nil tx
+// is none): whether that statement ran is unknown to its caller, so
+// committing could keep an effect its caller was told failed.
+func (tx *Tx) doom() {
+	if tx != nil {
+		tx.root.doomed.Store(true)
+	}
+}
+
+// errDoomed is Commit's error for a doomed transaction.
+var errDoomed = fmt.Errorf("%w: one of its statements was given up when its ctx ended", ErrTxRolledBack)
 
 // closed reports whether tx, or the transaction it is nested in, ended.
 func (tx *Tx) closed() bool {
@@ -179,6 +198,17 @@ func (tx *Tx) Begin(ctx context.Context) (*Tx, error) {
 func (tx *Tx) Commit(ctx context.Context) error {
 	if tx.closed() || !tx.done.CompareAndSwap(false, true) {
 		return ErrTxClosed
+	}
+	if tx.root.doomed.Load() {
+		err := errDoomed
+		if tx.savepoint != "" {
+			if e := tx.endNested(ctx, "ROLLBACK TO SAVEPOINT "); e != nil {
+				err = e
+			}
+		} else if _, e := tx.finish(ctx, "ROLLBACK"); e != nil {
+			err = e
+		}
+		return err
 	}
 	if tx.savepoint != "" {
 		return tx.endNested(ctx, "RELEASE SAVEPOINT ")

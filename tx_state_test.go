@@ -415,3 +415,38 @@ func TestLateCancelRetriedSimple(t *testing.T) {
 		}
 	}
 }
+
+// TestTxDoomedByAbandonedStatement: a statement of a transaction whose
+// caller gave up (its ctx ended while it held the rows) ran on the server
+// all the same; Commit must not keep what its caller was told failed: it
+// rolls back and returns ErrTxRolledBack.
+func TestTxDoomedByAbandonedStatement(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE doomed(v int)"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	rows, err := tx.Query(sctx, "INSERT INTO doomed VALUES ($1) RETURNING v", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the INSERT has run; its caller gives up before reading
+	for rows.Next() {
+	}
+	rows.Close()
+	if err := rows.Err(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("rows: %v, want context.Canceled", err)
+	}
+	if err := tx.Commit(ctx); !errors.Is(err, ErrTxRolledBack) {
+		t.Fatalf("Commit: %v, want ErrTxRolledBack", err)
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM doomed").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows committed (%v), want 0", n, err)
+	}
+}
