@@ -21,8 +21,25 @@
 // then every run is one round trip. Results come in binary for every type
 // package pgtype decodes; Scan fills typed Go variables through scan plans
 // cached per column. Server errors are *PgError values with every field
-// and the SQLSTATE; a ctx that ends cancels the running statement on the
-// server (CancelRequest) and leaves the connection usable.
+// and the SQLSTATE.
+//
+// # Deadlines and cancellation
+//
+// A call returns by its ctx's deadline whatever the server does, with an
+// error wrapping ctx.Err(); the connection drains the rest of the reply
+// and stays usable. Because pipelined statements are already in the
+// server's input, and PostgreSQL cancels whatever runs when a
+// CancelRequest lands, pgline sends one only when it can hit nothing
+// else: never once the statement's reply has ended, never while another
+// is in flight (nothing is written meanwhile), and, when other statements
+// wait behind it, only after the statement has run for cancel_grace
+// (default 100ms). When the server has not ended the statement
+// cancel_timeout (default 10s) after the cancel, the connection is closed
+// and a Pool replaces it. A statement hit all the same by a cancel meant
+// for another, while its own ctx is alive, is sent again when none of its
+// reply reached its caller; otherwise its error wraps ErrCanceledByOther.
+// A transaction one of whose statements was given up that way is rolled
+// back by Commit (ErrTxRolledBack): its caller was told it failed.
 //
 // # Pipelining and its limits
 //

@@ -293,6 +293,11 @@ func FuzzReader(f *testing.F) {
 			if len(r.buf) != 16 {
 				t.Fatalf("buffer size changed to %d", len(r.buf))
 			}
+			seen := 0 // each header seen takes at least 5 buffered bytes
+			r.BufferedTypes(func(byte) bool { seen++; return true })
+			if seen > r.Buffered()/5 {
+				t.Fatalf("BufferedTypes saw %d headers in %d buffered bytes", seen, r.Buffered())
+			}
 		}
 		t.Fatal("more messages than bytes")
 	})

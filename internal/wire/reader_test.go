@@ -471,3 +471,27 @@ func TestReaderPeekType(t *testing.T) {
 		t.Fatalf("PeekType at the end: %v, want io.EOF", err)
 	}
 }
+
+// TestBufferedTypes: the types of the messages buffered after the current
+// one, in order, stopping where fn says or where a header is incomplete.
+func TestBufferedTypes(t *testing.T) {
+	var data []byte
+	data = append(data, frame(msg{MsgCommandComplete, []byte("SELECT 1\x00")})...)
+	data = append(data, frame(msg{MsgReadyForQuery, []byte("I")})...)
+	data = append(data, frame(msg{MsgDataRow, []byte{0, 0}})...)
+	data = append(data, 'C', 0, 0) // an incomplete header
+	r := NewReader(bytes.NewReader(data), 64, 0)
+	if typ, _, err := r.Next(); err != nil || typ != MsgCommandComplete {
+		t.Fatalf("Next: %q, %v", typ, err)
+	}
+	var got []byte
+	r.BufferedTypes(func(typ byte) bool { got = append(got, typ); return true })
+	if string(got) != "ZD" {
+		t.Fatalf("BufferedTypes saw %q, want \"ZD\"", got)
+	}
+	got = got[:0]
+	r.BufferedTypes(func(typ byte) bool { got = append(got, typ); return false })
+	if string(got) != "Z" {
+		t.Fatalf("BufferedTypes went on after false: %q", got)
+	}
+}
