@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // DefaultBufferSize is the read buffer size NewReader uses when given 0.
@@ -32,7 +33,9 @@ const maxEmptyReads = 100
 // allocated. After a *ProtocolError, or an I/O error in the middle of a
 // message, the Reader is unusable and every call returns that error. An I/O
 // error while waiting for the bytes of a message that fits in the buffer
-// (a read deadline, say) consumes nothing, and the call may be retried.
+// (a read deadline, say) consumes nothing, and the call may be retried;
+// so may a read deadline that expires while Discard (or NextDiscarding)
+// skips a large message.
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
@@ -202,19 +205,29 @@ func (r *Reader) ReadFull(p []byte) error {
 	return nil
 }
 
-// Discard skips the next n body bytes of the current message.
+// Discard skips the next n body bytes of the current message. A read
+// deadline that expires meanwhile returns its error without making the
+// Reader unusable: the bytes skipped so far are accounted for, and the
+// next call (Discard of the rest, or Next, which skips it) goes on.
 func (r *Reader) Discard(n int) error {
-	if err := r.take(n); err != nil {
-		return err
+	if r.err != nil {
+		return r.err
+	}
+	if n < 0 || n > r.remaining {
+		return fmt.Errorf("wire: cannot consume %d bytes with %d left in the message", n, r.remaining)
 	}
 	for n > 0 {
 		if r.w == r.r {
 			if err := r.fill(1); err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					return err
+				}
 				return r.stick(r.eofInMessage(err))
 			}
 		}
 		m := min(n, r.w-r.r)
 		r.r += m
+		r.remaining -= m
 		n -= m
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -493,5 +494,54 @@ func TestBufferedTypes(t *testing.T) {
 	r.BufferedTypes(func(typ byte) bool { got = append(got, typ); return false })
 	if string(got) != "Z" {
 		t.Fatalf("BufferedTypes went on after false: %q", got)
+	}
+}
+
+// deadlineReader returns os.ErrDeadlineExceeded once, after the first n
+// bytes, then the rest of data a few bytes at a time.
+type deadlineReader struct {
+	data   []byte
+	n      int
+	failed bool
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if d.n <= 0 && !d.failed {
+		d.failed = true
+		return 0, os.ErrDeadlineExceeded
+	}
+	if len(d.data) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p, d.data[:min(len(p), len(d.data), 7)])
+	d.data = d.data[k:]
+	d.n -= k
+	return k, nil
+}
+
+// TestDiscardResumesAfterDeadline: a read deadline that expires while
+// NextDiscarding skips a message larger than the buffer leaves the Reader
+// usable; the next call skips the rest and returns the message after it.
+func TestDiscardResumesAfterDeadline(t *testing.T) {
+	data := frame(msg{MsgDataRow, bytes.Repeat([]byte{1}, 100)}, msg{MsgCommandComplete, []byte("SELECT 1\x00")})
+	for k := 1; k < len(data); k++ {
+		r := NewReader(&deadlineReader{data: data, n: k}, 16, 0)
+		var typs []byte
+		for {
+			typ, _, err := r.NextDiscarding()
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("k=%d: %v", k, err)
+			}
+			typs = append(typs, typ)
+		}
+		if len(typs) == 0 || typs[len(typs)-1] != MsgCommandComplete {
+			t.Fatalf("k=%d: read %q, want the CommandComplete last", k, typs)
+		}
 	}
 }
