@@ -35,7 +35,8 @@ const maxEmptyReads = 100
 // error while waiting for the bytes of a message that fits in the buffer
 // (a read deadline, say) consumes nothing, and the call may be retried;
 // so may a read deadline that expires while Discard (or NextDiscarding)
-// skips a large message.
+// skips a large message, or ReadFull or CopyN reads one, leaving the
+// rest of the message to be skipped.
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
@@ -129,11 +130,20 @@ func (r *Reader) NextDiscarding() (typ byte, body []byte, err error) {
 // NextHeader reads the 5-byte header of the next backend message, validates
 // its length and returns its type and body length n. The caller then consumes
 // the n body bytes with ReadFull, Discard and Body; Next or NextHeader
-// discards whatever is left unconsumed.
+// discards whatever is left unconsumed. A message that fits in the buffer
+// is buffered whole before NextHeader returns, so that an I/O error (a read
+// deadline) consumes nothing and the call may be retried.
 func (r *Reader) NextHeader() (typ byte, n int, err error) {
 	typ, n, err = r.header()
 	if err != nil {
 		return 0, 0, err
+	}
+	if 5+n <= len(r.buf) {
+		// Buffered whole first: an I/O error (a read deadline) then
+		// consumes nothing and may be retried, and Body cannot fail.
+		if err := r.fill(5 + n); err != nil {
+			return 0, 0, r.eofInMessage(err)
+		}
 	}
 	r.r += 5
 	r.remaining = n
@@ -179,30 +189,46 @@ func (r *Reader) bufferHeader() error {
 
 // ReadFull reads the next len(p) body bytes of the current message into p:
 // first from the buffer, then straight from the stream when the rest is at
-// least a buffer's size.
+// least a buffer's size. A read deadline that expires meanwhile returns its
+// error without making the Reader unusable: p is then partly filled, the
+// bytes read are consumed, and the rest of the message can still be
+// skipped (Discard, Next).
 func (r *Reader) ReadFull(p []byte) error {
-	if err := r.take(len(p)); err != nil {
-		return err
+	if r.err != nil {
+		return r.err
+	}
+	if len(p) > r.remaining {
+		return fmt.Errorf("wire: cannot consume %d bytes with %d left in the message", len(p), r.remaining)
 	}
 	k := copy(p, r.buf[r.r:r.w])
 	r.r += k
+	r.remaining -= k
 	for k < len(p) {
+		var m int
+		var err error
 		if len(p)-k >= len(r.buf) {
-			m, err := io.ReadFull(r.rd, p[k:])
-			k += m
-			if err != nil {
-				return r.stick(r.eofInMessage(err))
-			}
-			continue
+			m, err = io.ReadFull(r.rd, p[k:])
+		} else if err = r.fill(min(len(p)-k, len(r.buf))); err == nil {
+			m = copy(p[k:], r.buf[r.r:r.w])
+			r.r += m
 		}
-		if err := r.fill(min(len(p)-k, len(r.buf))); err != nil {
-			return r.stick(r.eofInMessage(err))
-		}
-		m := copy(p[k:], r.buf[r.r:r.w])
-		r.r += m
 		k += m
+		r.remaining -= m
+		if err != nil {
+			return r.midMessage(err)
+		}
 	}
 	return nil
+}
+
+// midMessage returns err, an I/O error in the middle of a message: a read
+// deadline leaves the Reader usable (the bytes consumed are accounted
+// for), anything else makes it unusable.
+func (r *Reader) midMessage(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	return r.stick(r.eofInMessage(err))
 }
 
 // Discard skips the next n body bytes of the current message. A read
@@ -219,10 +245,7 @@ func (r *Reader) Discard(n int) error {
 	for n > 0 {
 		if r.w == r.r {
 			if err := r.fill(1); err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
-					return err
-				}
-				return r.stick(r.eofInMessage(err))
+				return r.midMessage(err)
 			}
 		}
 		m := min(n, r.w-r.r)
@@ -256,7 +279,10 @@ func (r *Reader) Body() ([]byte, error) {
 	}
 	body := make([]byte, n)
 	if err := r.ReadFull(body); err != nil {
-		return nil, err
+		// Part of the message is gone: unlike ReadFull's, this error
+		// is final even for a read deadline, or the message would be
+		// lost to a retry.
+		return nil, r.stick(err)
 	}
 	return body, nil
 }
@@ -295,14 +321,17 @@ func (r *Reader) MaxMessageSize() int { return r.max }
 // whatever n is. When w fails, the bytes not written are still consumed
 // (the message stays in step) and w's error is returned.
 func (r *Reader) CopyN(w io.Writer, n int) error {
-	if err := r.take(n); err != nil {
-		return err
+	if r.err != nil {
+		return r.err
+	}
+	if n < 0 || n > r.remaining {
+		return fmt.Errorf("wire: cannot consume %d bytes with %d left in the message", n, r.remaining)
 	}
 	var werr error
 	for n > 0 {
 		if r.w == r.r {
 			if err := r.fill(1); err != nil {
-				return r.stick(r.eofInMessage(err))
+				return r.midMessage(err)
 			}
 		}
 		m := min(n, r.w-r.r)
@@ -312,6 +341,7 @@ func (r *Reader) CopyN(w io.Writer, n int) error {
 			}
 		}
 		r.r += m
+		r.remaining -= m
 		n -= m
 	}
 	return werr

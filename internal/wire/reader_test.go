@@ -545,3 +545,61 @@ func TestDiscardResumesAfterDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestNextHeaderRetryAfterDeadline: a read deadline while a message that
+// fits in the buffer arrives consumes nothing, through NextHeader and Body
+// too: every message is read once, whole.
+func TestNextHeaderRetryAfterDeadline(t *testing.T) {
+	want := testStream(t)[:6]
+	data := frame(want...)
+	for k := 1; k < len(data); k++ {
+		r := NewReader(&deadlineReader{data: data, n: k}, 0, 0)
+		var got []msg
+		for {
+			typ, _, err := r.NextHeader()
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("k=%d: %v", k, err)
+			}
+			body, err := r.Body()
+			if err != nil {
+				t.Fatalf("k=%d: Body: %v", k, err)
+			}
+			got = append(got, msg{typ, bytes.Clone(body)})
+		}
+		if len(got) != len(want) {
+			t.Fatalf("k=%d: %d messages, want %d", k, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].typ != want[i].typ || !bytes.Equal(got[i].body, want[i].body) {
+				t.Fatalf("k=%d: message %d differs", k, i)
+			}
+		}
+	}
+}
+
+// TestReadFullDeadlineLeavesRest: a read deadline in the middle of
+// ReadFull of a large message leaves the Reader usable; Next then skips
+// the rest of that message and returns the one after it.
+func TestReadFullDeadlineLeavesRest(t *testing.T) {
+	data := frame(msg{MsgDataRow, bytes.Repeat([]byte{1}, 100)}, msg{MsgCommandComplete, []byte("SELECT 1\x00")})
+	for k := 6; k < 100; k += 7 {
+		r := NewReader(&deadlineReader{data: data, n: k}, 16, 0)
+		if _, n, err := r.NextHeader(); err != nil || n != 100 {
+			t.Fatalf("k=%d: NextHeader %d, %v", k, n, err)
+		}
+		err := r.ReadFull(make([]byte, 100))
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("k=%d: ReadFull: %v, want the deadline", k, err)
+		}
+		typ, body, err := r.Next()
+		if err != nil || typ != MsgCommandComplete || string(body) != "SELECT 1\x00" {
+			t.Fatalf("k=%d: after the deadline: %q %q %v", k, typ, body, err)
+		}
+	}
+}
