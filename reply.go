@@ -190,22 +190,26 @@ func (c *Conn) abandon(req *request) error {
 func (c *Conn) drainAbandoned(req *request) {
 	req.watch.stop() // clears the deadline that interrupted the caller
 	req.watch.interrupts = false
-	if !req.detached {
+	now := time.Now()
+	if req.detached {
+		// Never canceled, but not waited for for ever either.
+		req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
+	} else {
 		grace := c.cfg.CancelGrace
 		if grace <= 0 {
 			grace = defaultCancelGrace
 		}
-		now := time.Now()
 		start := req.watch.start // zero when it was abandoned before its turn
 		if start.IsZero() {
 			start = now
 		}
 		req.graceEnd = start.Add(grace)
-		req.draining, req.phase, req.phaseAt = true, drainProbe, now.Add(drainProbeTime)
-		c.netConn.SetReadDeadline(req.phaseAt)
+		req.phase, req.phaseAt = drainProbe, now.Add(drainProbeTime)
 	}
+	req.draining = true
+	c.netConn.SetReadDeadline(req.phaseAt)
 	c.drain(req)
-	if req.draining && c.fatal.Load() == nil {
+	if c.fatal.Load() == nil {
 		c.netConn.SetReadDeadline(time.Time{})
 	}
 	c.handoff(req)
