@@ -229,17 +229,15 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, o
 		return c.exchangeHeld(ctx, h, build, read)
 	}
 	// Outside a transaction, with no rows passed on, a text that runs all
-	// or nothing (one statement, or several without transaction control:
-	// one implicit transaction) is sent again when a CancelRequest meant
-	// for another request reached it: nothing of it persisted.
-	resend := onRow == nil && (info.Statements <= 1 || !info.TransactionControl)
+	// or nothing is sent again when a CancelRequest meant for another
+	// request reached it (see resendable).
 	for attempt := 0; ; attempt++ {
 		cancels := c.cancels.Load()
 		tag, err := c.exchange(ctx, owner, build, read)
 		var pgErr *PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "57014" && ctx.Err() == nil && c.cancels.Load() != cancels {
+		if errors.As(err, &pgErr) && c.strayCancel(pgErr, cancels, ctx.Err() != nil) {
 			err = fmt.Errorf("%w: %w", ErrCanceledByOther, err)
-			if resend && attempt < maxCancelRetries && c.resendable(ctx, owner, err) {
+			if onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err) {
 				continue
 			}
 		}

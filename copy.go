@@ -22,7 +22,6 @@ package pgline
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -473,7 +472,7 @@ func (h *copyHold) releaseNow() {
 // go stale when the table is altered).
 func (c *Conn) describeColumns(ctx context.Context, owner *Tx, sql string) ([]uint32, error) {
 	sd := &stmtDesc{sql: sql, ready: make(chan struct{})}
-	_, err := c.exchange(ctx, owner, func(buf []byte) ([]byte, error) {
+	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
 		buf, err := wire.AppendParse(buf, "", sql, nil)
 		if err == nil {
 			buf, err = wire.AppendDescribe(buf, 'S', "")
@@ -482,14 +481,24 @@ func (c *Conn) describeColumns(ctx context.Context, owner *Tx, sql string) ([]ui
 			return nil, err
 		}
 		return wire.AppendSync(buf), nil
-	}, func(req *request) (CommandTag, error) {
-		if err := c.readDescribe(req, sd); err != nil {
-			return CommandTag{}, err
-		}
-		return CommandTag{}, sd.err
 	})
 	if err != nil {
 		return nil, err
+	}
+	// A describe request (its reply has no completion); not yet ours to
+	// give away, so set before waitTurn.
+	req.describes = []*stmtDesc{sd}
+	if err := c.waitTurn(ctx, req); err != nil {
+		return nil, err
+	}
+	w := c.watch(ctx, req)
+	if c.readDescribes(req) == errInterrupted {
+		return nil, c.abandon(req)
+	}
+	w.stop()
+	c.handoff(req)
+	if sd.err != nil {
+		return nil, sd.err
 	}
 	oids := make([]uint32, len(sd.fields))
 	for i, f := range sd.fields {
@@ -588,9 +597,17 @@ func (ci *copyIn) send(buf []byte) bool {
 	if ci.ended() {
 		return false
 	}
-	buf[0] = wire.MsgCopyData
-	binary.BigEndian.PutUint32(buf[1:5], uint32(len(buf)-1))
-	if err := ci.c.write(buf); err != nil {
+	err := wire.FrameCopyData(buf)
+	if err != nil {
+		// Only a row of over 2 GiB makes a message too long to frame;
+		// the COPY cannot go on in step, so the connection fails as on a
+		// write error.
+		err = fmt.Errorf("pgline: COPY data of %d bytes: %w", len(buf)-wire.CopyDataHeaderSize, err)
+		ci.c.fail(err)
+	} else {
+		err = ci.c.write(buf)
+	}
+	if err != nil {
 		ci.werr = err
 		return false
 	}
@@ -605,20 +622,26 @@ func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
 	c := ci.c
 	if !ci.ended() {
 		var out []byte
+		var err error
 		if failure != nil {
 			msg := strings.ReplaceAll(failure.Error(), "\x00", "")
 			out, _ = wire.AppendCopyFail(buf[:0], msg) // cannot fail: no NUL
 		} else {
-			out = buf
-			if len(buf) > 5 {
-				buf[0] = wire.MsgCopyData
-				binary.BigEndian.PutUint32(buf[1:5], uint32(len(buf)-1))
-			} else {
-				out = buf[:0]
+			out = buf[:0]
+			if len(buf) > wire.CopyDataHeaderSize {
+				out = buf
+				if err = wire.FrameCopyData(buf); err != nil {
+					// As in send: the connection fails.
+					err = fmt.Errorf("pgline: COPY data of %d bytes: %w", len(buf)-wire.CopyDataHeaderSize, err)
+					c.fail(err)
+				}
 			}
 			out = wire.AppendCopyDone(out)
 		}
-		if err := c.write(out); err != nil {
+		if err == nil {
+			err = c.write(out)
+		}
+		if err != nil {
 			ci.werr = err
 		}
 	}

@@ -15,15 +15,16 @@ import (
 	"math"
 	"strings"
 
+	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
 )
 
 // copyBinaryHeader is the binary COPY header with zero flags and no header
 // extension.
-const copyBinaryHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
+const copyBinaryHeader = wire.CopyBinaryHeader
 
 // appendCopyTrailer appends the binary COPY trailer.
-func appendCopyTrailer(buf []byte) []byte { return append(buf, 0xff, 0xff) }
+func appendCopyTrailer(buf []byte) []byte { return wire.AppendCopyBinaryTrailer(buf) }
 
 // copyEncoder encodes rows as binary COPY tuples for columns of the given
 // types.

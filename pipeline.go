@@ -114,6 +114,8 @@ type request struct {
 	draining, detached bool
 	phase              int
 	phaseAt, graceEnd  time.Time
+	giveUpAt           time.Time // a drain with requests behind closes the connection then
+	probeFrom          int64     // the reader's InputBytes when the probe began
 }
 
 // requests recycles requests: the owner gives its request up in handoff,
@@ -601,7 +603,7 @@ func (c *Conn) drainReply(req *request) error {
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(req.extended)
 		case wire.MsgReadyForQuery, wire.MsgDataRow, wire.MsgRowDescription, wire.MsgBindComplete,
-			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended,
+			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended, wire.MsgParameterDescription,
 			wire.MsgCopyOutResponse, wire.MsgCopyData, wire.MsgCopyDone:
 		default:
 			return c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in a reply", typ)})

@@ -14,12 +14,12 @@ package pgline
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
 
+	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -66,7 +66,7 @@ func (c *Conn) exec(ctx context.Context, owner *Tx, sql string, args []any) (Com
 		r.Close()
 		// Its rows went nowhere: hit by a cancel meant for another
 		// statement, it is sent again.
-		if attempt < maxCancelRetries && c.resendable(ctx, owner, r.err) {
+		if attempt < maxCancelRetries && c.resendable(ctx, owner, sql, r.err) {
 			continue
 		}
 		return r.tag, r.err
@@ -77,12 +77,14 @@ func (c *Conn) exec(ctx context.Context, owner *Tx, sql string, args []any) (Com
 // meant for other statements is sent again.
 const maxCancelRetries = 5
 
-// resendable reports whether a statement that failed with err may be sent
+// resendable reports whether sql, which failed with err, may be sent
 // again because a CancelRequest meant for another statement reached it
 // (ErrCanceledByOther) while its own ctx is alive: outside a transaction,
-// nothing of it persisted.
-func (c *Conn) resendable(ctx context.Context, owner *Tx, err error) bool {
-	return owner == nil && errors.Is(err, ErrCanceledByOther) && ctx.Err() == nil && c.TxStatus() == 'I'
+// a text without transaction control (nor DO or CALL, which may commit)
+// ran all or nothing, so nothing of it persisted.
+func (c *Conn) resendable(ctx context.Context, owner *Tx, sql string, err error) bool {
+	return owner == nil && errors.Is(err, ErrCanceledByOther) && ctx.Err() == nil &&
+		c.TxStatus() == 'I' && !sqllex.Scan(sql).TransactionControl
 }
 
 // query runs sql for owner (nil, or the transaction holding the
@@ -184,7 +186,7 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 			c.wmu.Unlock()
 			continue // nothing ran: prepare again and retry
 		}
-		if cancelRetries < maxCancelRetries && c.resendable(ctx, owner, err) {
+		if cancelRetries < maxCancelRetries && c.resendable(ctx, owner, sql, err) {
 			cancelRetries++
 			continue // a cancel meant for another request
 		}
@@ -456,68 +458,42 @@ func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool, holes 
 }
 
 // appendBind appends a Bind message, encoding each argument in place:
-// formats and lengths are patched in once each value is written.
+// formats and lengths are patched in once each value is written (see
+// wire.BindBuilder). A ReaderArg's bytes are left out and its hole
+// recorded; the message length counts them.
 func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) ([]byte, error) {
 	if len(args) > math.MaxUint16 || len(sd.formats) > math.MaxUint16 {
 		return buf, errors.New("pgline: too many parameters or result columns")
 	}
-	buf, start := wire.BeginMessage(buf, wire.MsgBind)
-	buf = append(buf, 0) // unnamed portal
-	// The statement's name is pgline's own ("" or pgline_N): no NUL to
-	// look for.
-	buf = append(append(buf, sd.name...), 0)
-	buf = wire.AppendInt16(buf, int16(uint16(len(args))))
-	fmtPos := len(buf)
-	for range args {
-		buf = append(buf, 0, 0)
+	// The statement's name is pgline's own ("" or pgline_N), the portal
+	// unnamed: Begin cannot fail.
+	var b wire.BindBuilder
+	buf, err := b.Begin(buf, "", sd.name, len(args))
+	if err != nil {
+		return buf, err
 	}
-	buf = wire.AppendInt16(buf, int16(uint16(len(args))))
-	var extra int64 // bytes of ReaderArg values, sent from their readers
 	for i, arg := range args {
-		lenPos := len(buf)
-		buf = append(buf, 0, 0, 0, 0)
+		buf = b.BeginParam(buf)
 		if rv, ok := arg.(*ReaderValue); ok {
 			format, err := rv.format(sd.paramOIDs[i], holes != nil)
-			if err != nil {
-				return buf[:start-1], fmt.Errorf("pgline: argument $%d: %w", i+1, err)
+			if err == nil {
+				buf, err = b.DeferParam(buf, format, rv.n)
 			}
-			binary.BigEndian.PutUint32(buf[lenPos:], uint32(rv.n))
-			binary.BigEndian.PutUint16(buf[fmtPos+2*i:], uint16(format))
+			if err != nil {
+				return b.Abort(buf), fmt.Errorf("pgline: argument $%d: %w", i+1, err)
+			}
 			*holes = append(*holes, hole{pos: len(buf), v: rv})
-			extra += rv.n
 			continue
 		}
 		out, format, null, err := c.types.Encode(sd.paramOIDs[i], arg, buf)
 		if err != nil {
-			return buf[:start-1], fmt.Errorf("pgline: argument $%d: %w", i+1, err)
+			return b.Abort(buf), fmt.Errorf("pgline: argument $%d: %w", i+1, err)
 		}
-		if null {
-			binary.BigEndian.PutUint32(out[lenPos:], math.MaxUint32) // -1
-			buf = out[:lenPos+4]
-			continue
+		if buf, err = b.FinishParam(out, format, null); err != nil {
+			return buf, fmt.Errorf("pgline: argument $%d: value too large", i+1)
 		}
-		n := len(out) - lenPos - 4
-		if n > math.MaxInt32 {
-			return buf[:start-1], fmt.Errorf("pgline: argument $%d: value too large", i+1)
-		}
-		binary.BigEndian.PutUint32(out[lenPos:], uint32(n))
-		binary.BigEndian.PutUint16(out[fmtPos+2*i:], uint16(format))
-		buf = out
 	}
-	buf = wire.AppendInt16(buf, int16(uint16(len(sd.formats))))
-	for _, f := range sd.formats {
-		buf = wire.AppendInt16(buf, f)
-	}
-	buf, err := wire.FinishMessage(buf, start)
-	if err != nil || extra == 0 {
-		return buf, err
-	}
-	total := int64(binary.BigEndian.Uint32(buf[start:])) + extra
-	if total > math.MaxInt32 {
-		return buf[:start-1], wire.ErrMessageTooLong
-	}
-	binary.BigEndian.PutUint32(buf[start:], uint32(total))
-	return buf, nil
+	return b.Finish(buf, sd.formats)
 }
 
 // parseFields decodes a RowDescription.

@@ -8,9 +8,11 @@ package pgline
 //   - Once the connection has failed, nothing more is read: every request
 //     queued or arriving gets an error wrapping the first cause (the
 //     sticky error), never a result made of the failed reply's leftovers.
-//   - A ReadyForQuery whose status is not I, T or E is a protocol error;
-//     its status is recorded, and it is counted against the request, so
-//     that anyone finishing the reply knows how much of it is left.
+//   - A ReadyForQuery whose status is not I, T or E, or that comes before
+//     the completion (CommandComplete, EmptyQueryResponse, ErrorResponse)
+//     of the statement it ends, is a protocol error; its status is
+//     recorded, and it is counted against the request, so that anyone
+//     finishing the reply knows how much of it is left.
 //   - ParameterStatus, NoticeResponse and NotificationResponse, which the
 //     server sends at any time, are handled here and never returned.
 //   - When the head's ctx ends, its caller is answered at once: the reader
@@ -23,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -89,6 +92,12 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 		case wire.MsgReadyForQuery:
 			if err := c.readyForQuery(body); err != nil {
 				return 0, nil, 0, err
+			}
+			if req != nil && req.describes == nil && req.completions <= req.rfqs {
+				// Every statement ends with a completion before its
+				// ReadyForQuery: this one would end the reply early and
+				// hand its rest to the next request.
+				return 0, nil, 0, c.fail(&ProtocolError{Msg: "ReadyForQuery before the statement's completion"})
 			}
 			if req != nil {
 				req.rfqs++
@@ -163,7 +172,9 @@ const (
 
 // drainProbeTime is how long a drain reads what has arrived before it
 // decides whether to cancel: an expired read deadline reads nothing, not
-// even the bytes already in the socket's buffer.
+// even the bytes already in the socket's buffer. With requests behind, the
+// probe goes on while bytes keep arriving: the reply's end may be among
+// them, the next statement already running.
 const drainProbeTime = 2 * time.Millisecond
 
 // abandon gives req, the head, whose caller's ctx ended while it read
@@ -204,7 +215,8 @@ func (c *Conn) drainAbandoned(req *request) {
 			start = now
 		}
 		req.graceEnd = start.Add(grace)
-		req.phase, req.phaseAt = drainProbe, now.Add(drainProbeTime)
+		req.giveUpAt = req.graceEnd.Add(c.cancelTimeout())
+		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.rd.InputBytes()
 	}
 	req.draining = true
 	c.netConn.SetReadDeadline(req.phaseAt)
@@ -227,17 +239,30 @@ func (c *Conn) drainTick(req *request) error {
 	}
 	switch req.phase {
 	case drainGrace:
-		req.phase, req.phaseAt = drainProbe, now.Add(drainProbeTime)
+		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.rd.InputBytes()
 	case drainProbe:
 		if c.replyEnded(req) {
 			req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
 			break
 		}
 		c.wmu.Lock()
-		if req.next != nil && now.Before(req.graceEnd) {
-			c.wmu.Unlock()
-			req.phase, req.phaseAt = drainGrace, req.graceEnd
-			break
+		if req.next != nil {
+			// Requests wait behind: cancel only a statement that has run
+			// for the grace period and whose reply is not arriving (its
+			// end may be among bytes still on their way).
+			early, arriving := now.Before(req.graceEnd), c.rd.InputBytes() != req.probeFrom
+			if early || arriving {
+				c.wmu.Unlock()
+				switch {
+				case early:
+					req.phase, req.phaseAt = drainGrace, req.graceEnd
+				case now.After(req.giveUpAt):
+					return c.fail(fmt.Errorf("pgline: a statement whose ctx ended went on for cancel_timeout (%v) after cancel_grace with requests waiting behind it", c.cancelTimeout()))
+				default:
+					req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.rd.InputBytes()
+				}
+				break
+			}
 		}
 		c.cancelling = true // nothing more is written: see cancelHeld
 		c.wmu.Unlock()
@@ -270,11 +295,15 @@ func (c *Conn) cancelHeld(wait time.Duration) {
 	c.wmu.Unlock()
 }
 
-// cancelMeantForOther reports whether a 57014 in req's reply may come
-// from a CancelRequest meant for another request: req's own ctx did not
-// end, and a cancel was under way after req was queued.
-func (c *Conn) cancelMeantForOther(req *request) bool {
-	return req != nil && !req.watch.fired.Load() && c.cancels.Load() != req.cancels
+// strayCancel reports whether e, a statement's error, may come from a
+// CancelRequest meant for another statement: a 57014 that is not a
+// statement_timeout (told apart by PostgreSQL's English message; in other
+// languages every 57014 counts), for a statement whose own ctx did not
+// end (ownEnded), with a cancel under way since cancels was read from
+// Conn.cancels (when the statement was queued).
+func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
+	return e.Code == "57014" && !ownEnded && c.cancels.Load() != cancels &&
+		!strings.Contains(e.Message, "statement timeout")
 }
 
 // failedErr is the error of a request that reads after the connection

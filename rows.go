@@ -75,6 +75,9 @@ func (r *Rows) readRow() bool {
 			// the socket by Scan (see stream.go).
 			r.seen = true
 			if err := r.startBigRow(); err != nil {
+				if r.interruptedRead(err) {
+					return r.readFailed(errInterrupted)
+				}
 				return r.fatal(err)
 			}
 			return true
@@ -141,7 +144,7 @@ func (r *Rows) readRow() bool {
 				// any message of this run: nothing of it ran, and it may
 				// be sent again on another connection (SafeToRetry).
 				r.setErr(notSent(pgErr))
-			case pgErr.Code == "57014" && c.cancelMeantForOther(r.req):
+			case c.strayCancel(pgErr, r.req.cancels, r.req.watch.fired.Load()):
 				r.setErr(fmt.Errorf("%w: %w", ErrCanceledByOther, pgErr))
 			default:
 				r.setErr(pgErr)
@@ -455,7 +458,7 @@ func (r *Row) Scan(dest ...any) error {
 		// The row reached dest only: when a cancel meant for another
 		// statement hit the statement, it is run again, and dest
 		// overwritten, unless a destination streamed it elsewhere.
-		if r.c == nil || attempt >= maxCancelRetries || !r.c.resendable(r.ctx, r.owner, err) || streams(dest) {
+		if r.c == nil || attempt >= maxCancelRetries || !r.c.resendable(r.ctx, r.owner, r.sql, err) || streams(dest) {
 			return err
 		}
 		r.rows = Rows{}

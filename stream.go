@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"unsafe"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -89,11 +90,11 @@ func (p streamPlan) Scan(src []byte, dst any) error {
 // startBigRow begins a DataRow larger than the read buffer: it reads the
 // column count; Scan reads the columns.
 func (r *Rows) startBigRow() error {
-	var b [2]byte
-	if err := r.c.rd.ReadFull(b[:]); err != nil {
+	n, err := r.c.rd.ReadColumnCount()
+	if err != nil {
 		return readErr(err)
 	}
-	if n := int(int16(binary.BigEndian.Uint16(b[:]))); n != len(r.sd.fields) {
+	if n != len(r.sd.fields) {
 		return &ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", n, len(r.sd.fields))}
 	}
 	r.big, r.bigScanned = true, false
@@ -112,13 +113,9 @@ func (r *Rows) scanBig(dest []any) error {
 	rd := r.c.rd
 	var first error
 	for i, d := range dest {
-		var lb [4]byte
-		if err := rd.ReadFull(lb[:]); err != nil {
+		l, err := rd.ReadColumnLength(i)
+		if err != nil {
 			return r.bigFail(readErr(err))
-		}
-		l := int(int32(binary.BigEndian.Uint32(lb[:])))
-		if l < -1 || l > rd.Remaining() {
-			return r.bigFail(&ProtocolError{Msg: fmt.Sprintf("DataRow column %d has length %d with %d bytes left in the message", i, l, rd.Remaining())})
 		}
 		err, fatal := r.scanBigColumn(i, d, l)
 		if fatal {
@@ -136,9 +133,22 @@ func (r *Rows) scanBig(dest []any) error {
 // ended (the cancel went unanswered and CancelTimeout closed the
 // connection), the error wraps ctx's too, as Err's does.
 func (r *Rows) bigFail(err error) error {
+	if r.interruptedRead(err) {
+		r.readFailed(errInterrupted)
+		return r.err
+	}
 	err = r.watch.wrap(r.c.fail(err))
 	r.setErr(err)
 	return err
+}
+
+// interruptedRead reports whether err is the read deadline set when the
+// rows' ctx ended (see ctxWatch.fire), with the reader still usable: the
+// rows then end with ctx's error and the connection drains the rest of
+// the reply, as for any interrupted read (see Conn.abandon).
+func (r *Rows) interruptedRead(err error) bool {
+	w := &r.req.watch
+	return errors.Is(err, os.ErrDeadlineExceeded) && r.c.rd.Err() == nil && w.interrupts && w.fired.Load()
 }
 
 // scanBigColumn reads column i, of length l (-1 NULL), into d. fatal
@@ -178,10 +188,14 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 			return readErr(err), true
 		}
 		dst.Null = false
+		before := rd.Remaining()
 		err := rd.CopyN(dst.W, l-skip)
 		dst.N = int64(l - skip)
 		if err != nil {
-			if rd.Err() != nil {
+			if rd.Err() != nil || before-rd.Remaining() < l-skip {
+				// The read failed (a read deadline leaves the rest of
+				// the value unread), not the writer.
+				dst.N = 0
 				return readErr(err), true
 			}
 			// The writer failed; the value was consumed all the same.

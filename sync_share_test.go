@@ -306,23 +306,25 @@ func TestShareableSQL(t *testing.T) {
 		"SELECT 1":                   true,
 		"  insert into t values (1)": true,
 		"-- note\n/* a /* nested */ b */ (select 1)": true,
-		"VACUUM t":                true,
-		"begin":                   false,
-		"START TRANSACTION":       false,
-		"/* x */ Commit":          false,
-		"end":                     false,
-		"rollback to savepoint a": false,
-		"abort":                   false,
-		"SAVEPOINT a":             false,
-		"RELEASE a":               false,
-		"PREPARE TRANSACTION 'x'": false,
-		"COPY t TO STDOUT":        false,
-		"":                        false,
-		";":                       false,
-		"-- only a comment":       false,
-		"/* unterminated":         false,
-		"BEGINNING":               true,  // not a keyword we know: a syntax error of its own
-		"-- x\rCOMMIT -- \nAND":   false, // PostgreSQL ends a -- comment at \r too
+		"VACUUM t":                 true,
+		"begin":                    false,
+		"START TRANSACTION":        false,
+		"/* x */ Commit":           false,
+		"end":                      false,
+		"rollback to savepoint a":  false,
+		"abort":                    false,
+		"SAVEPOINT a":              false,
+		"RELEASE a":                false,
+		"PREPARE TRANSACTION 'x'":  false,
+		"COPY t TO STDOUT":         false,
+		"DO $$BEGIN COMMIT; END$$": false,
+		"CALL p()":                 false,
+		"":                         false,
+		";":                        false,
+		"-- only a comment":        false,
+		"/* unterminated":          false,
+		"BEGINNING":                true,  // not a keyword we know: a syntax error of its own
+		"-- x\rCOMMIT -- \nAND":    false, // PostgreSQL ends a -- comment at \r too
 	} {
 		if got := traitsOf(sql).shareable; got != want {
 			t.Errorf("traitsOf(%q).shareable = %v, want %v", sql, got, want)

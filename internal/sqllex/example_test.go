@@ -21,5 +21,5 @@ func ExampleScan() {
 	// "SELECT" 1 copy=false deallocates=false keepsOwnSync=false
 	// "copy" 1 copy=true deallocates=false keepsOwnSync=true
 	// "DISCARD" 2 copy=false deallocates=false keepsOwnSync=false
-	// "DO" 1 copy=false deallocates=true keepsOwnSync=false
+	// "DO" 1 copy=false deallocates=true keepsOwnSync=true
 }

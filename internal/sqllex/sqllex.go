@@ -39,8 +39,9 @@ type Info struct {
 
 	// TransactionControl reports that some statement starts with BEGIN,
 	// START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE or PREPARE
-	// (for PREPARE TRANSACTION): a text of several statements that has
-	// none runs in one implicit transaction, all or nothing.
+	// (for PREPARE TRANSACTION), or with DO or CALL, whose code may
+	// commit: a text that has none runs in one implicit transaction, all
+	// or nothing.
 	TransactionControl bool
 }
 
@@ -128,7 +129,8 @@ func Scan(sql string) Info {
 // KeepsOwnSync reports whether the statement must keep its own Sync in the
 // driver's pipeline instead of sharing one with its neighbours: transaction
 // control (BEGIN, START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE,
-// and PREPARE for PREPARE TRANSACTION) and COPY, in any case. It is also
+// and PREPARE for PREPARE TRANSACTION), DO and CALL (which may commit, as
+// only a statement alone in its transaction may) and COPY, in any case. It is also
 // true when FirstKeyword is "", as nothing is known of the statement.
 func (i Info) KeepsOwnSync() bool {
 	kw := i.FirstKeyword
@@ -136,9 +138,11 @@ func (i Info) KeepsOwnSync() bool {
 }
 
 // isTransactionControl reports whether kw starts a transaction control
-// statement (PREPARE for PREPARE TRANSACTION).
+// statement (PREPARE for PREPARE TRANSACTION) or one whose code may
+// commit (DO, CALL).
 func isTransactionControl(kw string) bool {
-	return equalFold(kw, "begin") || equalFold(kw, "start") ||
+	return equalFold(kw, "do") || equalFold(kw, "call") ||
+		equalFold(kw, "begin") || equalFold(kw, "start") ||
 		equalFold(kw, "commit") || equalFold(kw, "end") ||
 		equalFold(kw, "rollback") || equalFold(kw, "abort") ||
 		equalFold(kw, "savepoint") || equalFold(kw, "release") ||

@@ -217,6 +217,8 @@ func TestKeepsOwnSync(t *testing.T) {
 		{"-- only a comment", true},
 		{"/* unterminated", true},
 		{"'x'", true},
+		{"DO $$BEGIN COMMIT; END$$", true},
+		{"call p()", true},
 	} {
 		if got := Scan(tt.sql).KeepsOwnSync(); got != tt.want {
 			t.Errorf("Scan(%q).KeepsOwnSync() = %v, want %v", tt.sql, got, tt.want)

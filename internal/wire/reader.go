@@ -46,6 +46,7 @@ type Reader struct {
 	max       int   // body size cap for large message types
 	remaining int   // body bytes of the current NextHeader message not yet consumed
 	err       error // sticky error
+	input     int64 // bytes read from rd so far
 }
 
 // NewReader returns a Reader reading from rd with a buffer of bufSize bytes
@@ -208,6 +209,7 @@ func (r *Reader) ReadFull(p []byte) error {
 		var err error
 		if len(p)-k >= len(r.buf) {
 			m, err = io.ReadFull(r.rd, p[k:])
+			r.input += int64(m)
 		} else if err = r.fill(min(len(p)-k, len(r.buf))); err == nil {
 			m = copy(p[k:], r.buf[r.r:r.w])
 			r.r += m
@@ -310,6 +312,9 @@ func (r *Reader) BufferedTypes(fn func(typ byte) bool) {
 	}
 }
 
+// InputBytes returns how many bytes have been read from the stream so far.
+func (r *Reader) InputBytes() int64 { return r.input }
+
 // Err returns the error that made the Reader unusable, if any.
 func (r *Reader) Err() error { return r.err }
 
@@ -380,6 +385,7 @@ func (r *Reader) fill(need int) error {
 			return errors.New("wire: reader returned an invalid count")
 		}
 		r.w += m
+		r.input += int64(m)
 		if r.w-r.r >= need {
 			return nil
 		}
