@@ -44,8 +44,8 @@ type Conn struct {
 	wbuf     []byte     // frontend messages are appended here, then written
 	spare    []byte     // the other write buffer, while wbuf is written
 	flushing bool       // a goroutine is writing (see flushLocked)
-	// cancelling: a CancelRequest is in flight; nothing is written until
-	// it was delivered (see cancelHeld).
+	// cancelling: a CancelRequest is in flight, or its target's reply has
+	// not ended: nothing is written (see cancelHeld).
 	cancelling bool
 	flushIdle  *sync.Cond    // on wmu: signalled when flushing becomes false
 	tail       *request      // the last request queued; nil when none is in flight

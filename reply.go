@@ -195,9 +195,10 @@ func (c *Conn) abandon(req *request) error {
 // read, and, when requests are queued behind (already in the server's
 // input, or about to be), only once the statement has run for
 // Config.CancelGrace: until then it may end on its own and the signal hit
-// the next statement. While it is in flight nothing is written (see
-// cancelHeld). When the server has not ended the reply CancelTimeout after
-// the cancel, the connection is closed, and the requests behind fail.
+// the next statement. From the cancel to the end of the reply nothing is
+// written (see cancelHeld). When the server has not ended the reply
+// CancelTimeout after the cancel, the connection is closed, and the
+// requests behind fail.
 func (c *Conn) drainAbandoned(req *request) {
 	req.watch.stop() // clears the deadline that interrupted the caller
 	req.watch.interrupts = false
@@ -223,6 +224,9 @@ func (c *Conn) drainAbandoned(req *request) {
 	c.drain(req)
 	if c.fatal.Load() == nil {
 		c.netConn.SetReadDeadline(time.Time{})
+	}
+	if req.phase == drainCancel {
+		c.resumeWrites()
 	}
 	c.handoff(req)
 }
@@ -276,8 +280,12 @@ func (c *Conn) drainTick(req *request) error {
 }
 
 // cancelHeld sends a CancelRequest for the session while nothing is
-// written to the connection (the caller set c.cancelling): bytes written
-// while the signal is in flight would be statements it could hit.
+// written to the connection (the caller set c.cancelling), until the
+// drain has read the end of the canceled reply (resumeWrites): bytes
+// written before then would be statements the signal could hit. The
+// server signals a canceled backend twice (its pid and its process
+// group); the second signal may come after the first has ended the
+// statement, and is harmless only while the backend waits for input.
 func (c *Conn) cancelHeld(wait time.Duration) {
 	// A request that fails with 57014 may have been hit by this cancel if
 	// it was queued before the cancel was delivered: it compares this
@@ -285,6 +293,10 @@ func (c *Conn) cancelHeld(wait time.Duration) {
 	c.cancels.Add(1)
 	c.sendCancel(wait) // a failure leaves the drain's deadline to close the connection
 	c.cancels.Add(1)
+}
+
+// resumeWrites ends the hold on writes of cancelHeld.
+func (c *Conn) resumeWrites() {
 	c.wmu.Lock()
 	c.cancelling = false
 	if len(c.wbuf) > 0 && !c.flushing {
