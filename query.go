@@ -40,9 +40,19 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 // any, is returned by Row.Scan (ErrNoRows when there is no row). Scan must
 // be called: until then the reply holds the connection, as open Rows do.
 func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{c: c, ctx: ctx, sql: sql, args: args}
-	row.err = c.query(ctx, nil, &row.rows, sql, args)
+	row := &Row{} // QueryRow stays inlinable: the Row on the caller's stack
+	row.err = c.queryRow(ctx, row, sql, args)
 	return row
+}
+
+// queryRow runs QueryRow's statement into row, noting what it ran so that
+// Scan may send it again (see Row). It is not inlined, so that QueryRow
+// is, and the Row stays on its caller's stack.
+//
+//go:noinline
+func (c *Conn) queryRow(ctx context.Context, row *Row, sql string, args []any) error {
+	row.c, row.ctx, row.sql, row.args = c, ctx, sql, args
+	return c.query(ctx, nil, &row.rows, sql, args)
 }
 
 // Exec runs sql and returns the command tag of its last statement. Without
