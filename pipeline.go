@@ -239,8 +239,32 @@ func (c *Conn) sendRun(ctx context.Context, owner *Tx, build func([]byte) ([]byt
 	if share {
 		c.syncHolder, c.syncHolderEnd = req, len(c.wbuf)
 	}
-	c.flushLocked(req)
+	if ctx.Done() != nil && len(c.wbuf) > maxSyncWrite {
+		// A write this large may block (a server that stops reading):
+		// left to a flusher, so that the caller waits for its reply,
+		// where its ctx is watched.
+		c.flushAsyncLocked()
+	} else {
+		c.flushLocked(req)
+	}
 	return req, nil
+}
+
+// maxSyncWrite is the most a caller writes itself (see flushLocked) when
+// its ctx can end: a connection with nothing in flight takes that much
+// at once.
+const maxSyncWrite = 64 << 10
+
+// flushAsyncLocked gets the write buffer written by a flusher goroutine
+// and releases wmu.
+func (c *Conn) flushAsyncLocked() {
+	if c.flushing || c.cancelling {
+		c.wmu.Unlock() // written by the running flusher, or after the cancel
+		return
+	}
+	c.flushing = true
+	c.wmu.Unlock()
+	go c.flushLoop()
 }
 
 // syncMsg is a Sync message, as the end of a run's messages.

@@ -670,3 +670,23 @@ func TestFakeServerPoolReplacesUnanswering(t *testing.T) {
 		t.Errorf("server saw %d connections, want 2", n)
 	}
 }
+
+// TestFakeServerNotReadingDeadline: a server that stops reading leaves a
+// large statement unwritten; its caller still returns at its deadline
+// (the write is left to a flusher while the caller waits for the reply).
+func TestFakeServerNotReadingDeadline(t *testing.T) {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	dsn := fakeServer(t, func(_ *testing.T, c net.Conn) {
+		if cancel, err := trustAccept(c); cancel || err != nil {
+			return
+		}
+		<-stop // reads nothing more
+	})
+	c := connect(t, dsn+" cancel_timeout=1s")
+	sql := "SELECT '" + strings.Repeat("x", 24<<20) + "'"
+	trustStart("Exec 24 MiB", 500*time.Millisecond, func(ctx context.Context) error {
+		_, err := c.Exec(ctx, sql)
+		return err
+	}).checkDeadline(t)
+}
