@@ -125,8 +125,9 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{"pgline keys", "statement_cache_mode=describe statement_cache_capacity=10 pipeline_sync=each pool_max_conns=8 pool_min_conns=2 " +
 			"pool_max_conn_lifetime=1h pool_max_conn_idle_time=30s pool_health_check_period=1m pool_max_pipeline=64 " +
-			"read_buffer_size=8192 max_message_size=1048576", nil, func(c *Config) {
+			"read_buffer_size=8192 max_message_size=1048576 cancel_timeout=3s cancel_grace=250ms", nil, func(c *Config) {
 			c.cacheMode, c.cacheCapacity, c.syncEach = cacheDescribe, 10, true
+			c.CancelTimeout, c.CancelGrace = 3*time.Second, 250*time.Millisecond
 			c.pool = poolConfig{maxConns: 8, minConns: 2, maxLifetime: time.Hour, maxIdle: 30 * time.Second,
 				healthPeriod: time.Minute, maxPipeline: 64}
 			c.ReadBufferSize, c.MaxMessageSize = 8192, 1<<20
@@ -377,6 +378,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"require_auth=md5,", nil, "methods must be among"},
 		{"statement_cache_mode=always", nil, "invalid statement_cache_mode"},
 		{"pipeline_sync=sometimes", nil, "invalid pipeline_sync"},
+		{"cancel_timeout=10", nil, "invalid cancel_timeout"},
+		{"cancel_grace=-1ms", nil, "invalid cancel_grace"},
 		{"statement_cache_capacity=-1", nil, "invalid statement_cache_capacity"},
 		{"pool_max_conns=0", nil, "invalid pool_max_conns"},
 		{"pool_min_conns=x", nil, "invalid pool_min_conns"},
