@@ -128,6 +128,11 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 	for {
 		sd, err := c.prepare(ctx, owner, sql)
 		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+				// The ctx ended while the statement was being prepared:
+				// it was never sent, and the error says so.
+				return notSent(err)
+			}
 			return err
 		}
 		if sd.traits.copyIn && hold == nil {

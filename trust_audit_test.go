@@ -1044,12 +1044,17 @@ func runStorm(t *testing.T, db auditDB, workers, opsPer int, table string, kinds
 					} else {
 						cerr = tx.Commit(cctx)
 						st.mu.Lock()
-						if cerr == nil {
+						switch {
+						case cerr == nil && err1 != nil && SafeToRetry(err1):
+							// The INSERT never reached the server, and its
+							// error said so: committing the rest is right.
+							st.noIDs[id] = name + " commit without the unsent INSERT"
+						case cerr == nil:
 							st.okIDs[id] = name + " commit"
 							if err1 != nil {
 								st.problems = append(st.problems, fmt.Sprintf("%s: Commit succeeded although the INSERT returned %v", name, err1))
 							}
-						} else if errors.Is(cerr, ErrTxRolledBack) {
+						case errors.Is(cerr, ErrTxRolledBack):
 							st.noIDs[id] = name + " rolledback"
 						}
 						st.mu.Unlock()
