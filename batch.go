@@ -1,6 +1,7 @@
 package pgline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,18 @@ type BatchResults struct {
 	// interrupted: the ctx ended while the reply was read; Close gives
 	// the rest of it to the connection to drain (see Conn.abandon).
 	interrupted bool
+
+	// What was sent, for a statement sent again (see resend): the ctx,
+	// the transaction, the statements, and Conn.cancels when queued.
+	ctx     context.Context
+	owner   *Tx
+	items   []batchItem
+	cancels uint64
+	// replay, once a statement was sent again, holds the rest of the
+	// batch's reply, read into memory; the batch's request was handed
+	// on (released).
+	replay   *wire.Reader
+	released bool
 
 	trace    *TraceEvent
 	traceCtx context.Context
@@ -177,6 +190,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *Batc
 		return br
 	}
 	br.req, br.sds, br.watch = req, sds, c.watch(ctx, req)
+	br.ctx, br.owner, br.items, br.cancels = ctx, owner, b.items, req.cancels
 	return br
 }
 
@@ -214,9 +228,12 @@ func (br *BatchResults) next() (*Rows, error) {
 		br.noteErr(err)
 		return nil, err
 	}
-	r := &Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
+	r := &Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all, replay: br.replay}
 	if err := r.start(); err != nil {
 		r.finish()
+		if br.mayResend(i, r.err) {
+			return br.resend(i, r.err)
+		}
 		br.noteErr(r.err)
 		var pgErr *PgError
 		if errors.As(r.err, &pgErr) && staleStatement(pgErr) {
@@ -227,6 +244,48 @@ func (br *BatchResults) next() (*Rows, error) {
 			br.c.wmu.Unlock()
 		}
 		return nil, r.err
+	}
+	br.cur = r
+	return r, nil
+}
+
+// mayResend reports whether statement i, which failed with err before any
+// of its rows was returned, may be sent again: a CancelRequest meant for
+// another statement hit it (see Conn.resendable), in an independent batch
+// whose reply is still read from the connection.
+func (br *BatchResults) mayResend(i int, err error) bool {
+	return !br.all && !br.released && !br.interrupted && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err)
+}
+
+// resend sends statement i again, on its own, and returns its rows. Its
+// reply comes after every request queued behind the batch, so the rest
+// of the batch's reply is read into memory first (replay) and the
+// connection handed on; the statements after i are then read from
+// memory. When the rest cannot be read, statement i's error (hit) stands.
+func (br *BatchResults) resend(i int, hit error) (*Rows, error) {
+	c := br.c
+	var rest []byte
+	for br.req.rfqs < br.req.syncs {
+		typ, body, _, err := c.next(br.req, readWhole)
+		if err != nil {
+			if err == errInterrupted {
+				br.interrupted = true // Close drains what is left
+			}
+			br.noteErr(hit)
+			return nil, hit
+		}
+		var start int
+		rest, start = wire.BeginMessage(rest, typ)
+		rest, _ = wire.FinishMessage(append(rest, body...), start) // it fitted in a message already
+	}
+	br.watch.stop()
+	c.handoff(br.req) // br.req and its watch are reused from here on
+	br.req, br.watch, br.released = nil, nil, true
+	br.replay = wire.NewReader(bytes.NewReader(rest), len(rest)+16, c.rd.MaxMessageSize())
+	r := &Rows{}
+	if err := c.query(br.ctx, nil, r, br.items[i].sql, br.items[i].args); err != nil {
+		br.noteErr(err)
+		return nil, err
 	}
 	br.cur = r
 	return r, nil
@@ -302,7 +361,11 @@ func (br *BatchResults) Close() error {
 		br.cur = nil
 	}
 	err := br.err
-	if br.req == nil { // nothing was sent: every statement failed to prepare
+	if br.released { // the rest of the reply was read into memory (see resend)
+		if br.first != nil {
+			err = br.first
+		}
+	} else if br.req == nil { // nothing was sent: every statement failed to prepare
 		err = br.first
 	} else {
 		if br.all && !br.interrupted && c.drainReply(br.req) == errInterrupted {

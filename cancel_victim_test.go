@@ -638,3 +638,75 @@ func (wk *victimWorker) op(ctx context.Context, p *Pool, shape, key int) (int, e
 	}
 	return 0, nil
 }
+
+// TestCancelNoVictimBatchResent: a statement of an independent batch that
+// a cancel meant for another statement reaches (here a pg_cancel_backend,
+// while the driver's cancel for an earlier statement was under way since
+// the batch was queued) is sent again on its own; the statements after it
+// are read back from memory, and every result is the batch's own.
+func TestCancelNoVictimBatchResent(t *testing.T) {
+	c := connect(t, srv.DSN())
+	admin := connect(t, srv.DSN())
+	ctx := testCtx(t)
+	// Prepared first, so that the batch goes out at once, behind A.
+	for _, sql := range []string{"SELECT $1::int", "SELECT 2 FROM pg_sleep(1) /* B2 */", "SELECT 1/$1::int"} {
+		if _, err := c.Prepare(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aDone := make(chan error, 1)
+	go func() { // A: given up at 30 ms, canceled after cancel_grace
+		actx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		defer cancel()
+		_, err := c.Exec(actx, "SELECT pg_sleep(0.5) /* A */")
+		aDone <- err
+	}()
+	waitRunning(t, admin, c.PID(), "/* A */")
+	type result struct {
+		vals []int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() { // B, queued behind A before A's cancel
+		b := &Batch{}
+		b.Queue("SELECT $1::int", 1)
+		b.Queue("SELECT 2 FROM pg_sleep(1) /* B2 */")
+		b.Queue("SELECT $1::int", 3)
+		b.Queue("SELECT 1/$1::int", 0) // fails, read back from memory
+		b.Queue("SELECT $1::int", 5)   // left to Close
+		br := c.SendBatch(ctx, b)
+		var res result
+		for range 3 {
+			var v int
+			if err := br.QueryRow().Scan(&v); err != nil && res.err == nil {
+				res.err = err
+			}
+			res.vals = append(res.vals, v)
+		}
+		var pgErr *PgError
+		if _, err := br.Exec(); !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+			res.err = fmt.Errorf("statement 3: %v, want division by zero", err)
+		}
+		if err := br.Close(); !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+			res.err = fmt.Errorf("Close: %v, want the batch's first error", err)
+		}
+		done <- res
+	}()
+	if err := <-aDone; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("A: %v", err)
+	}
+	if !waitRunning(t, admin, c.PID(), "/* B2 */") {
+		t.Fatal("B's second statement never ran")
+	}
+	if _, err := admin.Exec(ctx, "SELECT pg_cancel_backend($1)", int(c.PID())); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.err != nil || len(res.vals) != 3 || res.vals[0] != 1 || res.vals[1] != 2 || res.vals[2] != 3 {
+		t.Fatalf("batch: %v, %v; want [1 2 3] and no error", res.vals, res.err)
+	}
+	var one int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the connection after the batch: %d, %v", one, err)
+	}
+}

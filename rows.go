@@ -45,6 +45,9 @@ type Rows struct {
 	// interrupted: the ctx ended while the reply was read; the rest of it
 	// is the connection's to drain.
 	interrupted bool
+	// replay is set for a statement of a batch read back from memory
+	// (see BatchResults.resend).
+	replay *wire.Reader
 }
 
 // start reads the reply up to the first row or the end of the statement,
@@ -66,11 +69,11 @@ func (r *Rows) readRow() bool {
 	c := r.c
 	r.big = false
 	for {
-		typ, body, n, err := c.next(r.req, readHeader)
+		typ, body, err := r.nextMessage()
 		if err != nil {
 			return r.readFailed(err)
 		}
-		if typ == wire.MsgDataRow && n > c.rd.Size() {
+		if typ == wire.MsgDataRow && body == nil {
 			// Larger than the read buffer: read column by column from
 			// the socket by Scan (see stream.go).
 			r.seen = true
@@ -144,7 +147,7 @@ func (r *Rows) readRow() bool {
 				// any message of this run: nothing of it ran, and it may
 				// be sent again on another connection (SafeToRetry).
 				r.setErr(notSent(pgErr))
-			case c.strayCancel(pgErr, r.req.cancels, r.req.watch.fired.Load()):
+			case r.strayCancel(pgErr):
 				r.setErr(fmt.Errorf("%w: %w", ErrCanceledByOther, pgErr))
 			default:
 				r.setErr(pgErr)
@@ -194,6 +197,30 @@ func (r *Rows) portalDescribed(body []byte) error {
 	r.c.wmu.Unlock()
 	r.sd = sd
 	return nil
+}
+
+// nextMessage returns the next message of the reply: from the connection
+// (Conn.next; the body of a DataRow larger than the read buffer is left
+// to Scan, and nil), or from a batch's replay (see BatchResults.resend),
+// whose messages were read whole and checked already.
+func (r *Rows) nextMessage() (typ byte, body []byte, err error) {
+	if r.replay != nil {
+		return r.replay.Next()
+	}
+	typ, body, _, err = r.c.next(r.req, readHeader)
+	return typ, body, err
+}
+
+// strayCancel reports whether e may come from a CancelRequest meant for
+// another statement (see Conn.strayCancel).
+func (r *Rows) strayCancel(e *PgError) bool {
+	if r.req != nil {
+		return r.c.strayCancel(e, r.req.cancels, r.req.watch.fired.Load())
+	}
+	if br := r.batch; br != nil { // read from a replay
+		return r.c.strayCancel(e, br.cancels, br.ctx.Err() != nil)
+	}
+	return false
 }
 
 // readFailed ends the rows on an error of the reply reader: the
