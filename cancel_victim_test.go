@@ -645,7 +645,8 @@ func (wk *victimWorker) op(ctx context.Context, p *Pool, shape, key int) (int, e
 // the batch was queued) is sent again on its own; the statements after it
 // are read back from memory, and every result is the batch's own.
 func TestCancelNoVictimBatchResent(t *testing.T) {
-	c := connect(t, srv.DSN())
+	// A long grace, so that the batch is surely queued before A's cancel.
+	c := connect(t, srv.DSN("cancel_grace=400ms"))
 	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	// Prepared first, so that the batch goes out at once, behind A.
@@ -655,10 +656,10 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 		}
 	}
 	aDone := make(chan error, 1)
-	go func() { // A: given up at 30 ms, canceled after cancel_grace
+	go func() { // A: given up at 30 ms, canceled after cancel_grace (400 ms)
 		actx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 		defer cancel()
-		_, err := c.Exec(actx, "SELECT pg_sleep(0.5) /* A */")
+		_, err := c.Exec(actx, "SELECT pg_sleep(2) /* A */")
 		aDone <- err
 	}()
 	waitRunning(t, admin, c.PID(), "/* A */")

@@ -340,11 +340,10 @@ func (c *Conn) refuseCopyIn(extended bool) {
 			c.wbuf = wire.AppendSync(c.wbuf)
 		}
 	}
-	if c.flushing || c.cancelling {
-		c.wmu.Unlock()
+	if !c.takeWriterLocked() {
+		c.wmu.Unlock() // written by the writer, or after the cancel
 		return
 	}
-	c.flushing = true
 	c.wmu.Unlock()
 	c.flushLoop()
 }

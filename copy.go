@@ -665,14 +665,13 @@ func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
 // connection (copyHold): nobody else appends requests meanwhile.
 func (c *Conn) claimWriter() error {
 	c.wmu.Lock()
-	for c.flushing || c.cancelling {
+	for !c.takeWriterLocked() {
 		if c.closed.Load() {
 			c.wmu.Unlock()
 			return c.closedErr()
 		}
 		c.flushIdle.Wait() // signalled when a writer stops or a cancel was delivered
 	}
-	c.flushing = true
 	var pending []byte
 	if len(c.wbuf) > 0 {
 		pending = c.swapBuffersLocked()

@@ -258,13 +258,32 @@ const maxSyncWrite = 64 << 10
 // flushAsyncLocked gets the write buffer written by a flusher goroutine
 // and releases wmu.
 func (c *Conn) flushAsyncLocked() {
-	if c.flushing || c.cancelling {
-		c.wmu.Unlock() // written by the running flusher, or after the cancel
+	if !c.takeWriterLocked() {
+		c.wmu.Unlock() // written by the writer, or after the cancel
 		return
 	}
-	c.flushing = true
 	c.wmu.Unlock()
 	go c.flushLoop()
+}
+
+// takeWriterLocked makes the caller the connection's one writer
+// (flushing) and reports whether it did: not while another goroutine
+// writes, nor while a CancelRequest holds writes back (see cancelHeld).
+// Every way of writing takes the role here and gives it up with
+// dropWriterLocked; the caller holds wmu.
+func (c *Conn) takeWriterLocked() bool {
+	if c.flushing || c.cancelling {
+		return false
+	}
+	c.flushing = true
+	return true
+}
+
+// dropWriterLocked gives up the writer's role and wakes those waiting for
+// it (sendStreamed, claimWriter); the caller holds wmu.
+func (c *Conn) dropWriterLocked() {
+	c.flushing = false
+	c.flushIdle.Broadcast()
 }
 
 // syncMsg is a Sync message, as the end of a run's messages.
@@ -434,11 +453,10 @@ func (c *Conn) enqueueLocked(req *request) {
 // the only request queued and nobody is writing, this goroutine writes its
 // own bytes; otherwise a flusher goroutine writes (see the file comment).
 func (c *Conn) flushLocked(req *request) {
-	if c.flushing || c.cancelling {
-		c.wmu.Unlock() // the running flusher writes these bytes too
+	if !c.takeWriterLocked() {
+		c.wmu.Unlock() // the writer writes these bytes too, or the cancel's end
 		return
 	}
-	c.flushing = true
 	if c.tail != req || req.state.Load() != reqHead {
 		c.wmu.Unlock()
 		go c.flushLoop()
@@ -450,8 +468,7 @@ func (c *Conn) flushLocked(req *request) {
 	c.wmu.Lock()
 	c.spare = buf[:0]
 	if err != nil || len(c.wbuf) == 0 {
-		c.flushing = false
-		c.flushIdle.Broadcast()
+		c.dropWriterLocked()
 		c.wmu.Unlock()
 		return
 	}
@@ -478,8 +495,7 @@ func (c *Conn) flushLoop() {
 			break
 		}
 	}
-	c.flushing = false
-	c.flushIdle.Broadcast()
+	c.dropWriterLocked()
 	c.wmu.Unlock()
 }
 

@@ -299,8 +299,7 @@ func (c *Conn) cancelHeld(wait time.Duration) {
 func (c *Conn) resumeWrites() {
 	c.wmu.Lock()
 	c.cancelling = false
-	if len(c.wbuf) > 0 && !c.flushing {
-		c.flushing = true
+	if len(c.wbuf) > 0 && c.takeWriterLocked() {
 		go c.flushLoop()
 	}
 	c.flushIdle.Broadcast() // writers waiting for the cancel (see claimWriter)

@@ -76,7 +76,7 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *Tx, build func([]byte, *
 			c.wmu.Unlock()
 			return nil, notSent(err)
 		}
-		if !c.flushing && !c.cancelling {
+		if c.takeWriterLocked() {
 			break
 		}
 		// Wait releases wmu: a transaction may take the connection
@@ -84,6 +84,7 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *Tx, build func([]byte, *
 		c.flushIdle.Wait()
 	}
 	if c.closed.Load() {
+		c.dropWriterLocked()
 		c.wmu.Unlock()
 		return nil, notSent(c.closedErr())
 	}
@@ -92,13 +93,13 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *Tx, build func([]byte, *
 	buf, err := build(c.appendClosesLocked(c.wbuf), &holes)
 	if err != nil {
 		c.wbuf = c.wbuf[:start]
+		c.dropWriterLocked()
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
 	req := newRequest()
 	req.owner = owner
 	c.enqueueLocked(req)
-	c.flushing = true
 	c.wbuf, c.spare = c.spare[:0], nil
 	c.wmu.Unlock()
 
@@ -110,8 +111,7 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *Tx, build func([]byte, *
 		c.wmu.Unlock()
 		go c.flushLoop()
 	} else {
-		c.flushing = false
-		c.flushIdle.Broadcast()
+		c.dropWriterLocked()
 		c.wmu.Unlock()
 	}
 	// On error the connection is closed: req fails when it reads.

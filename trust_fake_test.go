@@ -685,7 +685,9 @@ func TestFakeServerNotReadingDeadline(t *testing.T) {
 	})
 	c := connect(t, dsn+" cancel_timeout=1s")
 	sql := "SELECT '" + strings.Repeat("x", 24<<20) + "'"
-	trustStart("Exec 24 MiB", 500*time.Millisecond, func(ctx context.Context) error {
+	// A deadline well past the time the 24 MiB text takes to scan and
+	// encode (-race): what is timed is the wait in Write.
+	trustStart("Exec 24 MiB", 3*time.Second, func(ctx context.Context) error {
 		_, err := c.Exec(ctx, sql)
 		return err
 	}).checkDeadline(t)
