@@ -92,12 +92,16 @@ var ErrClosed = errors.New("pgline: connection closed")
 
 // ErrCanceledByOther is wrapped, with the server's 57014 error, by the
 // error of a statement whose ctx did not end but that a CancelRequest
-// meant for another statement on the same connection reached after some
-// of its reply had already been delivered (so it could not be sent
-// again). PostgreSQL cancels whatever the backend runs when the signal
-// arrives; pgline sends a statement that nothing of it reached its caller
-// again instead, and never reports a cancel to a caller whose ctx is
-// alive without this error.
+// meant for another statement on the same connection may have reached.
+// PostgreSQL cancels whatever the backend runs when the signal arrives
+// (and signals it twice). pgline sends such a statement again when none
+// of its reply reached its caller and it ran all or nothing (outside a
+// transaction, without transaction control, DO or CALL), up to five
+// times; the error is returned when it could not be: rows were already
+// delivered, it ran in a transaction, or it may have committed part of
+// its work. A 57014 is never reported to a caller whose ctx is alive
+// without this error while one of pgline's cancels was under way, except
+// for a statement_timeout.
 var ErrCanceledByOther = errors.New("pgline: statement canceled by a CancelRequest meant for another statement")
 
 // ProtocolError reports bytes from the server that break the protocol. The
