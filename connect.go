@@ -65,13 +65,31 @@ func connectHosts(ctx context.Context, cfg *Config) (*Conn, error) {
 			if err == nil {
 				return c, nil
 			}
+			ended := ctxEnded(ctx)
+			if ended != nil && !errors.Is(err, ended) {
+				// A dial or read that timed out at ctx's deadline says
+				// "i/o timeout": the error says the ctx ended too.
+				err = fmt.Errorf("%w: %w", ended, err)
+			}
 			cerr.Attempts = append(cerr.Attempts, HostError{Host: hostLabel(h), Err: err})
-			if ctx.Err() != nil || refusedByServer(err) {
+			if ended != nil || refusedByServer(err) {
 				return nil, &cerr
 			}
 		}
 	}
 	return nil, &cerr
+}
+
+// ctxEnded returns ctx's error, or context.DeadlineExceeded once its
+// deadline has passed (a timer may not have ended it yet), or nil.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // refusedByServer reports whether a host's server refused the session

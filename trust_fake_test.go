@@ -692,3 +692,20 @@ func TestFakeServerNotReadingDeadline(t *testing.T) {
 		return err
 	}).checkDeadline(t)
 }
+
+// TestFakeServerConnectDeadlineWrapsCtx: a connection attempt that times
+// out at the ctx's deadline (the server accepts and says nothing) fails
+// with an error that wraps context.DeadlineExceeded, not only "i/o
+// timeout".
+func TestFakeServerConnectDeadlineWrapsCtx(t *testing.T) {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	dsn := fakeServer(t, func(_ *testing.T, c net.Conn) { <-stop })
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := Connect(ctx, dsn)
+	var ce *ConnectError
+	if !errors.As(err, &ce) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Connect: %v; want a *ConnectError wrapping context.DeadlineExceeded", err)
+	}
+}
