@@ -573,10 +573,10 @@ func startAbandoned(t *testing.T, c *Conn) chan error {
 }
 
 // TestAuditDOCommitResent: B is a single-statement DO block that commits an
-// INSERT and then fails with 57014 from its own statement_timeout. A driver
-// cancel (meant for A, queued before B) was under way since B was queued,
-// so B's 57014 is taken for a misdirected cancel and B is sent again: the
-// INSERT it committed runs twice, and the caller is told it failed.
+// INSERT and then fails with 57014 from its own statement_timeout, while a
+// driver cancel (meant for A, queued before B) was under way since B was
+// queued. B must not be sent again: the INSERT it committed would run
+// twice.
 func TestAuditDOCommitResent(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
@@ -591,16 +591,22 @@ func TestAuditDOCommitResent(t *testing.T) {
 	t.Logf("A: %v", <-aDone)
 	t.Logf("B: err=%v (ErrCanceledByOther=%v) after %v", err, errors.Is(err, ErrCanceledByOther), time.Since(start))
 	c.Exec(ctx, "SET statement_timeout = 0")
+	checkCommittedOnce(t, c, "audit_do", err)
+}
+
+// checkCommittedOnce checks that B's INSERT into table, committed inside
+// its DO block, ran once, or never when a signal hit B before its COMMIT
+// (PostgreSQL signals a canceled backend twice: its pid and its process
+// group), and then B failed (bErr): a DO block is never sent again.
+func checkCommittedOnce(t *testing.T, c *Conn, table string, bErr error) {
+	t.Helper()
 	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM audit_do").Scan(&n); err != nil {
+	if err := c.QueryRow(testCtx(t), "SELECT count(*)::int FROM "+table).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("rows committed by B: %d", n)
-	// Once, or never when a signal hit B before its COMMIT (PostgreSQL
-	// signals a canceled backend twice: its pid and its process group);
-	// then B must have failed.
-	if n > 1 || n == 0 && err == nil {
-		t.Errorf("B's committed INSERT ran %d times, B's error %v (statement resent after its own 57014)", n, err)
+	if n > 1 || n == 0 && bErr == nil {
+		t.Errorf("B's committed INSERT ran %d times, B's error %v", n, bErr)
 	}
 }
 
@@ -632,14 +638,7 @@ func TestAuditDOCommitExternalCancel(t *testing.T) {
 	}
 	err := <-bDone
 	t.Logf("B: err=%v (ErrCanceledByOther=%v)", err, errors.Is(err, ErrCanceledByOther))
-	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM audit_do2").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("rows committed by B: %d", n)
-	if n > 1 || n == 0 && err == nil {
-		t.Errorf("B's committed INSERT ran %d times, B's error %v", n, err)
-	}
+	checkCommittedOnce(t, c, "audit_do2", err)
 }
 
 // TestAuditStatementTimeoutMislabeled: B's own statement_timeout (57014)
