@@ -519,6 +519,25 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
+// readPastDeadlines calls next until io.EOF, calling again after each
+// read deadline, and returns the messages read (bodies copied).
+func readPastDeadlines(t *testing.T, k int, next func() (byte, []byte, error)) []msg {
+	t.Helper()
+	var got []msg
+	for {
+		typ, body, err := next()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue
+		case err == io.EOF:
+			return got
+		case err != nil:
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		got = append(got, msg{typ, bytes.Clone(body)})
+	}
+}
+
 // TestDiscardResumesAfterDeadline: a read deadline that expires while
 // NextDiscarding skips a message larger than the buffer leaves the Reader
 // usable; the next call skips the rest and returns the message after it.
@@ -527,18 +546,8 @@ func TestDiscardResumesAfterDeadline(t *testing.T) {
 	for k := 1; k < len(data); k++ {
 		r := NewReader(&deadlineReader{data: data, n: k}, 16, 0)
 		var typs []byte
-		for {
-			typ, _, err := r.NextDiscarding()
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				continue
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("k=%d: %v", k, err)
-			}
-			typs = append(typs, typ)
+		for _, m := range readPastDeadlines(t, k, r.NextDiscarding) {
+			typs = append(typs, m.typ)
 		}
 		if len(typs) == 0 || typs[len(typs)-1] != MsgCommandComplete {
 			t.Fatalf("k=%d: read %q, want the CommandComplete last", k, typs)
@@ -554,24 +563,17 @@ func TestNextHeaderRetryAfterDeadline(t *testing.T) {
 	data := frame(want...)
 	for k := 1; k < len(data); k++ {
 		r := NewReader(&deadlineReader{data: data, n: k}, 0, 0)
-		var got []msg
-		for {
+		got := readPastDeadlines(t, k, func() (byte, []byte, error) {
 			typ, _, err := r.NextHeader()
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				continue
-			}
-			if err == io.EOF {
-				break
-			}
 			if err != nil {
-				t.Fatalf("k=%d: %v", k, err)
+				return 0, nil, err
 			}
 			body, err := r.Body()
 			if err != nil {
 				t.Fatalf("k=%d: Body: %v", k, err)
 			}
-			got = append(got, msg{typ, bytes.Clone(body)})
-		}
+			return typ, body, nil
+		})
 		if len(got) != len(want) {
 			t.Fatalf("k=%d: %d messages, want %d", k, len(got), len(want))
 		}
