@@ -64,7 +64,7 @@ type BatchResults struct {
 	// What was sent, for a statement sent again (see resend): the ctx,
 	// the transaction, the statements, and Conn.cancels when queued.
 	ctx     context.Context
-	owner   *Tx
+	owner   *holder
 	items   []batchItem
 	cancels uint64
 	// replay, once a statement was sent again, holds the rest of the
@@ -89,10 +89,10 @@ func (tx *Tx) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 	if tx.closed() {
 		return &BatchResults{err: ErrTxClosed, closed: true}
 	}
-	return tx.c.sendBatch(ctx, tx.root, b)
+	return tx.c.sendBatch(ctx, tx.owner(), b)
 }
 
-func (c *Conn) sendBatch(ctx context.Context, owner *Tx, b *Batch) *BatchResults {
+func (c *Conn) sendBatch(ctx context.Context, owner *holder, b *Batch) *BatchResults {
 	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceBatch, BatchLen: len(b.items)})
 	br := c.sendBatchUntraced(ctx, owner, b)
 	if ev != nil {
@@ -105,7 +105,7 @@ func (c *Conn) sendBatch(ctx context.Context, owner *Tx, b *Batch) *BatchResults
 	return br
 }
 
-func (c *Conn) sendBatchUntraced(ctx context.Context, owner *Tx, b *Batch) *BatchResults {
+func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *BatchResults {
 	br := &BatchResults{c: c, all: b.AllOrNothing}
 	if len(b.items) == 0 {
 		br.closed = true

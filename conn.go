@@ -47,12 +47,11 @@ type Conn struct {
 	// cancelling: a CancelRequest is in flight, or its target's reply has
 	// not ended: nothing is written (see cancelHeld).
 	cancelling bool
-	flushIdle  *sync.Cond    // on wmu: signalled when flushing becomes false
-	tail       *request      // the last request queued; nil when none is in flight
-	stmts      *stmtCache    // statements prepared (or being prepared) on this connection
-	excl       *Tx           // the transaction holding the connection, if any
-	exclFree   chan struct{} // closed when excl is released
-	listener   *request      // a WaitForNotification reading while idle, woken when a request is queued
+	flushIdle  *sync.Cond // on wmu: signalled when flushing becomes false
+	tail       *request   // the last request queued; nil when none is in flight
+	stmts      *stmtCache // statements prepared (or being prepared) on this connection
+	gate       gate       // who may queue requests (see gateLocked)
+	listener   *request   // a WaitForNotification reading while idle, woken when a request is queued
 	// syncHolder is the last run queued when its Sync ends the unwritten
 	// write buffer, at syncHolderEnd: the next run may take that Sync.
 	syncHolder    *request
@@ -200,7 +199,7 @@ func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 // to ReadyForQuery, passing each DataRow to onRow (rows are discarded when
 // onRow is nil). It returns the tag of the last statement, or the first
 // error (of the server, or of onRow).
-func (c *Conn) simpleQuery(ctx context.Context, owner *Tx, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
 	if c.cfg.Tracer == nil {
 		return c.simpleQueryUntraced(ctx, owner, sql, onRow)
 	}
@@ -210,7 +209,7 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *Tx, sql string, onRow fun
 	return tag, err
 }
 
-func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *Tx, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
 	info := sqllex.Scan(sql)
 	if info.Deallocates {
 		c.noteDeallocate()

@@ -90,7 +90,7 @@ func (tx *Tx) CopyFrom(ctx context.Context, table Identifier, columns []string, 
 	if tx.closed() {
 		return 0, ErrTxClosed
 	}
-	tag, err := tx.c.copyFrom(ctx, tx.root, table, columns, src)
+	tag, err := tx.c.copyFrom(ctx, tx.owner(), table, columns, src)
 	return tag.RowsAffected(), err
 }
 
@@ -100,7 +100,7 @@ func (tx *Tx) CopyFromReader(ctx context.Context, sql string, r io.Reader) (Comm
 	if tx.closed() {
 		return CommandTag{}, ErrTxClosed
 	}
-	return tx.c.copyFromReader(ctx, tx.root, sql, r)
+	return tx.c.copyFromReader(ctx, tx.owner(), sql, r)
 }
 
 // CopyTo runs a COPY TO STDOUT inside the transaction (see Conn.CopyTo).
@@ -108,7 +108,7 @@ func (tx *Tx) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag, 
 	if tx.closed() {
 		return CommandTag{}, ErrTxClosed
 	}
-	return tx.c.copyTo(ctx, tx.root, w, sql)
+	return tx.c.copyTo(ctx, tx.owner(), w, sql)
 }
 
 // CopyFrom copies rows into table on a connection taken from the pool for
@@ -155,7 +155,7 @@ func (c *Conn) traceCopy(ctx context.Context, sql string, op func() (CommandTag,
 	return tag, err
 }
 
-func (c *Conn) copyFrom(ctx context.Context, owner *Tx, table Identifier, columns []string, src CopyFromSource) (CommandTag, error) {
+func (c *Conn) copyFrom(ctx context.Context, owner *holder, table Identifier, columns []string, src CopyFromSource) (CommandTag, error) {
 	if src == nil {
 		return CommandTag{}, errors.New("pgline: CopyFrom: nil row source")
 	}
@@ -169,7 +169,7 @@ func (c *Conn) copyFrom(ctx context.Context, owner *Tx, table Identifier, column
 			return CommandTag{}, err
 		}
 		defer h.release()
-		oids, err := c.describeColumns(ctx, h.tok, descSQL)
+		oids, err := c.describeColumns(ctx, &h.h, descSQL)
 		if err != nil {
 			return CommandTag{}, err
 		}
@@ -246,7 +246,7 @@ func resetCopyBuf(buf []byte) []byte {
 	return buf[:5]
 }
 
-func (c *Conn) copyFromReader(ctx context.Context, owner *Tx, sql string, r io.Reader) (CommandTag, error) {
+func (c *Conn) copyFromReader(ctx context.Context, owner *holder, sql string, r io.Reader) (CommandTag, error) {
 	if r == nil {
 		return CommandTag{}, errors.New("pgline: CopyFromReader: nil reader")
 	}
@@ -292,7 +292,7 @@ func (c *Conn) copyFromReader(ctx context.Context, owner *Tx, sql string, r io.R
 	})
 }
 
-func (c *Conn) copyTo(ctx context.Context, owner *Tx, w io.Writer, sql string) (CommandTag, error) {
+func (c *Conn) copyTo(ctx context.Context, owner *holder, w io.Writer, sql string) (CommandTag, error) {
 	if w == nil {
 		return CommandTag{}, errors.New("pgline: CopyTo: nil writer")
 	}
@@ -403,8 +403,8 @@ func (c *Conn) cancelTimeout() time.Duration {
 // COPY runs in (its other goroutines wait too).
 type copyHold struct {
 	c        *Conn
-	tok      *Tx // the owner the COPY's requests are sent as
-	prevExcl *Tx // the holder before, restored by release
+	h        holder  // the COPY's hold; its requests are sent for it
+	prev     *holder // the holder before (its transaction's), restored by release
 	prevFree chan struct{}
 	// kept: the COPY's request was abandoned while it waited for its
 	// turn; whoever drains its reply releases the hold (see waitTurn).
@@ -431,16 +431,17 @@ func (h *copyHold) waitTurn(ctx context.Context, req *request) error {
 // runs under one, whether from CopyFrom or a statement given to Exec,
 // Query or a simple query: in copy mode the server takes any message
 // pipelined behind the COPY as its own, so the COPY must be alone.
-func (c *Conn) holdForCopy(ctx context.Context, owner *Tx) (*copyHold, error) {
-	tok := &Tx{c: c}
-	tok.root = tok
+func (c *Conn) holdForCopy(ctx context.Context, owner *holder) (*copyHold, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if err := c.gateLocked(ctx, owner); err != nil {
 		return nil, notSent(err)
 	}
-	h := &copyHold{c: c, tok: tok, prevExcl: c.excl, prevFree: c.exclFree}
-	c.excl, c.exclFree = tok, make(chan struct{})
+	h := &copyHold{c: c}
+	if owner != nil {
+		h.h.tx = owner.tx // a given-up COPY dooms its transaction
+	}
+	h.prev, h.prevFree = c.gate.takeLocked(&h.h)
 	return h, nil
 }
 
@@ -456,10 +457,9 @@ func (h *copyHold) release() {
 func (h *copyHold) releaseNow() {
 	c := h.c
 	c.wmu.Lock()
-	free := c.exclFree
-	c.excl, c.exclFree = h.prevExcl, h.prevFree
-	close(free)
-	if tx := h.prevExcl; tx != nil && tx.endOnRelease {
+	c.gate.releaseLocked(h.prev, h.prevFree)
+	if h.prev != nil && h.prev.tx.endOnRelease {
+		tx := h.prev.tx
 		// The transaction ended while its COPY ran (Tx.end): end it on
 		// the server too before anyone else may use the connection.
 		c.endTxLocked(tx.rollbackOnRelease)
@@ -470,7 +470,7 @@ func (h *copyHold) releaseNow() {
 // describeColumns returns the types of the result columns of sql,
 // described afresh on the unnamed statement (a cached description would
 // go stale when the table is altered).
-func (c *Conn) describeColumns(ctx context.Context, owner *Tx, sql string) ([]uint32, error) {
+func (c *Conn) describeColumns(ctx context.Context, owner *holder, sql string) ([]uint32, error) {
 	sd := &stmtDesc{sql: sql, ready: make(chan struct{})}
 	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
 		buf, err := wire.AppendParse(buf, "", sql, nil)
@@ -522,7 +522,7 @@ type copyIn struct {
 
 // startCopyIn sends sql and reads up to its CopyInResponse, under h.
 func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyIn, error) {
-	req, err := c.send(ctx, h.tok, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
+	req, err := c.send(ctx, &h.h, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
 	if err != nil {
 		return nil, err
 	}

@@ -106,9 +106,9 @@ type request struct {
 	// statement's, ended by its first completion (see replyEnded).
 	rfqs, completions, described int
 	oneStmt                      bool
-	// owner is the transaction the request runs in, if any: it is doomed
-	// (Tx.doom) when the request is given up.
-	owner *Tx
+	// owner is who the request was sent for (a transaction, a COPY), if
+	// anyone: its transaction is doomed (Tx.doom) when it is given up.
+	owner *holder
 	// The drain of an abandoned head (see drainAbandoned); detached: a
 	// request no caller ever waited for, never canceled.
 	draining, detached bool
@@ -149,30 +149,6 @@ func (r *request) free() {
 	requests.Put(r)
 }
 
-// gateLocked waits, with wmu held, until requests of owner may be queued:
-// while a transaction holds the connection, only its own requests may.
-func (c *Conn) gateLocked(ctx context.Context, owner *Tx) error {
-	for c.excl != nil && c.excl != owner && !c.closed.Load() {
-		free := c.exclFree
-		c.wmu.Unlock()
-		select {
-		case <-free:
-		case <-c.dead:
-		case <-ctx.Done():
-			c.wmu.Lock()
-			return ctx.Err()
-		}
-		c.wmu.Lock()
-	}
-	if c.closed.Load() {
-		return c.closedErr()
-	}
-	if owner != nil && owner.closing {
-		return ErrTxClosed
-	}
-	return nil
-}
-
 // sendDetachedLocked queues sql as a simple query that must reach the
 // server although its caller does not wait for it (the ROLLBACK ending a
 // transaction whose own ended unsent), past the gate: the caller holds wmu
@@ -196,14 +172,14 @@ func (c *Conn) sendDetachedLocked(sql string) {
 // send appends the messages built by build to the write buffer, queues a
 // request for their reply and gets them written. Nothing is written when
 // ctx is done, the connection is closed, or build fails.
-func (c *Conn) send(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error)) (*request, error) {
+func (c *Conn) send(ctx context.Context, owner *holder, build func([]byte) ([]byte, error)) (*request, error) {
 	return c.sendRun(ctx, owner, build, false)
 }
 
 // sendRun is send for a run that may share a Sync (see the file comment)
 // when share is set: build must end its messages with Sync, and the
 // caller must send the run again when it comes back skipped.
-func (c *Conn) sendRun(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error), share bool) (*request, error) {
+func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([]byte, error), share bool) (*request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
 	}
@@ -522,7 +498,7 @@ func (c *Conn) write(buf []byte) error {
 // reads it with read while ctx is watched, and hands the reader on. When
 // ctx ends while read reads, the caller is answered at once and the rest
 // of the reply is drained (see Conn.abandon).
-func (c *Conn) exchange(ctx context.Context, owner *Tx, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+func (c *Conn) exchange(ctx context.Context, owner *holder, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	req, err := c.send(ctx, owner, build)
 	if err != nil {
 		return CommandTag{}, err
@@ -543,7 +519,7 @@ func (c *Conn) exchange(ctx context.Context, owner *Tx, build func([]byte) ([]by
 // exchangeHeld is exchange for a statement under a COPY hold (see
 // copyHold.waitTurn), which cancels at once when ctx ends (watchCopy).
 func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
-	req, err := c.send(ctx, h.tok, build)
+	req, err := c.send(ctx, &h.h, build)
 	if err != nil {
 		return CommandTag{}, err
 	}

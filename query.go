@@ -64,7 +64,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (CommandTag, e
 	return c.exec(ctx, nil, sql, args)
 }
 
-func (c *Conn) exec(ctx context.Context, owner *Tx, sql string, args []any) (CommandTag, error) {
+func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) (CommandTag, error) {
 	if len(args) == 0 {
 		return c.simpleQuery(ctx, owner, sql, nil)
 	}
@@ -92,7 +92,7 @@ const maxCancelRetries = 5
 // (ErrCanceledByOther) while its own ctx is alive: outside a transaction,
 // a text without transaction control (nor DO or CALL, which may commit)
 // ran all or nothing, so nothing of it persisted.
-func (c *Conn) resendable(ctx context.Context, owner *Tx, sql string, err error) bool {
+func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err error) bool {
 	return owner == nil && errors.Is(err, ErrCanceledByOther) && ctx.Err() == nil &&
 		c.TxStatus() == 'I' && !sqllex.Scan(sql).TransactionControl
 }
@@ -103,7 +103,7 @@ func (c *Conn) resendable(ctx context.Context, owner *Tx, sql string, err error)
 // result type changed, or it was deallocated) is sent again once, and one
 // hit before its first row by a CancelRequest aimed at another request
 // up to maxCancelRetries times, when it cannot have had an effect.
-func (c *Conn) query(ctx context.Context, owner *Tx, r *Rows, sql string, args []any) error {
+func (c *Conn) query(ctx context.Context, owner *holder, r *Rows, sql string, args []any) error {
 	if c.cfg.Tracer == nil {
 		return c.run(ctx, owner, r, sql, args)
 	}
@@ -118,7 +118,7 @@ func (c *Conn) query(ctx context.Context, owner *Tx, r *Rows, sql string, args [
 }
 
 // run is query without tracing.
-func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []any) error {
+func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args []any) error {
 	streamed := hasReaderArg(args)
 	// A run sent again after its Sync group failed does not join a group
 	// again, so that a run of failures cannot hold it back for ever.
@@ -143,7 +143,7 @@ func (c *Conn) run(ctx context.Context, owner *Tx, r *Rows, sql string, args []a
 				return err
 			}
 			defer hold.release() // once: held from now on
-			owner = hold.tok
+			owner = &hold.h
 		}
 		if sd.traits.deallocates {
 			c.noteDeallocate()
@@ -230,7 +230,7 @@ func staleStatement(e *PgError) bool {
 // description instead of sending a second Parse, and gets the original
 // error when the Parse fails (the entry is then dropped, so the next use
 // prepares again).
-func (c *Conn) prepare(ctx context.Context, owner *Tx, sql string) (*stmtDesc, error) {
+func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
 	c.wmu.Lock()
 	if sd := c.stmts.get(sql); sd != nil {
 		c.wmu.Unlock()
@@ -248,7 +248,7 @@ func (c *Conn) prepare(ctx context.Context, owner *Tx, sql string) (*stmtDesc, e
 // affect the others). A statement the server could not describe has its
 // error in its err; the error returned is ctx's or the connection's. The
 // caller holds wmu; it is released.
-func (c *Conn) prepareAll(ctx context.Context, owner *Tx, sqls []string, pin bool) ([]*stmtDesc, error) {
+func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin bool) ([]*stmtDesc, error) {
 	sds := make([]*stmtDesc, len(sqls))
 	var req *request
 	err := c.gateLocked(ctx, owner)
@@ -553,10 +553,10 @@ func (tx *Tx) Prepare(ctx context.Context, sql string) (*StatementDescription, e
 	if tx.closed() {
 		return nil, ErrTxClosed
 	}
-	return tx.c.describeStatement(ctx, tx.root, sql)
+	return tx.c.describeStatement(ctx, tx.owner(), sql)
 }
 
-func (c *Conn) describeStatement(ctx context.Context, owner *Tx, sql string) (*StatementDescription, error) {
+func (c *Conn) describeStatement(ctx context.Context, owner *holder, sql string) (*StatementDescription, error) {
 	sd, err := c.prepare(ctx, owner, sql)
 	if err != nil {
 		return nil, err

@@ -472,7 +472,7 @@ type Row struct {
 	// a batch's row.
 	c     *Conn
 	ctx   context.Context
-	owner *Tx
+	owner *holder
 	sql   string
 	args  []any
 }

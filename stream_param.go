@@ -66,7 +66,7 @@ func hasReaderArg(args []any) bool {
 // if any), writes what was queued before, then its own messages with each
 // reader's bytes copied to the socket in place. Requests queued meanwhile
 // are written after it.
-func (c *Conn) sendStreamed(ctx context.Context, owner *Tx, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
+func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
 	}

@@ -53,7 +53,7 @@ type Tx struct {
 	onEnd  func() // called when the outermost transaction ends (a Pool's)
 
 	// Of the outermost transaction, guarded by c.wmu:
-	closing bool // its COMMIT or ROLLBACK is queued: the gate refuses its statements
+	h holder // its hold on the connection's gate (see gate.go)
 	// ended while one of its COPYs held the connection (holdForCopy): the
 	// COPY's release ends it, with a ROLLBACK when rollback is set.
 	endOnRelease, rollbackOnRelease bool
@@ -70,6 +70,10 @@ func (tx *Tx) doom() {
 
 // errDoomed is Commit's error for a doomed transaction.
 var errDoomed = fmt.Errorf("%w: one of its statements was given up when its ctx ended", ErrTxRolledBack)
+
+// owner returns the holder tx's statements are sent for: the outermost
+// transaction's.
+func (tx *Tx) owner() *holder { return &tx.root.h }
 
 // closed reports whether tx, or the transaction it is nested in, ended.
 func (tx *Tx) closed() bool {
@@ -98,7 +102,7 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.simpleQuery(ctx, tx, sql, nil); err != nil {
+	if _, err := c.simpleQuery(ctx, &tx.h, sql, nil); err != nil {
 		// Unless nothing was sent or the server refused it, the BEGIN
 		// may still run (its ctx ended while it waited for its turn):
 		// a ROLLBACK follows it before anyone else's statements.
@@ -131,14 +135,13 @@ func beginSQL(opts TxOptions) (string, error) {
 // only, waiting for a transaction that holds it to end.
 func (c *Conn) takeExclusive(ctx context.Context) (*Tx, error) {
 	tx := &Tx{c: c}
-	tx.root = tx
+	tx.root, tx.h.tx = tx, tx
 	c.wmu.Lock()
 	if err := c.gateLocked(ctx, nil); err != nil {
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
-	c.excl = tx
-	c.exclFree = make(chan struct{})
+	c.gate.takeLocked(&tx.h) // nobody held it: nothing to give back
 	c.wmu.Unlock()
 	return tx, nil
 }
@@ -148,7 +151,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (CommandTag, er
 	if tx.closed() {
 		return CommandTag{}, ErrTxClosed
 	}
-	return tx.c.exec(ctx, tx.root, sql, args)
+	return tx.c.exec(ctx, tx.owner(), sql, args)
 }
 
 // Query runs sql in the transaction (see Conn.Query).
@@ -157,7 +160,7 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error)
 		return nil, ErrTxClosed
 	}
 	r := &Rows{}
-	if err := tx.c.query(ctx, tx.root, r, sql, args); err != nil {
+	if err := tx.c.query(ctx, tx.owner(), r, sql, args); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -165,12 +168,12 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error)
 
 // QueryRow runs sql in the transaction (see Conn.QueryRow).
 func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{c: tx.c, ctx: ctx, owner: tx.root, sql: sql, args: args}
+	row := &Row{c: tx.c, ctx: ctx, owner: tx.owner(), sql: sql, args: args}
 	if tx.closed() {
 		row.err = ErrTxClosed
 		return row
 	}
-	row.err = tx.c.query(ctx, tx.root, &row.rows, sql, args)
+	row.err = tx.c.query(ctx, tx.owner(), &row.rows, sql, args)
 	return row
 }
 
@@ -185,7 +188,7 @@ func (tx *Tx) Begin(ctx context.Context) (*Tx, error) {
 		return nil, errors.New("pgline: a nested transaction of this transaction is still open")
 	}
 	name := "pgline_sp_" + strconv.Itoa(tx.depth+1)
-	if _, err := tx.c.simpleQuery(ctx, tx.root, "SAVEPOINT "+name, nil); err != nil {
+	if _, err := tx.c.simpleQuery(ctx, tx.owner(), "SAVEPOINT "+name, nil); err != nil {
 		tx.child.Store(false)
 		return nil, err
 	}
@@ -241,10 +244,10 @@ func (tx *Tx) Rollback(ctx context.Context) error {
 // RELEASE is left to the outer transaction's end.
 func (tx *Tx) endNested(ctx context.Context, verb string) error {
 	defer tx.parent.child.Store(false)
-	_, err := tx.c.simpleQuery(ctx, tx.root, verb+tx.savepoint, nil)
+	_, err := tx.c.simpleQuery(ctx, tx.owner(), verb+tx.savepoint, nil)
 	if isNotSent(err) && verb == "ROLLBACK TO SAVEPOINT " {
 		tx.c.wmu.Lock()
-		if tx.c.excl == tx.root && !tx.root.closing {
+		if tx.c.gate.holder == tx.owner() && !tx.root.h.closing {
 			tx.c.sendDetachedLocked(verb + tx.savepoint)
 		} else {
 			tx.c.wmu.Unlock()
@@ -259,8 +262,8 @@ func (tx *Tx) endNested(ctx context.Context, verb string) error {
 func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	c := tx.c
 	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql})
-	tag, err := c.exchange(ctx, tx, func(buf []byte) ([]byte, error) {
-		tx.closing = true // the caller holds wmu
+	tag, err := c.exchange(ctx, &tx.h, func(buf []byte) ([]byte, error) {
+		tx.h.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
 	}, func(req *request) (CommandTag, error) { return c.readSimple(req, nil) })
 	traceEnd(tctx, c.cfg, ev, tag, err)
@@ -276,8 +279,8 @@ func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 func (tx *Tx) end(open bool) {
 	c := tx.c
 	c.wmu.Lock()
-	tx.closing = true
-	if c.excl == tx {
+	tx.h.closing = true
+	if c.gate.holder == &tx.h {
 		c.endTxLocked(open)
 	} else {
 		tx.endOnRelease, tx.rollbackOnRelease = true, open
@@ -296,14 +299,7 @@ func (c *Conn) endTxLocked(rollback bool) {
 		c.sendDetachedLocked("ROLLBACK")
 		c.wmu.Lock()
 	}
-	c.releaseLocked()
-}
-
-// releaseLocked lets every goroutine use the connection again. The caller
-// holds wmu.
-func (c *Conn) releaseLocked() {
-	c.excl = nil
-	close(c.exclFree)
+	c.gate.releaseLocked(nil, nil) // everyone may use the connection again
 }
 
 // isNotSent reports whether err says nothing of its request reached the

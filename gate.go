@@ -1,0 +1,83 @@
+package pgline
+
+import "context"
+
+// The gate decides whose requests may be queued on a connection: anyone's
+// while it is free; only its holder's while it is held. Two kinds of
+// holder take it:
+//
+//   - a transaction, from Begin to its Commit or Rollback, so that no other
+//     goroutine's statement runs inside it;
+//   - a COPY FROM STDIN, for its whole run, because in copy mode the server
+//     takes any message pipelined behind the COPY as its data. A COPY
+//     inside a transaction takes the gate from the transaction and gives
+//     it back when it ends.
+//
+// Every request is sent on behalf of a holder (nil: nobody's, outside a
+// transaction) and passes the gate in gateLocked.
+
+// gate is the connection's gate. Its fields are guarded by Conn.wmu.
+type gate struct {
+	holder *holder       // nil when free
+	free   chan struct{} // closed when holder lets go
+}
+
+// holder is one holder of the gate: a transaction (Tx.h, of the outermost
+// Tx) or a COPY (copyHold.h).
+type holder struct {
+	// tx is the transaction the holder's statements run in: the Tx itself,
+	// or the one a COPY runs in (nil outside a transaction).
+	tx *Tx
+	// closing: the transaction's COMMIT or ROLLBACK is queued; the gate
+	// refuses its statements (ErrTxClosed). Guarded by Conn.wmu.
+	closing bool
+}
+
+// doom dooms the transaction the holder's statements run in, if any (see
+// Tx.doom). A nil holder is nobody's.
+func (h *holder) doom() {
+	if h != nil && h.tx != nil {
+		h.tx.doom()
+	}
+}
+
+// takeLocked gives the gate to h; the caller holds wmu and has passed the
+// gate (gateLocked) as h's predecessor, if any. It returns the holder and
+// free channel it replaces, for a holder that gives the gate back.
+func (g *gate) takeLocked(h *holder) (prev *holder, prevFree chan struct{}) {
+	prev, prevFree = g.holder, g.free
+	g.holder, g.free = h, make(chan struct{})
+	return prev, prevFree
+}
+
+// releaseLocked gives the gate to prev (nil: everyone), as takeLocked
+// returned, and wakes the goroutines waiting at it. The caller holds wmu.
+func (g *gate) releaseLocked(prev *holder, prevFree chan struct{}) {
+	free := g.free
+	g.holder, g.free = prev, prevFree
+	close(free)
+}
+
+// gateLocked waits, with wmu held, until requests of owner may be queued:
+// while the gate is held, only its holder's may.
+func (c *Conn) gateLocked(ctx context.Context, owner *holder) error {
+	for c.gate.holder != nil && c.gate.holder != owner && !c.closed.Load() {
+		free := c.gate.free
+		c.wmu.Unlock()
+		select {
+		case <-free:
+		case <-c.dead:
+		case <-ctx.Done():
+			c.wmu.Lock()
+			return ctx.Err()
+		}
+		c.wmu.Lock()
+	}
+	if c.closed.Load() {
+		return c.closedErr()
+	}
+	if owner != nil && owner.closing {
+		return ErrTxClosed
+	}
+	return nil
+}
