@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/pgline/pgline/pgtype"
 )
@@ -103,7 +104,7 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byt
 	c.wbuf, c.spare = c.spare[:0], nil
 	c.wmu.Unlock()
 
-	werr := c.writeWithHoles(buf, holes)
+	werr := c.writeWithStop(ctx, func() error { return c.writeWithHoles(buf, holes) })
 
 	c.wmu.Lock()
 	c.spare = buf[:0]
@@ -116,6 +117,30 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byt
 	}
 	// On error the connection is closed: req fails when it reads.
 	return req, nil
+}
+
+// writeWithStop runs write, which writes to the socket in the caller's
+// goroutine, so that ctx's end stops it: a past write deadline makes the
+// write fail, and the connection with it (a message half written cannot
+// be finished), and the caller's read of its reply returns ctx's error.
+// A server that stops reading cannot keep the caller past its deadline.
+func (c *Conn) writeWithStop(ctx context.Context, write func() error) error {
+	if ctx.Done() == nil {
+		return write()
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.netConn.SetWriteDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	err := write()
+	if !stop() {
+		<-fired // the deadline is set: clear it for the writes after
+		if err == nil {
+			c.netConn.SetWriteDeadline(time.Time{})
+		}
+	}
+	return err
 }
 
 // writeWithHoles writes buf with each hole's reader bytes inserted at its

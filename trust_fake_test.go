@@ -709,3 +709,50 @@ func TestFakeServerConnectDeadlineWrapsCtx(t *testing.T) {
 		t.Fatalf("Connect: %v; want a *ConnectError wrapping context.DeadlineExceeded", err)
 	}
 }
+
+// TestFakeServerNotReadingReaderArg: a ReaderArg is copied to the socket
+// by its caller's goroutine; a server that stops reading cannot keep the
+// caller past its deadline (the write is stopped, and the connection,
+// holding half a message, closed).
+func TestFakeServerNotReadingReaderArg(t *testing.T) {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	dsn := fakeServer(t, func(_ *testing.T, c net.Conn) {
+		if cancel, err := trustAccept(c); cancel || err != nil {
+			return
+		}
+		// Describe the statement: one bytea parameter, no result.
+		for {
+			typ, _, err := wire.ReadFrontendMessage(c, false)
+			if err != nil {
+				return
+			}
+			if typ == wire.MsgSync {
+				break
+			}
+		}
+		out := append([]byte(nil), '1', 0, 0, 0, 4) // ParseComplete
+		out, _ = wire.AppendParameterDescription(out, wire.ParameterDescription{OIDs: []uint32{17}})
+		out = append(out, 'n', 0, 0, 0, 4) // NoData
+		out = wire.AppendReadyForQuery(out, 'I')
+		if _, err := c.Write(out); err != nil {
+			return
+		}
+		<-stop // reads nothing more
+	})
+	c := connect(t, dsn+" cancel_timeout=1s")
+	const size = 64 << 20
+	call := trustStart("Exec with a 64 MiB ReaderArg", 2*time.Second, func(ctx context.Context) error {
+		_, err := c.Exec(ctx, "SELECT $1", ReaderArg(io.LimitReader(zeroReader{}, size), size))
+		return err
+	})
+	call.checkDeadline(t)
+}
+
+// zeroReader reads zero bytes, for ever.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
