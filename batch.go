@@ -198,17 +198,22 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 // closed (or read to the end) before the next result is read; reading the
 // next result closes them.
 func (br *BatchResults) Query() (*Rows, error) {
+	return br.query(nil)
+}
+
+// query is Query with the rows positioned in dst (nil: a new Rows).
+func (br *BatchResults) query(dst *Rows) (*Rows, error) {
 	if br.err != nil {
 		return nil, br.err
 	}
 	if br.closed {
 		return nil, errors.New("pgline: batch results already closed")
 	}
-	return br.next()
+	return br.next(dst)
 }
 
-// next positions the rows of the next statement.
-func (br *BatchResults) next() (*Rows, error) {
+// next positions the rows of the next statement in dst (nil: a new Rows).
+func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	if br.cur != nil {
 		br.cur.Close()
 		br.noteErr(br.cur.err)
@@ -228,11 +233,15 @@ func (br *BatchResults) next() (*Rows, error) {
 		br.noteErr(err)
 		return nil, err
 	}
-	r := &Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all, replay: br.replay}
+	r := dst
+	if r == nil {
+		r = &Rows{}
+	}
+	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all, replay: br.replay}
 	if err := r.start(); err != nil {
 		r.finish()
 		if br.mayResend(i, r.err) {
-			return br.resend(i, r.err)
+			return br.resend(i, r.err, r)
 		}
 		br.noteErr(r.err)
 		var pgErr *PgError
@@ -262,7 +271,8 @@ func (br *BatchResults) mayResend(i int, err error) bool {
 // of the batch's reply is read into memory first (replay) and the
 // connection handed on; the statements after i are then read from
 // memory. When the rest cannot be read, statement i's error (hit) stands.
-func (br *BatchResults) resend(i int, hit error) (*Rows, error) {
+// The statement's rows go to r.
+func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 	c := br.c
 	var rest []byte
 	for br.req.rfqs < br.req.syncs {
@@ -282,7 +292,7 @@ func (br *BatchResults) resend(i int, hit error) (*Rows, error) {
 	c.handoff(br.req) // br.req and its watch are reused from here on
 	br.req, br.watch, br.released = nil, nil, true
 	br.replay = wire.NewReader(bytes.NewReader(rest), len(rest)+16, c.rd.MaxMessageSize())
-	r := &Rows{}
+	*r = Rows{}
 	if err := c.query(br.ctx, nil, r, br.items[i].sql, br.items[i].args); err != nil {
 		br.noteErr(err)
 		return nil, err
@@ -306,13 +316,9 @@ func (br *BatchResults) Exec() (CommandTag, error) {
 // QueryRow returns the first row of the next statement of the batch.
 func (br *BatchResults) QueryRow() *Row {
 	row := &Row{}
-	r, err := br.Query()
-	if err != nil {
+	if _, err := br.query(&row.rows); err != nil { // br.cur is &row.rows
 		row.err = err
-		return row
 	}
-	row.rows = *r
-	br.cur = &row.rows
 	return row
 }
 
@@ -352,7 +358,7 @@ func (br *BatchResults) Close() error {
 	c := br.c
 	// Read the statements not read yet, for their errors.
 	for br.i < len(br.sds) && br.err == nil && !br.interrupted && !c.IsClosed() {
-		r, err := br.next()
+		r, err := br.next(nil)
 		if err != nil {
 			continue // noted by Query
 		}
