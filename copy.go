@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -335,10 +336,16 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 				}
 				continue
 			}
+			before := c.rd.Remaining()
 			err := c.rd.CopyN(w, size)
-			if err != nil && c.rd.Err() != nil {
+			if err != nil && (c.rd.Err() != nil || before-c.rd.Remaining() < size) {
+				// The read failed, not the writer.
 				if cancelled != nil {
 					<-cancelled
+				}
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil && req.watch.fired.Load() {
+					return CommandTag{}, errInterrupted // the rest is drained
 				}
 				return CommandTag{}, c.fail(readErr(err))
 			}

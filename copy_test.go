@@ -659,3 +659,27 @@ func TestPoolCopy(t *testing.T) {
 		t.Fatalf("%d connections still held", s.AcquiredConns)
 	}
 }
+
+// TestCopyToCtxDeadline: a COPY TO STDOUT whose ctx ends returns at the
+// deadline with ctx's error; the COPY is canceled and drained behind it,
+// and the connection serves the next statement.
+func TestCopyToCtxDeadline(t *testing.T) {
+	c := connect(t, srv.DSN())
+	ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.CopyTo(ctx, io.Discard, "COPY (SELECT g, pg_sleep(0.001) FROM generate_series(1, 1000000) g) TO STDOUT")
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("CopyTo returned after %v", took)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CopyTo: %v, want DeadlineExceeded", err)
+	}
+	var one int
+	if err := c.QueryRow(testCtx(t), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after the COPY: %d, %v", one, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the next statement waited %v: the COPY was not canceled", took)
+	}
+}

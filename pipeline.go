@@ -517,7 +517,9 @@ func (c *Conn) exchange(ctx context.Context, owner *holder, build func([]byte) (
 }
 
 // exchangeHeld is exchange for a statement under a COPY hold (see
-// copyHold.waitTurn), which cancels at once when ctx ends (watchCopy).
+// copyHold.waitTurn): COPY TO STDOUT, or a COPY FROM STDIN given to Exec
+// (refused). When ctx ends, the caller is answered at once and the hold
+// kept until the reply is drained.
 func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	req, err := c.send(ctx, &h.h, build)
 	if err != nil {
@@ -526,8 +528,14 @@ func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte)
 	if err := h.waitTurn(ctx, req); err != nil {
 		return CommandTag{}, err
 	}
-	w := c.watchCopy(ctx, req)
+	w := c.watch(ctx, req)
 	tag, err := read(req)
+	if err == errInterrupted {
+		// The server may be in copy mode: the hold lasts until the
+		// drain has read the reply (and refused a COPY FROM STDIN).
+		req.onDrained, h.kept = h.releaseNow, true
+		return CommandTag{}, c.abandon(req)
+	}
 	err = w.end(err)
 	c.handoff(req)
 	return tag, err

@@ -477,6 +477,12 @@ func TestFakeServerSilentDeadline(t *testing.T) {
 				return c.QueryRow(ctx, trustSQL, 1).Scan(&v)
 			}
 		}},
+		{"CopyTo", func(c *Conn) func(ctx context.Context) error {
+			return func(ctx context.Context) error {
+				_, err := c.CopyTo(ctx, io.Discard, "COPY t TO STDOUT")
+				return err
+			}
+		}},
 	}
 	for _, o := range ops {
 		t.Run(o.name, func(t *testing.T) {
