@@ -27,7 +27,9 @@
 //
 // A call returns by its ctx's deadline whatever the server does, with an
 // error wrapping ctx.Err(); the connection drains the rest of the reply
-// and stays usable. Because pipelined statements are already in the
+// and stays usable. (CopyFrom, which holds the connection alone, cancels
+// its COPY at once instead and waits for the server to end it, for up to
+// cancel_timeout.) Because pipelined statements are already in the
 // server's input, and PostgreSQL cancels whatever runs when a
 // CancelRequest lands, pgline sends one only when it can hit nothing
 // else: never once the statement's reply has ended, never while another
