@@ -640,29 +640,43 @@ func (wk *victimWorker) op(ctx context.Context, p *Pool, shape, key int) (int, e
 }
 
 // TestCancelNoVictimBatchResent: a statement of an independent batch that
-// a cancel meant for another statement reaches (here a pg_cancel_backend,
-// while the driver's cancel for an earlier statement was under way since
-// the batch was queued) is sent again on its own; the statements after it
-// are read back from memory, and every result is the batch's own.
+// fails with 57014 while a cancel meant for another statement was under
+// way since the batch was queued is sent again on its own; the statements
+// after it are read back from memory, and every result is the batch's
+// own. The 57014 is raised by the statement itself the first time
+// (fail_once), so that no second signal of a real cancel can reach the
+// statement sent again.
 func TestCancelNoVictimBatchResent(t *testing.T) {
-	// A long grace, so that the batch is surely queued before A's cancel.
 	c := connect(t, srv.DSN("cancel_grace=400ms"))
 	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
+	if _, err := c.Exec(ctx, `CREATE TEMP SEQUENCE fail_seq;
+		CREATE FUNCTION pg_temp.fail_once() RETURNS int LANGUAGE plpgsql AS $$
+		BEGIN
+			IF nextval('fail_seq') = 1 THEN
+				RAISE EXCEPTION USING ERRCODE = '57014', MESSAGE = 'canceling statement due to user request';
+			END IF;
+			RETURN 2;
+		END $$`); err != nil {
+		t.Fatal(err)
+	}
 	// Prepared first, so that the batch goes out at once, behind A.
-	for _, sql := range []string{"SELECT $1::int", "SELECT 2 FROM pg_sleep(1) /* B2 */", "SELECT 1/$1::int"} {
+	for _, sql := range []string{"SELECT $1::int", "SELECT pg_temp.fail_once()", "SELECT 1/$1::int"} {
 		if _, err := c.Prepare(ctx, sql); err != nil {
 			t.Fatal(err)
 		}
 	}
 	aDone := make(chan error, 1)
-	go func() { // A: given up at 30 ms, canceled after cancel_grace (400 ms)
-		actx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
-		defer cancel()
+	actx, giveUpA := context.WithCancel(ctx)
+	defer giveUpA()
+	go func() { // A: given up once B is queued, canceled after cancel_grace
 		_, err := c.Exec(actx, "SELECT pg_sleep(2) /* A */")
 		aDone <- err
 	}()
 	waitRunning(t, admin, c.PID(), "/* A */")
+	c.wmu.Lock()
+	aReq := c.tail // A alone in the queue
+	c.wmu.Unlock()
 	type result struct {
 		vals []int
 		err  error
@@ -671,7 +685,7 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 	go func() { // B, queued behind A before A's cancel
 		b := &Batch{}
 		b.Queue("SELECT $1::int", 1)
-		b.Queue("SELECT 2 FROM pg_sleep(1) /* B2 */")
+		b.Queue("SELECT pg_temp.fail_once()")
 		b.Queue("SELECT $1::int", 3)
 		b.Queue("SELECT 1/$1::int", 0) // fails, read back from memory
 		b.Queue("SELECT $1::int", 5)   // left to Close
@@ -693,14 +707,16 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 		}
 		done <- res
 	}()
-	if err := <-aDone; !errors.Is(err, context.DeadlineExceeded) {
+	// B is queued behind A before A is given up, so that the driver's
+	// cancel for A is under way after B was queued.
+	for queued := false; !queued; time.Sleep(time.Millisecond) {
+		c.wmu.Lock()
+		queued = c.tail != nil && c.tail != aReq
+		c.wmu.Unlock()
+	}
+	giveUpA()
+	if err := <-aDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("A: %v", err)
-	}
-	if !waitRunning(t, admin, c.PID(), "/* B2 */") {
-		t.Fatal("B's second statement never ran")
-	}
-	if _, err := admin.Exec(ctx, "SELECT pg_cancel_backend($1)", int(c.PID())); err != nil {
-		t.Fatal(err)
 	}
 	res := <-done
 	if res.err != nil || len(res.vals) != 3 || res.vals[0] != 1 || res.vals[1] != 2 || res.vals[2] != 3 {
