@@ -14,9 +14,27 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// defaultCancelTimeout bounds how long a statement may go on after its
-// CancelRequest was sent before the connection is closed.
-const defaultCancelTimeout = 10 * time.Second
+// The defaults of Config.CancelTimeout and Config.CancelGrace.
+const (
+	defaultCancelTimeout = 10 * time.Second
+	defaultCancelGrace   = 100 * time.Millisecond
+)
+
+// cancelTimeout is Config.CancelTimeout or its default.
+func (c *Conn) cancelTimeout() time.Duration {
+	if d := c.cfg.CancelTimeout; d > 0 {
+		return d
+	}
+	return defaultCancelTimeout
+}
+
+// cancelGrace is Config.CancelGrace or its default.
+func (c *Conn) cancelGrace() time.Duration {
+	if d := c.cfg.CancelGrace; d > 0 {
+		return d
+	}
+	return defaultCancelGrace
+}
 
 // ctxWatch watches the ctx of the request at the head of the queue. In
 // the pipeline's mode (interrupts) the end of ctx only interrupts the

@@ -25,9 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
-	"time"
 
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -343,8 +341,7 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 				if cancelled != nil {
 					<-cancelled
 				}
-				var ne net.Error
-				if errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil && req.watch.fired.Load() {
+				if c.interrupted(req, err) {
 					return CommandTag{}, errInterrupted // the rest is drained
 				}
 				return CommandTag{}, c.fail(readErr(err))
@@ -395,14 +392,6 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 			return CommandTag{}, c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a COPY", typ)})
 		}
 	}
-}
-
-// cancelTimeout is Config.CancelTimeout or its default.
-func (c *Conn) cancelTimeout() time.Duration {
-	if d := c.cfg.CancelTimeout; d > 0 {
-		return d
-	}
-	return defaultCancelTimeout
 }
 
 // copyHold is the connection held alone for one COPY: no request but the
@@ -495,15 +484,9 @@ func (c *Conn) describeColumns(ctx context.Context, owner *holder, sql string) (
 	// A describe request (its reply has no completion); not yet ours to
 	// give away, so set before waitTurn.
 	req.describes = []*stmtDesc{sd}
-	if err := c.waitTurn(ctx, req); err != nil {
+	if _, err := c.readReply(ctx, req, c.readDescribeReply); err != nil {
 		return nil, err
 	}
-	w := c.watch(ctx, req)
-	if c.readDescribes(req) == errInterrupted {
-		return nil, c.abandon(req)
-	}
-	w.stop()
-	c.handoff(req)
 	if sd.err != nil {
 		return nil, sd.err
 	}

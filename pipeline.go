@@ -503,6 +503,14 @@ func (c *Conn) exchange(ctx context.Context, owner *holder, build func([]byte) (
 	if err != nil {
 		return CommandTag{}, err
 	}
+	return c.readReply(ctx, req, read)
+}
+
+// readReply waits for req's turn, reads its reply with read while ctx is
+// watched, and hands the reader on. When ctx ends while read reads, the
+// caller is answered at once with ctx's error and the rest of the reply
+// is drained (see Conn.abandon).
+func (c *Conn) readReply(ctx context.Context, req *request, read func(*request) (CommandTag, error)) (CommandTag, error) {
 	if err := c.waitTurn(ctx, req); err != nil {
 		return CommandTag{}, err
 	}
@@ -514,6 +522,12 @@ func (c *Conn) exchange(ctx context.Context, owner *holder, build func([]byte) (
 	err = w.end(err)
 	c.handoff(req)
 	return tag, err
+}
+
+// readDescribeReply is a read function for readReply: the reply of a
+// describe request (see Conn.readDescribes).
+func (c *Conn) readDescribeReply(req *request) (CommandTag, error) {
+	return CommandTag{}, c.readDescribes(req)
 }
 
 // exchangeHeld is exchange for a statement under a COPY hold (see

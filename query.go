@@ -308,15 +308,9 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 	}
 	if req != nil {
 		c.flushLocked(req)
-		if err := c.waitTurn(ctx, req); err != nil {
+		if _, err := c.readReply(ctx, req, c.readDescribeReply); err != nil {
 			return fail(err) // whoever drains the reply completes the statements
 		}
-		w := c.watch(ctx, req)
-		if c.readDescribes(req) == errInterrupted {
-			return fail(c.abandon(req)) // the drain completes the statements
-		}
-		w.stop()
-		c.handoff(req)
 	} else {
 		c.wmu.Unlock()
 	}

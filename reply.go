@@ -50,9 +50,6 @@ const (
 	readHeader
 )
 
-// defaultCancelGrace is Config.CancelGrace's default.
-const defaultCancelGrace = 100 * time.Millisecond
-
 // next returns the next message of req's reply (req may be nil outside
 // the pipeline). Its error is errInterrupted, or one the connection has
 // already failed with (see the file comment).
@@ -118,16 +115,28 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 // the read deadline set for the request's ended ctx stopped it (nothing
 // was consumed), nil after a tick of a drain, else the connection fails.
 func (c *Conn) readFailed(req *request, err error) error {
-	var ne net.Error
-	if req != nil && errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil {
-		if req.draining {
-			return c.drainTick(req)
-		}
-		if req.watch.interrupts && req.watch.fired.Load() {
-			return errInterrupted
-		}
+	switch {
+	case req != nil && req.draining && c.timedOut(err):
+		return c.drainTick(req)
+	case c.interrupted(req, err):
+		return errInterrupted
 	}
 	return c.fail(readErr(err))
+}
+
+// interrupted reports whether err, a read error, is the past read
+// deadline set when req's ctx ended (ctxWatch.fire), with the reader
+// still usable: nothing of the reply is lost, and the rest of it can be
+// drained (see abandon).
+func (c *Conn) interrupted(req *request, err error) bool {
+	return req != nil && req.watch.interrupts && req.watch.fired.Load() && c.timedOut(err)
+}
+
+// timedOut reports whether err is a read deadline's, with the reader
+// still usable (see wire.Reader).
+func (c *Conn) timedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil
 }
 
 // readyForQuery checks and records a ReadyForQuery's transaction status.
@@ -207,15 +216,11 @@ func (c *Conn) drainAbandoned(req *request) {
 		// Never canceled, but not waited for for ever either.
 		req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
 	} else {
-		grace := c.cfg.CancelGrace
-		if grace <= 0 {
-			grace = defaultCancelGrace
-		}
 		start := req.watch.start // zero when it was abandoned before its turn
 		if start.IsZero() {
 			start = now
 		}
-		req.graceEnd = start.Add(grace)
+		req.graceEnd = start.Add(c.cancelGrace())
 		req.giveUpAt = req.graceEnd.Add(c.cancelTimeout())
 		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.rd.InputBytes()
 	}

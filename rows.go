@@ -78,7 +78,7 @@ func (r *Rows) readRow() bool {
 			// the socket by Scan (see stream.go).
 			r.seen = true
 			if err := r.startBigRow(); err != nil {
-				if r.interruptedRead(err) {
+				if c.interrupted(r.req, err) {
 					return r.readFailed(errInterrupted)
 				}
 				return r.fatal(err)

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"unsafe"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -133,22 +132,13 @@ func (r *Rows) scanBig(dest []any) error {
 // ended (the cancel went unanswered and CancelTimeout closed the
 // connection), the error wraps ctx's too, as Err's does.
 func (r *Rows) bigFail(err error) error {
-	if r.interruptedRead(err) {
+	if r.c.interrupted(r.req, err) {
 		r.readFailed(errInterrupted)
 		return r.err
 	}
 	err = r.watch.wrap(r.c.fail(err))
 	r.setErr(err)
 	return err
-}
-
-// interruptedRead reports whether err is the read deadline set when the
-// rows' ctx ended (see ctxWatch.fire), with the reader still usable: the
-// rows then end with ctx's error and the connection drains the rest of
-// the reply, as for any interrupted read (see Conn.abandon).
-func (r *Rows) interruptedRead(err error) bool {
-	w := &r.req.watch
-	return errors.Is(err, os.ErrDeadlineExceeded) && r.c.rd.Err() == nil && w.interrupts && w.fired.Load()
 }
 
 // scanBigColumn reads column i, of length l (-1 NULL), into d. fatal
