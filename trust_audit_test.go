@@ -293,12 +293,7 @@ func TestAuditFakeCancelNeverAnswered(t *testing.T) {
 	}
 	dsn := f.serve(t)
 	defer close(hold)
-	cfg, _ := ParseConfig(dsn)
-	cfg.CancelTimeout = 2 * time.Second
-	c, err := ConnectConfig(testCtx(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connect(t, dsn+" cancel_timeout=2s")
 	defer c.Close()
 	for _, v := range []string{"A", "B", "C"} {
 		c.Prepare(testCtx(t), "SELECT '"+v+"'")
@@ -382,12 +377,7 @@ func TestAuditFakeNoticeFloodAfterCancel(t *testing.T) {
 		s.complete("SELECT 1")
 	}
 	dsn := f.serve(t)
-	cfg, _ := ParseConfig(dsn)
-	cfg.CancelTimeout = 1 * time.Second
-	c, err := ConnectConfig(testCtx(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connect(t, dsn+" cancel_timeout=1s")
 	defer c.Close()
 	for _, v := range []string{"A", "B"} {
 		c.Prepare(testCtx(t), "SELECT '"+v+"'")
@@ -446,12 +436,7 @@ func TestAuditFakeSlowHugeDataRow(t *testing.T) {
 				s.complete("SELECT 1")
 			}
 			dsn := f.serve(t)
-			cfg, _ := ParseConfig(dsn)
-			cfg.CancelTimeout = 2 * time.Second
-			c, err := ConnectConfig(testCtx(t), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := connect(t, dsn+" cancel_timeout=2s")
 			defer c.Close()
 			for _, v := range []string{"A", "B", "C"} {
 				c.Prepare(testCtx(t), "SELECT '"+v+"'")

@@ -677,19 +677,28 @@ func TestFakeServerPoolReplacesUnanswering(t *testing.T) {
 	}
 }
 
+// notReadingServer starts a fake server that accepts the session, runs
+// first (when not nil; false ends the session) and then reads nothing
+// more until the test ends.
+func notReadingServer(t *testing.T, first func(c net.Conn) bool) string {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	return fakeServer(t, func(_ *testing.T, c net.Conn) {
+		if cancel, err := trustAccept(c); cancel || err != nil {
+			return
+		}
+		if first != nil && !first(c) {
+			return
+		}
+		<-stop
+	})
+}
+
 // TestFakeServerNotReadingDeadline: a server that stops reading leaves a
 // large statement unwritten; its caller still returns at its deadline
 // (the write is left to a flusher while the caller waits for the reply).
 func TestFakeServerNotReadingDeadline(t *testing.T) {
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	dsn := fakeServer(t, func(_ *testing.T, c net.Conn) {
-		if cancel, err := trustAccept(c); cancel || err != nil {
-			return
-		}
-		<-stop // reads nothing more
-	})
-	c := connect(t, dsn+" cancel_timeout=1s")
+	c := connect(t, notReadingServer(t, nil)+" cancel_timeout=1s")
 	sql := "SELECT '" + strings.Repeat("x", 24<<20) + "'"
 	// A deadline well past the time the 24 MiB text takes to scan and
 	// encode (-race): what is timed is the wait in Write.
@@ -721,17 +730,12 @@ func TestFakeServerConnectDeadlineWrapsCtx(t *testing.T) {
 // caller past its deadline (the write is stopped, and the connection,
 // holding half a message, closed).
 func TestFakeServerNotReadingReaderArg(t *testing.T) {
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	dsn := fakeServer(t, func(_ *testing.T, c net.Conn) {
-		if cancel, err := trustAccept(c); cancel || err != nil {
-			return
-		}
+	dsn := notReadingServer(t, func(c net.Conn) bool {
 		// Describe the statement: one bytea parameter, no result.
 		for {
 			typ, _, err := wire.ReadFrontendMessage(c, false)
 			if err != nil {
-				return
+				return false
 			}
 			if typ == wire.MsgSync {
 				break
@@ -741,10 +745,8 @@ func TestFakeServerNotReadingReaderArg(t *testing.T) {
 		out, _ = wire.AppendParameterDescription(out, wire.ParameterDescription{OIDs: []uint32{17}})
 		out = append(out, 'n', 0, 0, 0, 4) // NoData
 		out = wire.AppendReadyForQuery(out, 'I')
-		if _, err := c.Write(out); err != nil {
-			return
-		}
-		<-stop // reads nothing more
+		_, err := c.Write(out)
+		return err == nil
 	})
 	c := connect(t, dsn+" cancel_timeout=1s")
 	const size = 64 << 20
