@@ -13,6 +13,7 @@ import (
 // binaries are the PostgreSQL programs pgtest runs.
 type binaries struct {
 	initdb, pgctl, psql string
+	basebackup          string // pg_basebackup beside initdb, for standbys; "" if missing
 }
 
 // errNoPostgres explains what to install when no server binaries are found.
@@ -46,7 +47,8 @@ func findBinaries() (binaries, error) {
 }
 
 // binDir returns the programs in dir when initdb, pg_ctl and postgres are
-// all there; psql comes from dir or else from PATH.
+// all there; psql comes from dir or else from PATH, pg_basebackup from dir
+// only (it must be of the server's version).
 func binDir(dir string) (binaries, bool) {
 	for _, name := range []string{"initdb", "pg_ctl", "postgres"} {
 		if !isExecutable(filepath.Join(dir, name)) {
@@ -58,6 +60,9 @@ func binDir(dir string) (binaries, bool) {
 		b.psql = p
 	} else if p, err := exec.LookPath("psql"); err == nil {
 		b.psql = p
+	}
+	if p := filepath.Join(dir, "pg_basebackup"); isExecutable(p) {
+		b.basebackup = p
 	}
 	return b, true
 }

@@ -12,9 +12,17 @@ func confValue(v string) string {
 	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 }
 
+// syncConfName is the file in the data directory that holds the
+// synchronous replication settings of a primary (see syncConf). It is
+// included at the end of postgresql.conf, so that it wins over
+// Options.Settings, and a standby empties its copy.
+const syncConfName = "pgtest_sync.conf"
+
 // postgresqlConf returns the settings pgtest appends to the postgresql.conf
-// written by initdb; later lines win, so Options.Settings come last.
-func postgresqlConf(opts *Options, socketDir string, ipv6 bool, tf *tlsFiles) string {
+// written by initdb for a server of major version major; later lines win,
+// so Options.Settings come last, followed only by the include of
+// syncConfName.
+func postgresqlConf(opts *Options, socketDir string, ipv6 bool, tf *tlsFiles, major int) string {
 	var b strings.Builder
 	set := func(name, value string) {
 		fmt.Fprintf(&b, "%s = %s\n", name, confValue(value))
@@ -32,11 +40,16 @@ func postgresqlConf(opts *Options, socketDir string, ipv6 bool, tf *tlsFiles) st
 	set("max_connections", "200")
 	set("shared_buffers", "32MB")
 	set("logging_collector", "off")
+	// Keep some WAL for standbys that connect a little after their base
+	// backup (StartStandby); wal_level and max_wal_senders allow them by
+	// default since PostgreSQL 10.
+	if major >= 13 {
+		set("wal_keep_size", "64MB")
+	} else {
+		set("wal_keep_segments", "4")
+	}
 	if tf != nil {
-		set("ssl", "on")
-		set("ssl_cert_file", tf.serverCert)
-		set("ssl_key_file", tf.serverKey)
-		set("ssl_ca_file", tf.caCert)
+		setTLS(&b, tf)
 	}
 	names := make([]string, 0, len(opts.Settings))
 	for n := range opts.Settings {
@@ -46,27 +59,70 @@ func postgresqlConf(opts *Options, socketDir string, ipv6 bool, tf *tlsFiles) st
 	for _, n := range names {
 		set(n, opts.Settings[n])
 	}
+	fmt.Fprintf(&b, "include_if_exists %s\n", confValue(syncConfName))
 	return b.String()
 }
 
+// setTLS writes the settings that turn ssl on with the files of tf.
+func setTLS(b *strings.Builder, tf *tlsFiles) {
+	fmt.Fprintf(b, "ssl = 'on'\n")
+	fmt.Fprintf(b, "ssl_cert_file = %s\n", confValue(tf.serverCert))
+	fmt.Fprintf(b, "ssl_key_file = %s\n", confValue(tf.serverKey))
+	fmt.Fprintf(b, "ssl_ca_file = %s\n", confValue(tf.caCert))
+}
+
+// standbyConf returns the settings a standby appends to the postgresql.conf
+// copied from its primary: its own socket directory and TLS files (tf, nil
+// without TLS), and hot_standby.
+func standbyConf(socketDir string, tf *tlsFiles) string {
+	var b strings.Builder
+	b.WriteString("\n# Added by pgtest for a standby.\n")
+	fmt.Fprintf(&b, "unix_socket_directories = %s\n", confValue(socketDir))
+	b.WriteString("hot_standby = 'on'\n")
+	if tf != nil {
+		setTLS(&b, tf)
+	}
+	return b.String()
+}
+
+// syncConf returns the content of syncConfName for a primary whose
+// synchronous standbys are names (by application_name): empty when there
+// are none, else any one of them must confirm each commit, after applying
+// it (pgtest's synchronous_commit = off would not wait at all).
+func syncConf(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = `"` + n + `"`
+	}
+	return "# Written by pgtest for its synchronous standbys.\n" +
+		"synchronous_standby_names = " + confValue("ANY 1 ("+strings.Join(quoted, ", ")+")") + "\n" +
+		"synchronous_commit = 'remote_apply'\n"
+}
+
 // hbaConf returns the whole pg_hba.conf: Options.HBA first, then the trusted
-// superuser, then one block per user.
+// superuser (also for replication, which standbys need), then one block per
+// user.
 func hbaConf(opts *Options, ipv6 bool) string {
 	var b strings.Builder
 	addrs := []string{"127.0.0.1/32"}
 	if ipv6 {
 		addrs = append(addrs, "::1/128")
 	}
-	line := func(typ, user, addr, method string) {
-		fmt.Fprintf(&b, "%-8s all %s %s %s\n", typ, hbaName(user), addr, method)
+	line := func(typ, db, user, addr, method string) {
+		fmt.Fprintf(&b, "%-8s %s %s %s %s\n", typ, db, hbaName(user), addr, method)
 	}
 	b.WriteString("# Written by pgtest.\n")
 	for _, l := range opts.HBA {
 		b.WriteString(l + "\n")
 	}
-	line("local", superuser, "", "trust")
-	for _, a := range addrs {
-		line("host", superuser, a, "trust")
+	for _, db := range []string{"all", "replication"} {
+		line("local", db, superuser, "", "trust")
+		for _, a := range addrs {
+			line("host", db, superuser, a, "trust")
+		}
 	}
 	for _, u := range opts.users() {
 		typ := "host"
@@ -74,10 +130,10 @@ func hbaConf(opts *Options, ipv6 bool) string {
 			typ = "hostssl"
 		}
 		if u.Method != "cert" {
-			line("local", u.Name, "", u.Method)
+			line("local", "all", u.Name, "", u.Method)
 		}
 		for _, a := range addrs {
-			line(typ, u.Name, a, u.Method)
+			line(typ, "all", u.Name, a, u.Method)
 		}
 	}
 	return b.String()
@@ -124,6 +180,15 @@ func appendFile(path, s string) error {
 		return fmt.Errorf("pgtest: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeOwned writes content to the file at path (mode 0600), creating it
+// if need be, and gives it to the server account.
+func (s *Server) writeOwned(path, content string) error {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	return s.owner.chown(path)
 }
 
 // rewriteFile replaces the content of the existing file at path, keeping its

@@ -37,12 +37,42 @@
 // (go test ./...) can run at once. A cluster left behind by a test binary
 // that was killed is stopped and removed by the next Start.
 //
+// # Standbys and failover
+//
+// Server.StartStandby makes a hot standby that streams from a cluster
+// (pg_basebackup into its own directory, its own port); it is a Server like
+// any other, read-only until promoted. With StandbyOptions.Synchronous the
+// primary waits, on every commit, until a synchronous standby has applied
+// it. Server.Shutdown stops a postmaster ("smart", "fast" or "immediate",
+// the last a crash) but keeps its files, Server.Restart starts it again on
+// the same port, and Server.Promote turns a standby into a primary:
+//
+//	primary, err := pgtest.Start(pgtest.Options{})
+//	...
+//	defer primary.Stop()
+//	standby, err := primary.StartStandby(pgtest.StandbyOptions{Synchronous: true})
+//	...
+//	defer standby.Stop()
+//	// For the driver under test: whichever of the two is the primary.
+//	dsn := fmt.Sprintf("host=127.0.0.1,127.0.0.1 port=%d,%d user=postgres dbname=postgres "+
+//		"sslmode=disable target_session_attrs=read-write", primary.Port, standby.Port)
+//	// ... commit through the driver: the row is on the standby already.
+//	primary.Shutdown("immediate") // the primary crashes
+//	standby.Promote()             // and the standby takes over
+//	// ... the driver reconnects, to the new primary.
+//
+// Every cluster pgtest starts can have standbys: pg_hba.conf trusts
+// replication connections of the superuser, and WAL is kept for them
+// (wal_keep_size = 64MB). Stop each standby; stopping the primary does
+// not. A standby of an external server cannot be made.
+//
 // # Binaries
 //
 // initdb, pg_ctl and postgres are taken from PATH (following symlinks to
 // their real directory) or else from the highest version under
-// /usr/lib/postgresql/*/bin; psql from the same directory or PATH. Without
-// them Start fails and says what to install (apt-get install -y postgresql).
+// /usr/lib/postgresql/*/bin; psql from the same directory or PATH, and
+// pg_basebackup (for standbys) from the same directory. Without them Start
+// fails and says what to install (apt-get install -y postgresql).
 //
 // # An existing server: PGLINE_TEST_DSN
 //

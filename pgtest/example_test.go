@@ -27,3 +27,37 @@ func ExampleStart() {
 	fmt.Println(out, err)
 	// Output: 3|postgres <nil>
 }
+
+// A synchronous standby has every commit as soon as the primary answers
+// it; after the primary crashes, the promoted standby takes the writes.
+// (Not run by go test: TestSynchronousFailover does the same and more.)
+func ExampleServer_StartStandby() {
+	primary, err := pgtest.Start(pgtest.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer primary.Stop()
+	standby, err := primary.StartStandby(pgtest.StandbyOptions{Synchronous: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer standby.Stop()
+
+	if err := primary.Exec("CREATE TABLE t (n int); INSERT INTO t VALUES (1)"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(standby.Query("SELECT n, pg_is_in_recovery() FROM t")) // 1|t <nil>
+
+	if err := primary.Shutdown("immediate"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := standby.Promote(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(standby.Query("INSERT INTO t VALUES (2) RETURNING n, pg_is_in_recovery()")) // 2|f <nil>
+}

@@ -58,6 +58,9 @@ func TestConfigText(t *testing.T) {
 		`local    all "postgres"  trust`,
 		`host     all "postgres" 127.0.0.1/32 trust`,
 		`host     all "postgres" ::1/128 trust`,
+		`local    replication "postgres"  trust`,
+		`host     replication "postgres" 127.0.0.1/32 trust`,
+		`host     replication "postgres" ::1/128 trust`,
 		`local    all "u"  md5`,
 		`host     all "u" 127.0.0.1/32 md5`,
 		`host     all "u" ::1/128 md5`,
@@ -80,14 +83,18 @@ func TestConfigText(t *testing.T) {
 	if hba4 := hbaConf(&opts, false); strings.Contains(hba4, "::1") {
 		t.Errorf("IPv6 entries without IPv6:\n%s", hba4)
 	}
-	conf := postgresqlConf(&opts, "/tmp/s'ock", false, &tlsFiles{serverCert: "c", serverKey: "k", caCert: "ca"})
+	conf := postgresqlConf(&opts, "/tmp/s'ock", false, &tlsFiles{serverCert: "c", serverKey: "k", caCert: "ca"}, 15)
 	for _, w := range []string{
 		"listen_addresses = '127.0.0.1'\n", "unix_socket_directories = '/tmp/s''ock'\n",
-		"ssl = 'on'\n", "ssl_ca_file = 'ca'\n", "a = '1'\nb = 'it''s'\n",
+		"ssl = 'on'\n", "ssl_ca_file = 'ca'\n", "wal_keep_size = '64MB'\n",
+		"a = '1'\nb = 'it''s'\ninclude_if_exists 'pgtest_sync.conf'\n",
 	} {
 		if !strings.Contains(conf, w) {
 			t.Errorf("postgresql.conf lacks %q:\n%s", w, conf)
 		}
+	}
+	if conf12 := postgresqlConf(&opts, "/s", false, nil, 12); !strings.Contains(conf12, "wal_keep_segments = '4'\n") {
+		t.Errorf("postgresql.conf for 12 lacks wal_keep_segments:\n%s", conf12)
 	}
 	sql := usersSQL(&Options{Users: []User{{Name: `O'Neil`, Password: `a'b`, Method: "md5"}}})
 	if !strings.Contains(sql, `CREATE ROLE "O'Neil" LOGIN PASSWORD 'a''b';`) {

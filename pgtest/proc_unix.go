@@ -76,6 +76,26 @@ func accountOwning(path string) (*account, error) {
 	return &account{uid: int(st.Uid), gid: int(st.Gid), groups: []uint32{st.Gid}}, nil
 }
 
+// sameOwner gives dst the owner and group of src when running as root
+// (nothing otherwise).
+func sameOwner(src, dst string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if err := os.Chown(dst, int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	return nil
+}
+
 // runAs makes cmd run as a (nothing when a is nil).
 func (a *account) runAs(cmd *exec.Cmd) {
 	if a == nil {

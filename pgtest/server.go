@@ -15,9 +15,9 @@ import (
 // server instead of starting one.
 const DSNEnv = "PGLINE_TEST_DSN"
 
-// Server is a running throwaway cluster, or an external server named by
-// PGLINE_TEST_DSN. Its methods are safe for concurrent use by multiple
-// goroutines; the fields must not be changed.
+// Server is a running throwaway cluster, a standby of one (StartStandby),
+// or an external server named by PGLINE_TEST_DSN. Its methods are safe for
+// concurrent use by multiple goroutines; the fields must not be changed.
 type Server struct {
 	Host      string // "127.0.0.1"
 	Port      int
@@ -40,15 +40,24 @@ type Server struct {
 	// External is true when PGLINE_TEST_DSN named the server.
 	External bool
 
-	bins    binaries
-	owner   *account // runs the server; nil means the current user
-	baseDir string   // temp dir holding everything; removed by Stop
-	lock    *os.File // flock held while the cluster is ours
-	extDSN  []pair   // External only
-	version int
+	bins     binaries
+	owner    *account // runs the server; nil means the current user
+	baseDir  string   // temp dir holding everything; removed by Stop
+	lock     *os.File // flock held while the cluster is ours
+	extDSN   []pair   // External only
+	version  int
+	upstream *Server // the server a standby was made from; nil otherwise
+	appName  string  // a standby's application_name, reserved in upstream
 
-	mu      sync.Mutex // protects stopped
-	stopped bool
+	// mu protects the fields below. Stop, Shutdown, Restart and Promote
+	// hold it while they act, so that Stop never removes the files under a
+	// restarting server. A standby may lock its upstream's mu while holding
+	// its own, never the reverse.
+	mu          sync.Mutex
+	stopped     bool
+	nextStandby int             // the last N given to a default name "standbyN"
+	standbys    map[string]bool // application_names (lower case) of live standbys
+	syncNames   []string        // synchronous standbys, as written to syncConfName
 }
 
 // Addr returns the TCP address, "127.0.0.1:port".

@@ -55,6 +55,55 @@ func Start(opts Options) (*Server, error) {
 // init creates, configures and starts the cluster; on error the caller
 // runs Stop, which removes whatever was made.
 func (s *Server) init(opts *Options) error {
+	if err := s.makeDirs(); err != nil {
+		return err
+	}
+	if err := s.run(s.bins.initdb, "-D", s.DataDir, "-A", "trust", "-U", superuser,
+		"-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
+		return err
+	}
+
+	var tf *tlsFiles
+	if opts.TLS {
+		dir := filepath.Join(s.baseDir, "tls")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return fmt.Errorf("pgtest: %w", err)
+		}
+		f, err := writeTLS(dir, opts.certUser(), s.owner)
+		if err != nil {
+			return err
+		}
+		tf = &f
+		s.setTLSFields(f)
+		s.ClientCertUser = opts.certUser()
+	}
+
+	s.IPv6 = canListen("[::1]:0")
+	conf := postgresqlConf(opts, s.SocketDir, s.IPv6, tf, dataDirMajor(s.DataDir))
+	if err := appendFile(filepath.Join(s.DataDir, "postgresql.conf"), conf); err != nil {
+		return err
+	}
+	if err := s.writeOwned(filepath.Join(s.DataDir, syncConfName), ""); err != nil {
+		return err
+	}
+	if err := rewriteFile(filepath.Join(s.DataDir, "pg_hba.conf"), hbaConf(opts, s.IPv6)); err != nil {
+		return err
+	}
+	if err := s.startServer(); err != nil {
+		return err
+	}
+	if len(opts.users()) > 0 {
+		if err := s.Exec(usersSQL(opts)); err != nil {
+			return fmt.Errorf("pgtest: create users: %w", err)
+		}
+	}
+	return s.readVersion()
+}
+
+// makeDirs creates the locked temp dir under os.TempDir() with its socket
+// directory, both given to the server account, and sets baseDir, DataDir
+// (not yet created), SocketDir and LogFile.
+func (s *Server) makeDirs() error {
 	base, err := os.MkdirTemp(os.TempDir(), stalePrefix)
 	if err != nil {
 		return fmt.Errorf("pgtest: create temp dir: %w", err)
@@ -81,48 +130,29 @@ func (s *Server) init(opts *Options) error {
 			return err
 		}
 	}
+	return nil
+}
 
-	if err := s.run(s.bins.initdb, "-D", s.DataDir, "-A", "trust", "-U", superuser,
-		"-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
-		return err
-	}
+// setTLSFields stores the paths of f in s.
+func (s *Server) setTLSFields(f tlsFiles) {
+	s.CACertFile, s.ServerCertFile, s.ServerKeyFile = f.caCert, f.serverCert, f.serverKey
+	s.ClientCertFile, s.ClientKeyFile, s.WrongCACertFile = f.clientCert, f.clientKey, f.wrongCACert
+}
 
-	var tf *tlsFiles
-	if opts.TLS {
-		dir := filepath.Join(base, "tls")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return fmt.Errorf("pgtest: %w", err)
-		}
-		f, err := writeTLS(dir, opts.certUser(), s.owner)
-		if err != nil {
-			return err
-		}
-		tf = &f
-		s.CACertFile, s.ServerCertFile, s.ServerKeyFile = f.caCert, f.serverCert, f.serverKey
-		s.ClientCertFile, s.ClientKeyFile, s.WrongCACertFile = f.clientCert, f.clientKey, f.wrongCACert
-		s.ClientCertUser = opts.certUser()
+// dataDirMajor returns the major version initdb wrote into dataDir/PG_VERSION
+// ("15", or "9.6" as 9), or 0.
+func dataDirMajor(dataDir string) int {
+	b, err := os.ReadFile(filepath.Join(dataDir, "PG_VERSION"))
+	if err != nil {
+		return 0
 	}
-
-	s.IPv6 = canListen("[::1]:0")
-	if err := appendFile(filepath.Join(s.DataDir, "postgresql.conf"), postgresqlConf(opts, s.SocketDir, s.IPv6, tf)); err != nil {
-		return err
-	}
-	if err := rewriteFile(filepath.Join(s.DataDir, "pg_hba.conf"), hbaConf(opts, s.IPv6)); err != nil {
-		return err
-	}
-	if err := s.startServer(); err != nil {
-		return err
-	}
-	if len(opts.users()) > 0 {
-		if err := s.Exec(usersSQL(opts)); err != nil {
-			return fmt.Errorf("pgtest: create users: %w", err)
-		}
-	}
-	return s.readVersion()
+	major, _, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
+	n, _ := strconv.Atoi(major)
+	return n
 }
 
 // startServer runs pg_ctl start on a free port, retrying with another port
-// when the chosen one was taken in the meantime.
+// when the chosen one was taken in the meantime, and sets Port.
 func (s *Server) startServer() error {
 	var lastErr error
 	for range portAttempts {
@@ -130,22 +160,43 @@ func (s *Server) startServer() error {
 		if err != nil {
 			return err
 		}
-		logStart := fileSize(s.LogFile)
-		err = s.run(s.bins.pgctl, "start", "-D", s.DataDir, "-l", s.LogFile, "-w", "-t", "60", "-s",
-			"-o", "-p "+strconv.Itoa(port))
+		busy, err := s.startOn(port)
 		if err == nil {
 			s.Port = port
 			return nil
 		}
-		log := readFrom(s.LogFile, logStart)
-		lastErr = fmt.Errorf("%w\nserver log (%s):\n%s", err, s.LogFile, tail(log, 30))
-		if !strings.Contains(log, "Address already in use") {
-			return lastErr
+		lastErr = err
+		if !busy {
+			return err
 		}
-		// The postmaster exits by itself when it cannot bind; make sure.
-		s.run(s.bins.pgctl, "stop", "-D", s.DataDir, "-m", "immediate", "-w", "-s")
 	}
 	return lastErr
+}
+
+// startOn runs pg_ctl start on port and waits until the server accepts
+// connections. On failure the error holds the end of the server log, and
+// busy reports that the port was taken.
+func (s *Server) startOn(port int) (busy bool, err error) {
+	logStart := fileSize(s.LogFile)
+	err = s.run(s.bins.pgctl, "start", "-D", s.DataDir, "-l", s.LogFile, "-w", "-t", "60", "-s",
+		"-o", "-p "+strconv.Itoa(port))
+	if err == nil {
+		return false, nil
+	}
+	log := readFrom(s.LogFile, logStart)
+	err = fmt.Errorf("%w\nserver log (%s):\n%s", err, s.LogFile, tail(log, 30))
+	if !strings.Contains(log, "Address already in use") {
+		return false, err
+	}
+	// The postmaster exits by itself when it cannot bind; make sure.
+	s.run(s.bins.pgctl, "stop", "-D", s.DataDir, "-m", "immediate", "-w", "-s")
+	return true, err
+}
+
+// running reports whether the postmaster of s is up.
+func (s *Server) running() bool {
+	pid := postmasterPID(s.DataDir)
+	return pid != 0 && postmasterRunning(pid, s.DataDir)
 }
 
 // readVersion stores server_version_num.

@@ -11,9 +11,10 @@ import (
 )
 
 // Stop shuts the cluster down (pg_ctl stop -m immediate), makes sure no
-// server process is left, and removes its temporary directory. Stop is
-// idempotent: later calls return nil. For an external server it does
-// nothing.
+// server process is left, and removes its temporary directory. A stopped
+// standby leaves its primary's synchronous standbys. Stop is idempotent:
+// later calls return nil. After Shutdown it only removes the files. For an
+// external server it does nothing.
 func (s *Server) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -22,20 +23,34 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	s.stopped = true
-	if s.baseDir == "" {
-		return nil
-	}
 	var errs []error
-	if s.DataDir != "" {
-		errs = append(errs, stopCluster(s.bins, s.owner, s.baseDir, s.DataDir))
+	if s.baseDir != "" {
+		if s.DataDir != "" {
+			errs = append(errs, stopCluster(s.bins, s.owner, s.baseDir, s.DataDir))
+		}
+		if s.lock != nil {
+			s.lock.Close()
+		}
+		if err := os.RemoveAll(s.baseDir); err != nil {
+			errs = append(errs, fmt.Errorf("pgtest: remove %s: %w", s.baseDir, err))
+		}
 	}
-	if s.lock != nil {
-		s.lock.Close()
-	}
-	if err := os.RemoveAll(s.baseDir); err != nil {
-		errs = append(errs, fmt.Errorf("pgtest: remove %s: %w", s.baseDir, err))
+	if s.upstream != nil {
+		errs = append(errs, s.upstream.dropStandby(s.appName))
 	}
 	return errors.Join(errs...)
+}
+
+// checkOwn returns an error unless s is a cluster pgtest started and has
+// not stopped; op names the method. s.mu must be held.
+func (s *Server) checkOwn(op string) error {
+	if s.External {
+		return fmt.Errorf("pgtest: %s: the server is the external one named by %s; only clusters pgtest starts can do this", op, DSNEnv)
+	}
+	if s.stopped {
+		return fmt.Errorf("pgtest: %s: the server was stopped", op)
+	}
+	return nil
 }
 
 // stopCluster stops the postmaster of dataDir, if one runs, and waits until

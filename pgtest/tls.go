@@ -110,6 +110,43 @@ func writeTLS(dir string, clientCN string, srv *account) (tlsFiles, error) {
 	return f, nil
 }
 
+// paths returns pointers to every path in f.
+func (f *tlsFiles) paths() []*string {
+	return []*string{&f.caCert, &f.serverCert, &f.serverKey, &f.clientCert, &f.clientKey, &f.wrongCACert}
+}
+
+// copyTLS copies the files of f into dir, each keeping its mode and owner,
+// and returns the copies.
+func copyTLS(f tlsFiles, dir string) (tlsFiles, error) {
+	for _, p := range f.paths() {
+		dst := filepath.Join(dir, filepath.Base(*p))
+		if err := copyFile(*p, dst); err != nil {
+			return tlsFiles{}, err
+		}
+		*p = dst
+	}
+	return f, nil
+}
+
+// copyFile copies src to the new file dst with the same mode and owner.
+func copyFile(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	if err := os.WriteFile(dst, b, fi.Mode().Perm()); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	if err := os.Chmod(dst, fi.Mode().Perm()); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	return sameOwner(src, dst)
+}
+
 // newCert creates a certificate from tmpl with a fresh P-256 key, signed by
 // parent (self-signed when parent is nil).
 func newCert(parent *keyPair, tmpl *x509.Certificate) (*keyPair, error) {
