@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
@@ -126,10 +127,23 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		return br
 	}
 	c.wmu.Lock()
+	if c.proxied.Load() {
+		c.toDescribeModeLocked() // another connection to the host found a pooler
+	}
 	sds, err := c.prepareAll(ctx, owner, sqls, true)
 	if err != nil {
 		br.err = err
 		return br
+	}
+	if owner == nil && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return errors.Is(sd.err, errPooler) }) {
+		// A Parse showed a transaction pooler: the statements are
+		// described again, in describe mode now.
+		c.wmu.Lock()
+		unpinLocked(sds)
+		if sds, err = c.prepareAll(ctx, owner, sqls, true); err != nil {
+			br.err = err
+			return br
+		}
 	}
 	// Pinned until the Binds are queued (after send), so that no Close of
 	// them goes out before.
@@ -260,19 +274,39 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 
 // mayResend reports whether statement i, which failed with err before any
 // of its rows was returned, may be sent again: a CancelRequest meant for
-// another statement hit it (see Conn.resendable), in an independent batch
-// whose reply is still read from the connection.
+// another statement hit it, or a transaction pooler gave it to a session
+// without its statement (see Conn.resendable), in an independent batch.
 func (br *BatchResults) mayResend(i int, err error) bool {
-	return !br.all && !br.released && !br.interrupted && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err)
+	return !br.all && !br.interrupted && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err)
 }
 
 // resend sends statement i again, on its own, and returns its rows. Its
 // reply comes after every request queued behind the batch, so the rest
 // of the batch's reply is read into memory first (replay) and the
-// connection handed on; the statements after i are then read from
-// memory. When the rest cannot be read, statement i's error (hit) stands.
+// connection handed on (once: a statement read from memory is sent again
+// the same way); the statements after i are then read from memory. When
+// the rest cannot be read, statement i's error (hit) stands.
 // The statement's rows go to r.
 func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
+	c := br.c
+	if !br.released {
+		if err := br.release(); err != nil {
+			br.noteErr(hit)
+			return nil, hit
+		}
+	}
+	*r = Rows{}
+	if err := c.query(br.ctx, nil, r, br.items[i].sql, br.items[i].args); err != nil {
+		br.noteErr(err)
+		return nil, err
+	}
+	br.cur = r
+	return r, nil
+}
+
+// release reads the rest of the batch's reply into memory (replay) and
+// hands the connection on; it fails when the rest cannot be read.
+func (br *BatchResults) release() error {
 	c := br.c
 	var rest []byte
 	for br.req.rfqs < br.req.syncs {
@@ -281,8 +315,7 @@ func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 			if err == errInterrupted {
 				br.interrupted = true // Close drains what is left
 			}
-			br.noteErr(hit)
-			return nil, hit
+			return err
 		}
 		var start int
 		rest, start = wire.BeginMessage(rest, typ)
@@ -292,13 +325,7 @@ func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 	c.handoff(br.req) // br.req and its watch are reused from here on
 	br.req, br.watch, br.released = nil, nil, true
 	br.replay = wire.NewReader(bytes.NewReader(rest), len(rest)+16, c.rd.MaxMessageSize())
-	*r = Rows{}
-	if err := c.query(br.ctx, nil, r, br.items[i].sql, br.items[i].args); err != nil {
-		br.noteErr(err)
-		return nil, err
-	}
-	br.cur = r
-	return r, nil
+	return nil
 }
 
 // Exec returns the command tag of the next statement of the batch.

@@ -241,3 +241,22 @@ func procCPU(pid int) time.Duration {
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
+
+// BenchmarkConnect: opening a connection over TCP with the default
+// statement_cache_mode (auto: one more round trip, the pooler check) and
+// with prepare (no check).
+func BenchmarkConnect(b *testing.B) {
+	for _, mode := range []string{"auto", "prepare"} {
+		b.Run(mode, func(b *testing.B) {
+			dsn := srv.DSN("statement_cache_mode=" + mode)
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := Connect(context.Background(), dsn)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+			}
+		})
+	}
+}

@@ -108,10 +108,13 @@ type Config struct {
 
 	// pgline's own keys beyond the buffer sizes, as ParseConfig read
 	// them; the zero values are the defaults.
-	cacheMode     string     // statement_cache_mode; none too for statement_cache_capacity=0
+	cacheMode     string     // statement_cache_mode ("" is auto); none too for statement_cache_capacity=0
 	cacheCapacity int        // statement_cache_capacity
 	syncEach      bool       // pipeline_sync=each
 	pool          poolConfig // the pool_* keys (see Pool)
+	// proxies is set on a Pool's copy of the Config: its connections
+	// share what they find out about poolers (see pooler.go).
+	proxies *proxyFlags
 }
 
 // HostConfig is one entry of a host list.

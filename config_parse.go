@@ -29,7 +29,8 @@ const (
 // sslsni, sslcertmode, ssl_min_protocol_version, ssl_max_protocol_version,
 // channel_binding, require_auth, target_session_attrs,
 // load_balance_hosts, service) and pgline's own: read_buffer_size,
-// max_message_size, statement_cache_capacity, statement_cache_mode,
+// max_message_size, statement_cache_capacity, statement_cache_mode (auto, prepare,
+// describe or none: see the package docs),
 // pipeline_sync (shared, the default, or each: see Conn), cancel_timeout
 // and cancel_grace (durations: see Config.CancelTimeout) and the pool_*
 // keys read by NewPool. Other libpq keywords pgline does not use
@@ -190,7 +191,7 @@ var knownKeys = map[string]int{
 	"pipeline_sync": keyPgline, "cancel_timeout": keyPgline, "cancel_grace": keyPgline,
 	"pool_max_conns": keyPgline, "pool_min_conns": keyPgline,
 	"pool_max_conn_lifetime": keyPgline, "pool_max_conn_idle_time": keyPgline,
-	"pool_health_check_period": keyPgline, "pool_max_pipeline": keyPgline,
+	"pool_health_check_period": keyPgline, "pool_max_pipeline": keyPgline, "pool_idle_check": keyPgline,
 }
 
 // isKnownKey reports whether key is a keyword ParseConfig knows, so that

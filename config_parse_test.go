@@ -51,7 +51,7 @@ func defaultConfig(home string) *Config {
 		ReadBufferSize:        64 << 10,
 		MaxMessageSize:        1 << 30,
 		SSLMinProtocolVersion: "TLSv1.2",
-		cacheMode:             cachePrepare,
+		cacheMode:             cacheAuto,
 		cacheCapacity:         defaultCacheCapacity,
 	}
 }
@@ -534,7 +534,7 @@ func FuzzParseConfig(f *testing.F) {
 
 func TestPglineSettings(t *testing.T) {
 	src, _ := testSource(t, nil)
-	c, err := parseConfig("postgres://h/db?pool_max_conns=8&statement_cache_capacity=0&search_path=x&pool_max_conn_lifetime=0&pool_max_conn_idle_time=0s&pool_health_check_period=0", src)
+	c, err := parseConfig("postgres://h/db?pool_max_conns=8&statement_cache_capacity=0&search_path=x&pool_max_conn_lifetime=0&pool_max_conn_idle_time=0s&pool_health_check_period=0&pool_idle_check=0", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +542,7 @@ func TestPglineSettings(t *testing.T) {
 		t.Errorf("statement_cache_capacity=0 gave mode %q, want none", c.cacheMode)
 	}
 	pc := c.pool.withDefaults()
-	want := poolConfig{maxConns: 8, maxLifetime: noLimit, maxIdle: noLimit, healthPeriod: time.Minute, maxPipeline: 64}
+	want := poolConfig{maxConns: 8, maxLifetime: noLimit, maxIdle: noLimit, healthPeriod: time.Minute, maxPipeline: 64, idleCheck: noLimit}
 	if pc != want {
 		t.Errorf("pool settings %+v, want %+v", pc, want)
 	}

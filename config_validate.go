@@ -178,7 +178,7 @@ func parsePglineSettings(s settings, c *Config) error {
 	if c.MaxMessageSize, err = parseIntKey(s, "max_message_size", defaultMaxMessageSize, 1024, 1<<31-1); err != nil {
 		return err
 	}
-	if c.cacheMode, err = oneOf(s, "statement_cache_mode", cachePrepare, cachePrepare, cacheDescribe, cacheNone); err != nil {
+	if c.cacheMode, err = oneOf(s, "statement_cache_mode", cacheAuto, cacheAuto, cachePrepare, cacheDescribe, cacheNone); err != nil {
 		return err
 	}
 	if c.cacheCapacity, err = parseIntKey(s, "statement_cache_capacity", defaultCacheCapacity, 0, 1<<30); err != nil {
@@ -220,7 +220,7 @@ func parsePoolSettings(s settings, pc *poolConfig) error {
 	for _, k := range []struct {
 		key string
 		dst *time.Duration
-	}{{"pool_max_conn_lifetime", &pc.maxLifetime}, {"pool_max_conn_idle_time", &pc.maxIdle}, {"pool_health_check_period", &pc.healthPeriod}} {
+	}{{"pool_max_conn_lifetime", &pc.maxLifetime}, {"pool_max_conn_idle_time", &pc.maxIdle}, {"pool_health_check_period", &pc.healthPeriod}, {"pool_idle_check", &pc.idleCheck}} {
 		if s.get(k.key) == "" {
 			continue
 		}

@@ -31,6 +31,7 @@ type Conn struct {
 	host HostConfig // the host this connection reached
 
 	netConn net.Conn // the socket, or the TLS connection over it
+	rawConn net.Conn // the socket
 	tls     bool     // netConn is a *tls.Conn
 
 	pid, secretKey uint32 // BackendKeyData, for CancelRequest
@@ -58,6 +59,9 @@ type Conn struct {
 	syncHolderEnd int
 	shareSyncs    bool // pipeline_sync=shared (see pipeline.go)
 	commitState   int  // of the named BEGIN and COMMIT (see commitMsgsLocked)
+	// commitPrepare and commitNamed are the named BEGIN and COMMIT,
+	// parsed or only bound, made at their first use.
+	commitPrepare, commitNamed []byte
 	// shared counts the runs that gave their Sync to the next, resent
 	// the runs skipped by the failure of their Sync group (for tests).
 	shared, resent uint64
@@ -74,7 +78,10 @@ type Conn struct {
 	notifyMu      sync.Mutex // protects notifications
 	notifications []*Notification
 
-	serverEnded atomic.Bool // a FATAL error was received (see pgError)
+	serverFatal atomic.Pointer[PgError] // the first FATAL (or PANIC) error received (see pgError)
+	// proxied is set when the host is found behind a transaction pooler:
+	// shared by the connections of a Pool to the host (see pooler.go).
+	proxied *atomic.Bool
 
 	dead     chan struct{} // closed when the connection closes, for waiters at the gate
 	deadOnce sync.Once
@@ -141,6 +148,12 @@ func (c *Conn) TxStatus() byte { return byte(c.txStatus.Load()) }
 // its cause (ErrClosed wrapping it): a ReaderArg that fails the write
 // shows as the reader's error to the request reading the reply.
 func (c *Conn) fail(err error) error {
+	var pe *ProtocolError
+	if fe := c.serverFatal.Load(); fe != nil && !errors.As(err, &pe) {
+		// The end of the socket after the server's FATAL: the FATAL
+		// says why.
+		err = fe
+	}
 	if !c.fatal.CompareAndSwap(nil, &err) {
 		// An earlier failure closed the connection; this one (often
 		// "use of closed network connection") is its consequence.
@@ -249,14 +262,21 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error) (Comman
 	var tag CommandTag
 	var firstErr error
 	mode := readWhole
+	seen := false // a message of the reply was read
 	if onRow == nil {
 		mode = readDiscarding // rows are thrown away: any size
 	}
 	for {
 		typ, body, _, err := c.next(req, mode)
 		if err != nil {
+			if firstErr != nil && c.serverFatal.Load() != nil {
+				// The server's FATAL, not the end of the socket after it.
+				return CommandTag{}, firstErr
+			}
 			return CommandTag{}, err
 		}
+		first := !seen
+		seen = true
 		switch typ {
 		case wire.MsgCommandComplete:
 			t, err := wire.ParseCommandComplete(body)
@@ -280,6 +300,11 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error) (Comman
 			}
 			if firstErr == nil {
 				firstErr = pgErr
+				if first && pgErr.SeverityV == "FATAL" {
+					// The session ended before the server answered any
+					// of the text: nothing of it ran (see Rows.readRow).
+					firstErr = notSent(pgErr)
+				}
 			}
 		case wire.MsgReadyForQuery:
 			return tag, firstErr
@@ -368,7 +393,7 @@ func protocolErr(err error) error {
 func (c *Conn) pgError(body []byte) (*PgError, error) {
 	e, err := parsePgError(body)
 	if err == nil && (e.SeverityV == "FATAL" || e.SeverityV == "PANIC") {
-		c.serverEnded.Store(true)
+		c.serverFatal.CompareAndSwap(nil, e)
 	}
 	return e, err
 }

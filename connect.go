@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -228,12 +229,18 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		cfg:     cfg,
 		host:    h,
 		netConn: netConn,
+		rawConn: netConn,
 		params:  make(map[string]string),
 		types:   cfg.TypeMap,
 		stmts:   newStmtCache(cfg.cacheMode, cfg.cacheCapacity),
 		dead:    make(chan struct{}),
 	}
 	c.shareSyncs = !cfg.syncEach
+	if cfg.proxies != nil {
+		c.proxied = cfg.proxies.flag(hostLabel(h))
+	} else {
+		c.proxied = new(atomic.Bool)
+	}
 	c.flushIdle = sync.NewCond(&c.wmu)
 	if c.types == nil {
 		c.types = pgtype.NewMap()
@@ -256,6 +263,12 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	if err := c.checkSessionAttrs(ctx, attrs); err != nil {
 		c.Close()
 		return nil, ctxWrap(ctx, err)
+	}
+	if cfg.cacheMode == cacheAuto || cfg.cacheMode == "" {
+		if err := c.detectPooler(ctx); err != nil {
+			c.Close()
+			return nil, ctxWrap(ctx, err)
+		}
 	}
 	if !stopWatch() {
 		// ctx ended as the startup finished: the deadline may be set.

@@ -16,9 +16,12 @@
 // # Queries
 //
 // Query, QueryRow and Exec take $1, $2, ... placeholders. Each SQL text is
-// prepared and described once per connection (statement_cache_mode=prepare,
-// the default; describe for PgBouncer in transaction pooling mode; none),
-// then every run is one round trip. Results come in binary for every type
+// prepared and described once per connection, then every run is one
+// round trip. statement_cache_mode chooses how: auto (the default) is
+// prepare, or describe behind a transaction pooler; prepare keeps named
+// prepared statements; describe caches descriptions only and parses the
+// unnamed statement with each run (one round trip still); none describes
+// each run. Results come in binary for every type
 // package pgtype decodes; Scan fills typed Go variables through scan plans
 // cached per column. Server errors are *PgError values with every field
 // and the SQLSTATE.
@@ -61,12 +64,33 @@
 // close them promptly, and never start a statement on a Conn while the
 // same goroutine holds that Conn's Rows open.
 //
+// # PgBouncer and other poolers
+//
+// A transaction pooler gives each transaction, and each Sync group
+// outside one, to any server session, where statements prepared on
+// another session do not exist. pgline names each prepared statement
+// after its connection and a hash of its text and parameter types, so a
+// name can never run another text. With statement_cache_mode=auto a
+// connection checks at connect whether the server's process ID is the
+// one the startup gave (a pooler answers the startup itself), and uses
+// describe mode behind a pooler. A connection in prepare mode that finds
+// one of its statements missing (26000) or already present (42P05) on the
+// server, with no DEALLOCATE or DISCARD sent since, switches to describe
+// mode too, and the statement, which did not run, is sent again (outside
+// a transaction). Every connection of a Pool to that host follows;
+// Pool.Stat reports the host in PoolerHosts, Conn.StatementCacheMode the
+// mode, and a Tracer gets a TracePooler event.
+//
 // # Pool
 //
 // NewPool opens connections as load needs them (pool_max_conns and the
 // other pool_* DSN parameters) and sends each statement to the connection
 // with the fewest requests in flight, pipelined with the others. Acquire
-// and Begin take a connection for one caller.
+// and Begin take a connection for one caller. Connections the server
+// closed while they sat idle are found before use, and a statement that
+// failed because its connection broke before it ran is sent again on
+// another, with connection attempts backed off while no host answers
+// (see Pool).
 //
 // # Batches and transactions
 //

@@ -104,6 +104,10 @@ var ErrClosed = errors.New("pgline: connection closed")
 // for a statement_timeout.
 var ErrCanceledByOther = errors.New("pgline: statement canceled by a CancelRequest meant for another statement")
 
+// errIdleEnded is the failure of a connection that a Pool found closed by
+// the server while it was idle.
+var errIdleEnded = errors.New("pgline: the server closed the connection while it was idle")
+
 // ProtocolError reports bytes from the server that break the protocol. The
 // connection is closed when one is returned.
 type ProtocolError struct {

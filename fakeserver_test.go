@@ -27,7 +27,8 @@ import (
 )
 
 // fakeServer listens on loopback and runs script on every accepted
-// connection. It returns a DSN for it.
+// connection. It returns a DSN for it, with statement_cache_mode=prepare:
+// a script answers no pooler check (see Conn.detectPooler).
 func fakeServer(t *testing.T, script func(t *testing.T, c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -49,7 +50,7 @@ func fakeServer(t *testing.T, script func(t *testing.T, c net.Conn)) string {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
-	return "host=127.0.0.1 port=" + strconv.Itoa(port) + " user=u dbname=d password=fakepw sslmode=disable connect_timeout=10"
+	return "host=127.0.0.1 port=" + strconv.Itoa(port) + " user=u dbname=d password=fakepw sslmode=disable connect_timeout=10 statement_cache_mode=prepare"
 }
 
 // readStartup reads the client's StartupMessage (answering SSLRequest with

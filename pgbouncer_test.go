@@ -12,11 +12,7 @@ import (
 // statements from many goroutines, a transaction, a batch, a pool, and a
 // table altered under a cached description.
 func TestPgBouncerTransactionPooling(t *testing.T) {
-	b, err := srv.StartPgBouncer("transaction")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Stop()
+	b := startTestPgBouncer(t, "transaction")
 	ctx := testCtx(t)
 	c := connect(t, b.DSN("statement_cache_mode=describe"))
 

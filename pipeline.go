@@ -46,7 +46,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -268,22 +267,20 @@ var syncMsg = wire.AppendSync(nil)
 // The messages that replace the Sync of a run that gives its Sync to the
 // next: BEGIN makes the implicit transaction the run's statement ran in an
 // explicit one, and COMMIT commits it. With statement_cache_mode=prepare
-// they are named statements, prepared by the first run that carries them
-// (commitPrepare) and bound by the others once its reply confirms them;
-// until then, and in the other modes (PgBouncer), the unnamed statement is
-// parsed each time.
-var (
-	commitUnnamed = commitMessages("", true)
-	commitPrepare = commitMessages("pgline_", true)
-	commitNamed   = commitMessages("pgline_", false)
-)
+// they are named statements (named like any other, see stmtName),
+// prepared by the first run that carries them and bound by the others
+// once its reply confirms them; until then, and in the other modes
+// (PgBouncer), the unnamed statement is parsed each time.
+var commitUnnamed = commitMessages("", true)
 
+// commitMessages returns the BEGIN and COMMIT messages: parsed and bound,
+// or only bound, for statement names with prefix (none when empty).
 func commitMessages(prefix string, parse bool) []byte {
 	var b []byte
 	for _, sql := range []string{"BEGIN", "COMMIT"} {
 		name := ""
 		if prefix != "" {
-			name = prefix + strings.ToLower(sql)
+			name = stmtName(prefix, sql, nil)
 		}
 		if parse {
 			b, _ = wire.AppendParse(b, name, sql, nil)
@@ -309,11 +306,15 @@ func (c *Conn) commitMsgsLocked(prev *request) []byte {
 	case c.stmts.mode != cachePrepare:
 		return commitUnnamed
 	case c.commitState == commitReady:
-		return commitNamed
+		return c.commitNamed
 	case c.commitState == commitNone:
+		if c.commitNamed == nil {
+			c.commitPrepare = commitMessages(c.stmts.prefix, true)
+			c.commitNamed = commitMessages(c.stmts.prefix, false)
+		}
 		c.commitState = commitPending
 		prev.preparesCommit = true
-		return commitPrepare
+		return c.commitPrepare
 	}
 	return commitUnnamed
 }
@@ -344,19 +345,25 @@ func (c *Conn) parsed(req *request) {
 	}
 }
 
-// failed notes an ErrorResponse (body) in req's reply: it now ends with
-// the ReadyForQuery of its Sync group. The named BEGIN and COMMIT a run
-// carried were not prepared when its statement failed (the server
-// skipped their Parse), or when one Parse of the two failed; when a
-// failure says that a statement is missing or exists already, whether
-// they exist is not known, and the unnamed ones are used from then on.
-func (c *Conn) failed(req *request, body []byte) {
+// failed notes an ErrorResponse in req's reply: it now ends with the
+// ReadyForQuery of its Sync group. The named BEGIN and COMMIT a run
+// carried were not prepared when its statement failed (the server skipped
+// their Parse), or when one Parse of the two failed; when a failure says
+// that one is missing or exists already, whether they exist is not known,
+// and the unnamed ones are used from then on. failed reports whether that
+// failure shows a transaction pooler: nothing deallocated them since they
+// were prepared (see Conn.poolerSign).
+func (c *Conn) failed(req *request, e *PgError) (pooler bool) {
 	if req == nil || req.step < 0 {
-		return
+		return false
 	}
-	if req.step > 0 {
-		if e, err := parsePgError(body); err == nil && (e.Code == "26000" || e.Code == "42P05") {
-			c.setCommitState(commitDisabled)
+	if req.step > 0 && (e.Code == "26000" || e.Code == "42P05") {
+		c.wmu.Lock()
+		pooler = c.commitState != commitDisabled
+		c.wmu.Unlock()
+		c.setCommitState(commitDisabled)
+		if pooler {
+			c.toDescribeMode("the named BEGIN or COMMIT: " + e.Message + " (SQLSTATE " + e.Code + ")")
 		}
 	}
 	if req.preparesCommit {
@@ -368,12 +375,19 @@ func (c *Conn) failed(req *request, body []byte) {
 		}
 	}
 	req.step = -1
+	return pooler
 }
 
 // noteDeallocate is called before a statement that may deallocate
 // prepared statements (sqllex.Info.Deallocates) is queued: the runs queued
-// after it stop using the named BEGIN and COMMIT, which it may remove.
-func (c *Conn) noteDeallocate() { c.setCommitState(commitDisabled) }
+// after it stop using the named BEGIN and COMMIT, which it may remove, and
+// a statement missing after it is no sign of a pooler (see poolerSign).
+func (c *Conn) noteDeallocate() {
+	c.wmu.Lock()
+	c.stmts.deallocs++
+	c.wmu.Unlock()
+	c.setCommitState(commitDisabled)
+}
 
 func (c *Conn) setCommitState(s int) {
 	c.wmu.Lock()
@@ -632,10 +646,11 @@ func (c *Conn) drainReply(req *request) error {
 				return nil
 			}
 		case wire.MsgErrorResponse:
-			if _, err := c.pgError(body); err != nil { // a FATAL one still tells that the session ends
+			pgErr, err := c.pgError(body) // a FATAL one still tells that the session ends
+			if err != nil {
 				return c.fail(err)
 			}
-			c.failed(req, body)
+			c.failed(req, pgErr)
 		case wire.MsgParseComplete:
 			c.parsed(req)
 		case wire.MsgCopyInResponse:

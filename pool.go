@@ -3,7 +3,9 @@ package pgline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
@@ -25,8 +27,24 @@ import (
 // DSN parameters: pool_max_conns (default max(4, GOMAXPROCS)),
 // pool_min_conns (0), pool_max_conn_lifetime (1h), pool_max_conn_idle_time
 // (30m), pool_health_check_period (1m), pool_max_pipeline (requests in
-// flight per connection, default 64). A lifetime or idle time of 0 is no
-// limit; a health check period of 0 is the default.
+// flight per connection, default 64), pool_idle_check (1s: a connection
+// idle that long is checked before use, see below). A lifetime or idle
+// time of 0 is no limit; a health check period of 0 is the default;
+// pool_idle_check=0 turns the check off.
+//
+// The server may end a session the Pool holds (idle_session_timeout,
+// pg_terminate_backend, a restart, a failover). A connection idle for
+// pool_idle_check is checked before a statement is routed to it, and any
+// idle connection before Acquire, Begin or BeginTx hands it out, with a
+// look at its socket (no round trip unless the server sent something). A statement
+// that failed with an error marked SafeToRetry because its connection
+// broke is sent again on another connection, and Begin and BeginTx
+// start again, as long as the ctx allows. While no host accepts a
+// connection (or none matches target_session_attrs), the Pool retries
+// with jittered exponential backoff (10ms doubling up to 1s), and a call
+// whose ctx has a deadline waits for it; a call without one, or a host
+// refusing the session (a wrong password, an unknown database), gets the
+// error at once.
 type Pool struct {
 	cfg *Config
 	pc  poolConfig
@@ -39,6 +57,10 @@ type Pool struct {
 	closed  bool          // Close was called
 	changed chan struct{} // closed and replaced whenever the fields change
 	lastErr error         // the last failure to open a connection
+	// failures counts the connection attempts failed in a row; the next
+	// starts at nextOpen (see openFailedLocked).
+	failures int
+	nextOpen time.Time
 
 	stopHealth chan struct{}
 	// closing ends connection attempts in the background when the pool
@@ -56,6 +78,7 @@ type poolConfig struct {
 	maxIdle            time.Duration
 	healthPeriod       time.Duration
 	maxPipeline        int
+	idleCheck          time.Duration // pool_idle_check
 }
 
 // noLimit is a pool_max_conn_lifetime or pool_max_conn_idle_time of 0:
@@ -78,6 +101,7 @@ func (pc poolConfig) withDefaults() poolConfig {
 	def(&pc.maxLifetime, time.Hour)
 	def(&pc.maxIdle, 30*time.Minute)
 	def(&pc.healthPeriod, time.Minute)
+	def(&pc.idleCheck, time.Second)
 	if pc.healthPeriod == noLimit {
 		pc.healthPeriod = time.Minute
 	}
@@ -113,8 +137,10 @@ func NewPool(ctx context.Context, dsn string) (*Pool, error) {
 
 // NewPoolConfig creates a pool for cfg.
 func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
+	own := *cfg // with the pooler flags its connections share
+	own.proxies = new(proxyFlags)
 	p := &Pool{
-		cfg:        cfg,
+		cfg:        &own,
 		pc:         cfg.pool.withDefaults(),
 		changed:    make(chan struct{}),
 		stopHealth: make(chan struct{}),
@@ -137,19 +163,30 @@ func (p *Pool) signalLocked() {
 // totalLocked counts the connections open, being opened and held.
 func (p *Pool) totalLocked() int { return len(p.conns) + p.opening + p.held }
 
-// openLocked starts opening one connection in the background.
+// openLocked starts opening one connection in the background, once the
+// backoff after failed attempts has passed.
 func (p *Pool) openLocked() {
 	p.opening++
+	wait := time.Until(p.nextOpen)
 	go func() {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-p.closing.Done():
+				t.Stop()
+			}
+		}
 		c, err := ConnectConfig(p.closing, p.cfg)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.opening--
 		if err != nil {
-			p.lastErr = err
+			p.openFailedLocked(err)
 			p.signalLocked()
 			return
 		}
+		p.failures = 0
 		if p.closed {
 			c.Close()
 			p.signalLocked()
@@ -160,6 +197,42 @@ func (p *Pool) openLocked() {
 		p.lastErr = nil
 		p.signalLocked()
 	}()
+}
+
+// Backoff between failed connection attempts: from backoffMin, doubled
+// per failure up to backoffMax, each drawn between half and all of it.
+const (
+	backoffMin = 10 * time.Millisecond
+	backoffMax = time.Second
+)
+
+// openFailedLocked notes a failed connection attempt: the next one waits.
+func (p *Pool) openFailedLocked(err error) {
+	p.lastErr = err
+	p.failures++
+	d := backoffMax
+	if p.failures < 8 {
+		d = min(backoffMin<<(p.failures-1), backoffMax)
+	}
+	d = d/2 + rand.N(d/2+1)
+	p.nextOpen = time.Now().Add(d)
+}
+
+// waitsForHost reports whether a call whose connection attempt failed
+// with err waits for the next one: only with a deadline, and unless a
+// server refused the session (see refusedByServer).
+func waitsForHost(ctx context.Context, err error) bool {
+	_, ok := ctx.Deadline()
+	return ok && ctx.Err() == nil && !refusedByServer(err) && !errors.Is(err, ErrPoolClosed)
+}
+
+// connectWaitErr is the error of a call whose ctx ended while it waited
+// for a connection, with the last attempt's failure.
+func connectWaitErr(ctx context.Context, last error) error {
+	if last == nil {
+		return notSent(ctx.Err())
+	}
+	return notSent(fmt.Errorf("%w (last connection attempt: %w)", ctx.Err(), last))
 }
 
 // fillMinLocked opens connections up to pool_min_conns.
@@ -191,13 +264,14 @@ func (p *Pool) dropLocked(pc *poolConn) {
 // another is opened (this statement does not wait for it when a busy one
 // can take it pipelined). It waits when every connection has
 // pool_max_pipeline requests in flight.
-func (p *Pool) route(ctx context.Context) (*poolConn, error) {
+func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) {
 	opened := false // this call started opening a connection
+	var failed error
 	p.mu.Lock()
 	for {
 		if p.closed {
 			p.mu.Unlock()
-			return nil, notSent(ErrPoolClosed)
+			return nil, false, notSent(ErrPoolClosed)
 		}
 		var best *poolConn
 		bestScore := 0
@@ -215,25 +289,29 @@ func (p *Pool) route(ctx context.Context) (*poolConn, error) {
 			}
 		}
 		if best == nil && opened && p.opening == 0 && p.lastErr != nil {
-			err := p.lastErr // the connection opened for this call failed
-			p.mu.Unlock()
-			return nil, notSent(err)
+			failed = p.lastErr // the connection opened for this call failed
+			if !waitsForHost(ctx, failed) {
+				p.mu.Unlock()
+				return nil, false, notSent(failed)
+			}
+			opened = false // the next attempt, after the backoff
 		}
 		if (best == nil || bestScore > 0) && p.totalLocked() < p.pc.maxConns {
 			p.openLocked()
 			opened = true
 		}
 		if best != nil && (bestScore == 0 || best.inflight < p.pc.maxPipeline && (bestScore < p.pc.maxPipeline || p.totalLocked() >= p.pc.maxConns)) {
+			check = best.inflight == 0 && time.Since(best.lastUsed) >= p.pc.idleCheck
 			best.inflight++
 			p.mu.Unlock()
-			return best, nil
+			return best, check, nil
 		}
 		changed := p.changed
 		p.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, notSent(ctx.Err())
+			return nil, false, connectWaitErr(ctx, failed)
 		}
 		p.mu.Lock()
 	}
@@ -266,19 +344,40 @@ func (p *Pool) done(pc *poolConn, rows bool) {
 	p.mu.Unlock()
 }
 
-// retry runs op on a routed connection, once more on another when the
-// first failed before reaching the server because its connection broke.
+// routeChecked is route, with the connection checked when it was idle
+// for pool_idle_check (see Conn.usableAfterIdle); broken ones are dropped.
+func (p *Pool) routeChecked(ctx context.Context) (*poolConn, error) {
+	for {
+		pc, check, err := p.route(ctx)
+		if err != nil || !check || pc.c.usableAfterIdle(ctx) {
+			return pc, err
+		}
+		p.done(pc, false) // closed: dropped
+	}
+}
+
+// retry runs op on a routed connection, and again on another while it
+// fails before reaching the server because its connection broke, as long
+// as ctx allows (and a bounded number of times: a server that ends every
+// session at once must not keep a call without deadline for ever).
 func (p *Pool) retry(ctx context.Context, op func(pc *poolConn) error) error {
 	for attempt := 0; ; attempt++ {
-		pc, err := p.route(ctx)
+		pc, err := p.routeChecked(ctx)
 		if err != nil {
 			return err
 		}
 		err = op(pc)
-		if err == nil || attempt > 0 || !SafeToRetry(err) || !pc.c.IsClosed() {
+		if !p.retries(ctx, attempt, pc, err) {
 			return err
 		}
 	}
+}
+
+// retries reports whether a call that failed with err on pc (attempt
+// counting from 0) is made again on another connection: nothing of it
+// ran (SafeToRetry) because pc broke, and its ctx allows.
+func (p *Pool) retries(ctx context.Context, attempt int, pc *poolConn, err error) bool {
+	return err != nil && SafeToRetry(err) && pc.c.IsClosed() && ctx.Err() == nil && attempt < p.pc.maxConns+2
 }
 
 // Query runs sql on one of the pool's connections (see Conn.Query). The
@@ -337,7 +436,7 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (CommandTag, e
 
 // SendBatch sends b on one of the pool's connections (see Conn.SendBatch).
 func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
-	pc, err := p.route(ctx)
+	pc, err := p.routeChecked(ctx)
 	if err != nil {
 		return &BatchResults{err: err, closed: true}
 	}
@@ -377,7 +476,7 @@ func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
 // exclusive use.
 func (p *Pool) take(ctx context.Context) (*poolConn, error) {
 	tctx, ev := traceStart(ctx, p.cfg, TraceEvent{Kind: TraceAcquire})
-	pc, err := p.takeUntraced(ctx)
+	pc, err := p.takeChecked(ctx)
 	if ev != nil && pc != nil {
 		ev.Host = hostLabel(pc.c.host)
 	}
@@ -385,7 +484,20 @@ func (p *Pool) take(ctx context.Context) (*poolConn, error) {
 	return pc, err
 }
 
-func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
+// takeChecked is takeUntraced, with the connection checked when it was
+// idle for pool_idle_check (see Conn.usableAfterIdle).
+func (p *Pool) takeChecked(ctx context.Context) (*poolConn, error) {
+	for {
+		pc, check, err := p.takeUntraced(ctx)
+		if err != nil || !check || pc.c.usableAfterIdle(ctx) {
+			return pc, err
+		}
+		p.giveBack(pc) // closed: dropped
+	}
+}
+
+func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err error) {
+	var failed error // the last connection attempt of this call
 	p.mu.Lock()
 	p.takers++
 	defer func() {
@@ -396,7 +508,7 @@ func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 	}()
 	for {
 		if p.closed {
-			return nil, notSent(ErrPoolClosed)
+			return nil, false, notSent(ErrPoolClosed)
 		}
 		p.pruneClosedLocked()
 		for i, pc := range p.conns {
@@ -404,33 +516,42 @@ func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 				p.conns = append(p.conns[:i], p.conns[i+1:]...)
 				pc.draining = false
 				p.held++
-				return pc, nil
+				// Always looked at: nothing can send the holder's
+				// statements elsewhere (a look costs a system call).
+				return pc, p.pc.idleCheck != noLimit, nil
 			}
 		}
 		if p.totalLocked() < p.pc.maxConns {
 			p.held++ // reserved for the connection opened here
+			wait := time.Until(p.nextOpen)
 			p.mu.Unlock()
-			// Close, which waits for held connections, ends the attempt.
-			cctx, cancel := context.WithCancel(ctx)
-			stop := context.AfterFunc(p.closing, cancel)
-			c, err := ConnectConfig(cctx, p.cfg)
-			stop()
-			cancel()
+			c, err := p.connectHeld(ctx, wait)
 			p.mu.Lock()
 			if err == nil && p.closed {
 				c.Close()
-				err = notSent(ErrPoolClosed)
+				err = ErrPoolClosed
 			}
 			if err != nil {
 				p.held--
+				if c == nil && ctx.Err() == nil && !p.closed {
+					p.openFailedLocked(err)
+				}
 				p.signalLocked()
 				if p.closed {
-					err = notSent(ErrPoolClosed)
+					return nil, false, notSent(ErrPoolClosed)
 				}
-				return nil, err
+				if waitsForHost(ctx, err) {
+					failed = err
+					continue // after the backoff, or on a connection freed meanwhile
+				}
+				if failed != nil && ctx.Err() != nil {
+					return nil, false, connectWaitErr(ctx, failed)
+				}
+				return nil, false, notSent(err)
 			}
+			p.failures, p.lastErr = 0, nil
 			now := time.Now()
-			return &poolConn{p: p, c: c, created: now, lastUsed: now}, nil
+			return &poolConn{p: p, c: c, created: now, lastUsed: now}, false, nil
 		}
 		// Every connection is busy with statements, which would keep it
 		// busy for ever under load: stop routing statements to one of them
@@ -442,10 +563,29 @@ func (p *Pool) takeUntraced(ctx context.Context) (*poolConn, error) {
 		case <-changed:
 		case <-ctx.Done():
 			p.mu.Lock()
-			return nil, notSent(ctx.Err())
+			return nil, false, connectWaitErr(ctx, failed)
 		}
 		p.mu.Lock()
 	}
+}
+
+// connectHeld opens a connection for take, after waiting out the backoff;
+// Close, which waits for held connections, ends the attempt.
+func (p *Pool) connectHeld(ctx context.Context, wait time.Duration) (*Conn, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(p.closing, cancel)
+	defer stop()
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-cctx.Done():
+			t.Stop()
+			return nil, cctx.Err()
+		}
+	}
+	return ConnectConfig(cctx, p.cfg)
 }
 
 // balanceDrainingLocked keeps as many connections draining as callers wait
@@ -533,17 +673,22 @@ func (p *Pool) Begin(ctx context.Context) (*Tx, error) {
 
 // BeginTx starts a transaction with opts (see Pool.Begin).
 func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
-	pc, err := p.take(ctx)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		pc, err := p.take(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tx, err := pc.c.BeginTx(ctx, opts)
+		if err != nil {
+			p.giveBack(pc)
+			if p.retries(ctx, attempt, pc, err) {
+				continue // its connection had broken: BEGIN on another
+			}
+			return nil, err
+		}
+		tx.onEnd = func() { p.giveBack(pc) }
+		return tx, nil
 	}
-	tx, err := pc.c.BeginTx(ctx, opts)
-	if err != nil {
-		p.giveBack(pc)
-		return nil, err
-	}
-	tx.onEnd = func() { p.giveBack(pc) }
-	return tx, nil
 }
 
 // PoolStat is a snapshot of a Pool's counters.
@@ -554,6 +699,10 @@ type PoolStat struct {
 	OpeningConns  int // being opened
 	InFlight      int // statements in flight on routable connections
 	MaxConns      int
+	// PoolerHosts are the hosts found behind a transaction pooler
+	// (PgBouncer): their connections describe statements instead of
+	// preparing them (see statement_cache_mode).
+	PoolerHosts []string
 }
 
 // Stat returns the pool's counters.
@@ -565,6 +714,7 @@ func (p *Pool) Stat() PoolStat {
 		AcquiredConns: p.held,
 		OpeningConns:  p.opening,
 		MaxConns:      p.pc.maxConns,
+		PoolerHosts:   p.cfg.proxies.hosts(),
 	}
 	for _, pc := range p.conns {
 		s.InFlight += pc.inflight

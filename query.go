@@ -89,11 +89,13 @@ const maxCancelRetries = 5
 
 // resendable reports whether sql, which failed with err, may be sent
 // again because a CancelRequest meant for another statement reached it
-// (ErrCanceledByOther) while its own ctx is alive: outside a transaction,
-// a text without transaction control (nor DO or CALL, which may commit)
-// ran all or nothing, so nothing of it persisted.
+// (ErrCanceledByOther), or a transaction pooler gave it to a session
+// that lacked its prepared statement (errPooler), while its own ctx is
+// alive: outside a transaction, a text without transaction control (nor
+// DO or CALL, which may commit) ran all or nothing, so nothing of it
+// persisted.
 func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err error) bool {
-	return owner == nil && errors.Is(err, ErrCanceledByOther) && ctx.Err() == nil &&
+	return owner == nil && (errors.Is(err, ErrCanceledByOther) || errors.Is(err, errPooler)) && ctx.Err() == nil &&
 		c.TxStatus() == 'I' && !sqllex.Scan(sql).TransactionControl
 }
 
@@ -132,6 +134,10 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 				// The ctx ended while the statement was being prepared:
 				// it was never sent, and the error says so.
 				return notSent(err)
+			}
+			if errors.Is(err, errPooler) && cancelRetries < maxCancelRetries && owner == nil {
+				cancelRetries++
+				continue // prepared again, in describe mode now
 			}
 			return err
 		}
@@ -232,6 +238,9 @@ func staleStatement(e *PgError) bool {
 // prepares again).
 func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
 	c.wmu.Lock()
+	if c.proxied.Load() {
+		c.toDescribeModeLocked() // another connection to the host found a pooler
+	}
 	if sd := c.stmts.get(sql); sd != nil {
 		c.wmu.Unlock()
 		return sd, waitReady(ctx, sd)
@@ -405,9 +414,13 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 				return c.fail(err)
 			}
 			if sd.err == nil {
-				sd.err = pgErr
-				if pgErr.SeverityV == "FATAL" {
+				switch {
+				case pgErr.SeverityV == "FATAL":
 					sd.err = notSent(pgErr) // the session ended; nothing ran
+				case c.poolerSign(sd, pgErr): // 42P05: its name exists there
+					sd.err = notSent(fmt.Errorf("%w: %w", errPooler, pgErr))
+				default:
+					sd.err = pgErr
 				}
 			}
 		case wire.MsgReadyForQuery:

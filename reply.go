@@ -327,7 +327,7 @@ func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
 // server ended the session (FATAL) before the request's turn.
 func (c *Conn) failedErr() error {
 	err := c.closedErr()
-	if c.serverEnded.Load() {
+	if c.serverFatal.Load() != nil {
 		err = notSent(err)
 	}
 	return err

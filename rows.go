@@ -41,6 +41,7 @@ type Rows struct {
 	// its columns are read from the socket by Scan, once (see stream.go).
 	big        bool
 	seen       bool // a message of the reply was read (see readRow)
+	bound      bool // BindComplete was read: the statement's name was found
 	bigScanned bool
 	// interrupted: the ctx ended while the reply was read; the rest of it
 	// is the connection's to drain.
@@ -104,7 +105,9 @@ func (r *Rows) readRow() bool {
 			}
 		case wire.MsgParseComplete:
 			c.parsed(r.req)
-		case wire.MsgBindComplete, wire.MsgCloseComplete, wire.MsgPortalSuspended, wire.MsgNoData:
+		case wire.MsgBindComplete:
+			r.bound = true
+		case wire.MsgCloseComplete, wire.MsgPortalSuspended, wire.MsgNoData:
 		case wire.MsgEmptyQueryResponse:
 			if r.stopAtComplete || c.completed(r.req) {
 				r.done = true
@@ -140,6 +143,11 @@ func (r *Rows) readRow() bool {
 			if err != nil {
 				return r.fatal(err)
 			}
+			// A named BEGIN or COMMIT after the statement missing on the
+			// server session, or the statement itself at its Bind, shows
+			// a transaction pooler: the statement's implicit transaction
+			// failed, nothing of it persisted.
+			pooler := c.failed(r.req, pgErr) || !r.bound && !r.req.inCommit() && c.poolerSign(r.sd, pgErr)
 			switch {
 			case first && r.batch == nil && pgErr.SeverityV == "FATAL":
 				// The server ended the session (pg_terminate_backend, a
@@ -147,12 +155,13 @@ func (r *Rows) readRow() bool {
 				// any message of this run: nothing of it ran, and it may
 				// be sent again on another connection (SafeToRetry).
 				r.setErr(notSent(pgErr))
+			case pooler:
+				r.setErr(fmt.Errorf("%w: %w", errPooler, pgErr))
 			case r.strayCancel(pgErr):
 				r.setErr(fmt.Errorf("%w: %w", ErrCanceledByOther, pgErr))
 			default:
 				r.setErr(pgErr)
 			}
-			c.failed(r.req, body)
 			if r.stopAtComplete {
 				r.done = true
 				return false

@@ -3,7 +3,6 @@ package pgline
 import (
 	"container/list"
 	"reflect"
-	"strconv"
 
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/pgtype"
@@ -11,6 +10,9 @@ import (
 
 // Statement cache modes (statement_cache_mode in the DSN).
 const (
+	// cacheAuto, the default, is cachePrepare unless the connection goes
+	// through a transaction pooler, then cacheDescribe (see pooler.go).
+	cacheAuto = "auto"
 	// cachePrepare prepares each SQL text once as a named statement and
 	// keeps its description: each run is Bind/Execute/Sync.
 	cachePrepare = "prepare"
@@ -61,6 +63,12 @@ type stmtDesc struct {
 	// (describe mode only).
 	portalDesc []byte
 	traits     sqlTraits
+	// deallocs is stmtCache.deallocs when the statement was prepared, and
+	// closed is set once its Close is queued: both tell a statement
+	// missing because of pgline or the application from one missing
+	// behind a pooler (see Conn.poolerSign). Guarded by wmu.
+	deallocs uint64
+	closed   bool
 }
 
 // sqlTraits are what a run needs to know of its SQL text, found once per
@@ -102,20 +110,23 @@ type stmtCache struct {
 	capacity int
 	m        map[string]*stmtDesc
 	lru      list.List // front: most recently used
-	seq      uint64    // for statement names
+	prefix   string    // of statement names (see stmtName)
+	// deallocs counts the statements queued that may deallocate prepared
+	// statements (DEALLOCATE, DISCARD).
+	deallocs uint64
 	// closing lists named statements evicted from the cache; Close
 	// messages for them go out with the next request.
 	closing []string
 }
 
 func newStmtCache(mode string, capacity int) *stmtCache {
-	if mode == "" {
+	if mode == "" || mode == cacheAuto {
 		mode = cachePrepare
 	}
 	if capacity <= 0 {
 		capacity = defaultCacheCapacity
 	}
-	return &stmtCache{mode: mode, capacity: capacity, m: make(map[string]*stmtDesc)}
+	return &stmtCache{mode: mode, capacity: capacity, m: make(map[string]*stmtDesc), prefix: stmtPrefix()}
 }
 
 // get returns the cached description of sql, marking it recently used.
@@ -130,10 +141,9 @@ func (sc *stmtCache) get(sql string) *stmtDesc {
 // newDesc returns a new, uncached description for sql, named when the
 // mode prepares statements.
 func (sc *stmtCache) newDesc(sql string) *stmtDesc {
-	sd := &stmtDesc{sql: sql, ready: make(chan struct{}), traits: traitsOf(sql)}
+	sd := &stmtDesc{sql: sql, ready: make(chan struct{}), traits: traitsOf(sql), deallocs: sc.deallocs}
 	if sc.mode == cachePrepare {
-		sc.seq++
-		sd.name = "pgline_" + strconv.FormatUint(sc.seq, 10)
+		sd.name = stmtName(sc.prefix, sql, nil) // Parse sends no types
 	}
 	return sd
 }
@@ -163,13 +173,20 @@ func (sc *stmtCache) put(sd *stmtDesc) {
 // remove drops sd from the cache; a named statement is closed on the
 // server with the next request.
 func (sc *stmtCache) remove(sd *stmtDesc) {
+	if sc.forget(sd) && sd.name != "" {
+		sd.closed = true
+		sc.closing = append(sc.closing, sd.name)
+	}
+}
+
+// forget drops sd from the cache, leaving it prepared on the server, and
+// reports whether it was cached.
+func (sc *stmtCache) forget(sd *stmtDesc) bool {
 	if sd.elem == nil {
-		return
+		return false
 	}
 	sc.lru.Remove(sd.elem)
 	sd.elem = nil
 	delete(sc.m, sd.sql)
-	if sd.name != "" {
-		sc.closing = append(sc.closing, sd.name)
-	}
+	return true
 }

@@ -29,6 +29,10 @@ const (
 	TraceStatement                      // Query, QueryRow or Exec, until the rows are closed
 	TraceBatch                          // SendBatch, until its results are closed
 	TraceAcquire                        // Pool.Acquire or Pool.Begin taking a connection
+	// TracePooler: a connection found that it goes through a transaction
+	// pooler and switched to describe mode (Reason says how). It has no
+	// duration: TraceEnd follows TraceStart at once.
+	TracePooler
 )
 
 // TraceEvent describes one traced operation. A Tracer must not keep it, or
@@ -41,6 +45,8 @@ type TraceEvent struct {
 	Host string
 	// BatchLen is the number of statements of a batch.
 	BatchLen int
+	// Reason says what showed a pooler (TracePooler).
+	Reason string
 
 	Start    time.Time
 	Duration time.Duration // at TraceEnd

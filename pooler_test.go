@@ -1,0 +1,288 @@
+package pgline
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestStmtName(t *testing.T) {
+	p1, p2 := stmtPrefix(), stmtPrefix()
+	if p1 == p2 {
+		t.Fatalf("two connections got the same prefix %q", p1)
+	}
+	shape := regexp.MustCompile(`^pgline_[0-9a-f]{8}_[0-9a-f]{24}$`)
+	names := map[string]string{}
+	for _, c := range []struct {
+		sql   string
+		types []uint32
+	}{
+		{"SELECT 1", nil},
+		{"SELECT 2", nil},
+		{"SELECT 1 ", nil},
+		{"SELECT $1", nil},
+		{"SELECT $1", []uint32{23}},
+		{"SELECT $1", []uint32{20}},
+		{"SELECT $1, $2", []uint32{23, 23}},
+	} {
+		n := stmtName(p1, c.sql, c.types)
+		if !shape.MatchString(n) || len(n) > 63 {
+			t.Errorf("stmtName(%q, %v) = %q: not pgline_<tag>_<hash> within 63 bytes", c.sql, c.types, n)
+		}
+		key := fmt.Sprintf("%q %v", c.sql, c.types)
+		for k, other := range names {
+			if other == n {
+				t.Errorf("%s and %s share the name %s", k, key, n)
+			}
+		}
+		names[key] = n
+		if again := stmtName(p1, c.sql, c.types); again != n {
+			t.Errorf("stmtName is not stable: %q then %q", n, again)
+		}
+		if stmtName(p2, c.sql, c.types) == n {
+			t.Errorf("two connections name %s alike", key)
+		}
+	}
+}
+
+// preparedNames returns the names of the statements prepared in c's
+// session.
+func preparedNames(t *testing.T, ctx context.Context, c *Conn) []string {
+	t.Helper()
+	rows, err := c.Query(ctx, "SELECT name FROM pg_prepared_statements WHERE name LIKE 'pgline%' ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// TestStatementNamesIdentifyText checks the names the server sees: each
+// identifies its text, and a statement prepared again after eviction
+// gets the same name.
+func TestStatementNamesIdentifyText(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN("statement_cache_capacity=3"))
+	if m := c.StatementCacheMode(); m != cachePrepare {
+		t.Fatalf("direct connection runs in %q mode, want prepare", m)
+	}
+	var v int
+	for _, sql := range []string{"SELECT $1::int + 1", "SELECT $1::int + 2"} {
+		if err := c.QueryRow(ctx, sql, 1).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := preparedNames(t, ctx, c)
+	want := map[string]bool{
+		stmtName(c.stmts.prefix, "SELECT $1::int + 1", nil): true,
+		stmtName(c.stmts.prefix, "SELECT $1::int + 2", nil): true,
+	}
+	for _, n := range names {
+		delete(want, n)
+	}
+	if len(want) > 0 {
+		t.Errorf("prepared statements %v lack %v", names, want)
+	}
+	// The cache holds 3 (the two and the names query): the next one evicts the first, which
+	// comes back under its name.
+	for _, sql := range []string{"SELECT $1::int + 3", "SELECT $1::int + 1"} {
+		if err := c.QueryRow(ctx, sql, 1).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.QueryRow(ctx, "SELECT $1::int + 1", 41).Scan(&v); err != nil || v != 42 {
+		t.Fatalf("after eviction: %d %v", v, err)
+	}
+}
+
+// TestDeallocateIsNoPoolerSign: statements missing after the application's
+// own DEALLOCATE ALL are prepared again, and the connection stays in
+// prepare mode.
+func TestDeallocateIsNoPoolerSign(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	var v int
+	if err := c.QueryRow(ctx, "SELECT $1::int * 2", 2).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
+		if _, err := c.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRow(ctx, "SELECT $1::int * 2", 21).Scan(&v); err != nil || v != 42 {
+			t.Fatalf("after %s: %d %v", sql, v, err)
+		}
+		if m := c.StatementCacheMode(); m != cachePrepare {
+			t.Fatalf("after %s the connection switched to %q", sql, m)
+		}
+	}
+}
+
+// TestPoolerDetectedAtConnect: through PgBouncer, with the default
+// statement_cache_mode, a Conn and a Pool describe statements from the
+// start, say so in Stat and tell the Tracer; statement_cache_mode=prepare
+// keeps prepare mode.
+func TestPoolerDetectedAtConnect(t *testing.T) {
+	for _, mode := range []string{"transaction", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			b := startTestPgBouncer(t, mode)
+			ctx := testCtx(t)
+			tr := &recordingTracer{}
+			cfg, err := ParseConfig(b.DSN("pool_max_conns=1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Tracer = tr
+			c, err := ConnectConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := c.StatementCacheMode(); m != cacheDescribe {
+				t.Errorf("Conn through PgBouncer runs in %q mode, want describe", m)
+			}
+			c.Close()
+			tr.mu.Lock()
+			found := false
+			for _, ev := range tr.ended {
+				if ev.Kind == TracePooler && strings.Contains(ev.Reason, "process ID") && ev.Host != "" {
+					found = true
+				}
+			}
+			tr.mu.Unlock()
+			if !found {
+				t.Error("the Tracer got no TracePooler event naming the process ID check")
+			}
+
+			p, err := NewPoolConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if st := p.Stat(); len(st.PoolerHosts) != 0 {
+				t.Errorf("PoolerHosts %v before any connection", st.PoolerHosts)
+			}
+			var v int
+			if err := p.QueryRow(ctx, "SELECT $1::int", 7).Scan(&v); err != nil || v != 7 {
+				t.Fatalf("%d %v", v, err)
+			}
+			if st := p.Stat(); len(st.PoolerHosts) != 1 || st.PoolerHosts[0] != b.Addr() {
+				t.Errorf("Stat().PoolerHosts = %v, want [%s]", st.PoolerHosts, b.Addr())
+			}
+
+			explicit := connect(t, b.DSN("statement_cache_mode=prepare"))
+			if m := explicit.StatementCacheMode(); m != cachePrepare {
+				t.Errorf("statement_cache_mode=prepare gave %q", m)
+			}
+		})
+	}
+	direct, err := NewPool(testCtx(t), srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	if _, err := direct.Exec(testCtx(t), "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if st := direct.Stat(); len(st.PoolerHosts) != 0 {
+		t.Errorf("a direct Pool reports pooler hosts %v", st.PoolerHosts)
+	}
+}
+
+// TestPoolerDetectedByMissingStatement: with statement_cache_mode=prepare
+// forced, a transaction-mode PgBouncer shows itself by a statement missing
+// on the session that gets a Bind; the connection switches to describe
+// mode and the statement is sent again: every caller gets its own reply
+// and no error.
+func TestPoolerDetectedByMissingStatement(t *testing.T) {
+	b := startTestPgBouncer(t, "transaction")
+	ctx := testCtx(t)
+	tr := &recordingTracer{}
+	cfg, err := ParseConfig(b.DSN("statement_cache_mode=prepare"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tracer = tr
+	conns := make([]*Conn, 3)
+	for i := range conns {
+		if conns[i], err = ConnectConfig(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close()
+	}
+	var wg sync.WaitGroup
+	var tally replyTally
+	for g := 0; g < 30; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := conns[g%len(conns)]
+			for i := 0; i < 30; i++ {
+				want := g*1000 + i
+				var v int
+				var s string
+				sql := fmt.Sprintf("SELECT $1::int, 'g%d'::text", g%5)
+				if i%3 == 2 {
+					batch := &Batch{}
+					batch.Queue(sql, want)
+					batch.Queue("SELECT $1::int + 1, 'b'::text", want)
+					br := c.SendBatch(ctx, batch)
+					err := br.QueryRow().Scan(&v, &s)
+					var v2 int
+					var s2 string
+					err2 := br.QueryRow().Scan(&v2, &s2)
+					br.Close()
+					switch {
+					case err != nil || err2 != nil:
+						tally.errf("batch: %v / %v", err, err2)
+					case v != want || s != fmt.Sprintf("g%d", g%5) || v2 != want+1 || s2 != "b":
+						tally.wrongf("batch: %d %q %d %q", v, s, v2, s2)
+					}
+					continue
+				}
+				if err := c.QueryRow(ctx, sql, want).Scan(&v, &s); err != nil {
+					tally.errf("QueryRow: %v", err)
+				} else if v != want || s != fmt.Sprintf("g%d", g%5) {
+					tally.wrongf("QueryRow %d: got %d %q", want, v, s)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	tally.check(t)
+	switched := 0
+	for _, c := range conns {
+		if c.StatementCacheMode() == cacheDescribe {
+			switched++
+		}
+	}
+	if switched == 0 {
+		t.Error("no connection switched to describe mode behind a transaction pooler")
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	events := 0
+	for _, ev := range tr.ended {
+		if ev.Kind == TracePooler {
+			events++
+			if !strings.Contains(ev.Reason, "SQLSTATE") {
+				t.Errorf("TracePooler reason %q does not say what showed the pooler", ev.Reason)
+			}
+		}
+	}
+	if events != switched {
+		t.Errorf("%d TracePooler events for %d switched connections", events, switched)
+	}
+}
