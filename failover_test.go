@@ -540,8 +540,12 @@ func TestPoolFailover(t *testing.T) {
 	nAll, failedAll := tracer.between(time.Time{}, time.Now())
 	t.Logf("connection attempts: %d (%d failed) in the %v outage, %d (%d failed) in the %v after the promotion, %d (%d failed) in all",
 		nOut, failedOut, promoted.Sub(shutdownAt).Round(time.Millisecond), nRec, failedRec, recoverBy, nAll, failedAll)
-	if nOut >= 100 {
-		t.Errorf("%d connection attempts in the outage, want fewer than 100 (backoff)", nOut)
+	// Backoff: the connections that broke at the crash may each start an
+	// attempt, then one at a time, 10ms doubling (each drawn between
+	// half and all of it): at most log2(1 + outage/5ms) + 1 more.
+	outage := promoted.Sub(shutdownAt)
+	if limit := 4 + 1 + int(math.Log2(1+float64(outage)/float64(5*time.Millisecond))); failedOut > limit {
+		t.Errorf("%d failed connection attempts in the %v outage, want at most %d (exponential backoff)", failedOut, outage.Round(time.Millisecond), limit)
 	}
 
 	// The table on the new primary.

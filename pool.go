@@ -296,7 +296,8 @@ func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) 
 			}
 			opened = false // the next attempt, after the backoff
 		}
-		if (best == nil || bestScore > 0) && p.totalLocked() < p.pc.maxConns {
+		// After a failure, one attempt at a time (see openFailedLocked).
+		if (best == nil || bestScore > 0) && p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
 			p.openLocked()
 			opened = true
 		}
