@@ -10,7 +10,8 @@ package pgline
 //
 //   - A statement's name identifies the connection and the statement: a
 //     random tag of the connection and a hash of the SQL text and of the
-//     parameter types sent with it (stmtName). On another session the
+//     parameter types sent with it (stmtName). Two texts of one connection
+//     share a name with a probability of 2^-64 per pair. On another session the
 //     name is unknown (26000), never another statement.
 //   - The connection switches to describe mode (the unnamed statement,
 //     parsed in the same Sync group as its Bind) as soon as it sees a
@@ -26,8 +27,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -41,17 +42,22 @@ import (
 // transaction pooler. Nothing of the statement ran.
 var errPooler = errors.New("pgline: the connection goes through a transaction pooler (switched to statement_cache_mode=describe)")
 
+// nameEncoding writes the parts of statement names: lower case letters
+// and digits, so that a name needs no quoting in SQL (DEALLOCATE).
+var nameEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
 // stmtPrefix returns a new connection's prefix of statement names,
-// "pgline_" and a random tag.
+// "pgline_" and a random tag of 32 bits (7 characters).
 func stmtPrefix() string {
 	var b [4]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
-	return "pgline_" + hex.EncodeToString(b[:]) + "_"
+	return "pgline_" + nameEncoding.EncodeToString(b[:])
 }
 
 // stmtName names the statement of sql parsed with paramOIDs: prefix and
-// 96 bits of SHA-256 of the text and the types, 40 bytes in all (a name
-// may have 63).
+// 64 bits of SHA-256 of the text and the types (13 characters), 27 bytes
+// in all. Names are written with every run (Bind): short ones cost the
+// pipeline less.
 func stmtName(prefix, sql string, paramOIDs []uint32) string {
 	h := sha256.New()
 	h.Write([]byte(sql))
@@ -62,7 +68,7 @@ func stmtName(prefix, sql string, paramOIDs []uint32) string {
 		h.Write(b[:4])
 	}
 	var sum [sha256.Size]byte
-	return prefix + hex.EncodeToString(h.Sum(sum[:0])[:12])
+	return prefix + nameEncoding.EncodeToString(h.Sum(sum[:0])[:8])
 }
 
 // proxyFlags holds, per host, whether connections to it go through a

@@ -14,7 +14,7 @@ func TestStmtName(t *testing.T) {
 	if p1 == p2 {
 		t.Fatalf("two connections got the same prefix %q", p1)
 	}
-	shape := regexp.MustCompile(`^pgline_[0-9a-f]{8}_[0-9a-f]{24}$`)
+	shape := regexp.MustCompile(`^pgline_[a-z2-7]{7}[a-z2-7]{13}$`)
 	names := map[string]string{}
 	for _, c := range []struct {
 		sql   string
