@@ -230,7 +230,7 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	build := func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) }
 	read := func(req *request) (CommandTag, error) {
 		req.oneStmt = info.Statements <= 1
-		return c.readSimple(req, onRow)
+		return c.readSimple(req, onRow, !info.TransactionControl)
 	}
 	if info.CopyFromStdin {
 		h, err := c.holdForCopy(ctx, owner)
@@ -258,7 +258,11 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 }
 
 // readSimple reads req's reply to a simple Query; the caller is the head.
-func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error) (CommandTag, error) {
+// allOrNothing says that the text runs in one implicit transaction (no
+// transaction control, DO or CALL: see resendable): a FATAL that comes
+// before any other message of the reply then means that nothing of it
+// persisted. Otherwise the text may have committed just before it.
+func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, allOrNothing bool) (CommandTag, error) {
 	var tag CommandTag
 	var firstErr error
 	mode := readWhole
@@ -300,9 +304,10 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error) (Comman
 			}
 			if firstErr == nil {
 				firstErr = pgErr
-				if first && pgErr.SeverityV == "FATAL" {
+				if first && allOrNothing && pgErr.fatal() {
 					// The session ended before the server answered any
-					// of the text: nothing of it ran (see Rows.readRow).
+					// of the text: nothing of it persisted (see
+					// Rows.readRow).
 					firstErr = notSent(pgErr)
 				}
 			}
@@ -392,7 +397,7 @@ func protocolErr(err error) error {
 // server ends the session: nothing queued after it runs (see fail).
 func (c *Conn) pgError(body []byte) (*PgError, error) {
 	e, err := parsePgError(body)
-	if err == nil && (e.SeverityV == "FATAL" || e.SeverityV == "PANIC") {
+	if err == nil && e.fatal() {
 		c.serverFatal.CompareAndSwap(nil, e)
 	}
 	return e, err

@@ -561,7 +561,7 @@ func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyI
 	ci := &copyIn{c: c, req: req, watch: w, done: make(chan struct{})}
 	go func() {
 		// readSimple refuses a second COPY FROM STDIN of sql.
-		ci.tag, ci.err = c.readSimple(req, nil)
+		ci.tag, ci.err = c.readSimple(req, nil, false) // its data went out
 		close(ci.done)
 	}()
 	return ci, nil

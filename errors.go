@@ -38,6 +38,16 @@ func (e *PgError) Error() string {
 	return sev + ": " + e.Message + " (SQLSTATE " + e.Code + ")"
 }
 
+// fatal reports whether the server ends the session with e: severity FATAL
+// or PANIC (the non-localized one; PgBouncer sends only the other).
+func (e *PgError) fatal() bool {
+	sev := e.SeverityV
+	if sev == "" {
+		sev = e.Severity
+	}
+	return sev == "FATAL" || sev == "PANIC"
+}
+
 // SQLState returns the SQLSTATE code of the error.
 func (e *PgError) SQLState() string { return e.Code }
 

@@ -155,6 +155,7 @@ func (r *request) free() {
 // It releases wmu.
 func (c *Conn) sendDetachedLocked(sql string) {
 	c.wbuf, _ = wire.AppendQuery(c.appendClosesLocked(c.wbuf), sql) // sql is ours: no NUL
+	c.closesQueuedLocked()
 	req := newRequest()
 	req.detached = true
 	c.enqueueLocked(req)
@@ -202,6 +203,7 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
+	c.closesQueuedLocked()
 	if chain {
 		buf = slices.Replace(buf, start-len(syncMsg), start, c.commitMsgsLocked(prev)...)
 		prev.chained.Store(true)

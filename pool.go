@@ -220,10 +220,13 @@ func (p *Pool) openFailedLocked(err error) {
 
 // waitsForHost reports whether a call whose connection attempt failed
 // with err waits for the next one: only with a deadline, and unless a
-// server refused the session (see refusedByServer).
+// server refused the session (see refusedByServer) for another reason
+// than too many connections (53300).
 func waitsForHost(ctx context.Context, err error) bool {
 	_, ok := ctx.Deadline()
-	return ok && ctx.Err() == nil && !refusedByServer(err) && !errors.Is(err, ErrPoolClosed)
+	var pgErr *PgError
+	refused := refusedByServer(err) && !(errors.As(err, &pgErr) && pgErr.Code == "53300")
+	return ok && ctx.Err() == nil && !refused && !errors.Is(err, ErrPoolClosed)
 }
 
 // connectWaitErr is the error of a call whose ctx ended while it waited
@@ -682,8 +685,11 @@ func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 		tx, err := pc.c.BeginTx(ctx, opts)
 		if err != nil {
 			p.giveBack(pc)
-			if p.retries(ctx, attempt, pc, err) {
-				continue // its connection had broken: BEGIN on another
+			// A BEGIN has no effect that outlives its session: on a
+			// connection that broke, it is made again on another, even
+			// when it may have reached the server.
+			if pc.c.IsClosed() && ctx.Err() == nil && attempt < p.pc.maxConns+2 {
+				continue
 			}
 			return nil, err
 		}

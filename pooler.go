@@ -119,7 +119,7 @@ func (c *Conn) detectPooler(ctx context.Context) error {
 	v, err := c.queryScalar(ctx, "SELECT pg_catalog.pg_backend_pid()")
 	if err != nil {
 		var pgErr *PgError
-		if errors.As(err, &pgErr) && pgErr.SeverityV != "FATAL" {
+		if errors.As(err, &pgErr) && !pgErr.fatal() {
 			return nil
 		}
 		return err

@@ -222,6 +222,39 @@ func TestPoolerDetectedByMissingStatement(t *testing.T) {
 		}
 		defer conns[i].Close()
 	}
+	// First, for certain: conns[0] prepares a text inside a transaction
+	// (one server session), then another client holds that session
+	// (PgBouncer hands out the last one released first) while conns[0]
+	// runs the text again, on another session.
+	a := conns[0]
+	tx, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	var s string
+	if err := tx.QueryRow(ctx, "SELECT $1::int, 'g0'::text", 1).Scan(&v, &s); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other := connect(t, b.DSN())
+	otx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := otx.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.QueryRow(ctx, "SELECT $1::int, 'g0'::text", 2).Scan(&v, &s); err != nil || v != 2 || s != "g0" {
+		t.Fatalf("the statement run on another session: %d %q %v", v, s, err)
+	}
+	otx.Rollback(ctx)
+	if m := a.StatementCacheMode(); m != cacheDescribe {
+		t.Fatalf("after its statement went missing the connection runs in %q mode, want describe", m)
+	}
+
 	var wg sync.WaitGroup
 	var tally replyTally
 	for g := 0; g < 30; g++ {

@@ -297,6 +297,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 			}
 		} else if len(describes) > 0 {
 			c.wbuf = buf
+			c.closesQueuedLocked()
 			req = newRequest()
 			req.describes = describes
 			req.syncs = len(describes)
@@ -415,7 +416,7 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 			}
 			if sd.err == nil {
 				switch {
-				case pgErr.SeverityV == "FATAL":
+				case pgErr.fatal():
 					sd.err = notSent(pgErr) // the session ended; nothing ran
 				case c.poolerSign(sd, pgErr): // 42P05: its name exists there
 					sd.err = notSent(fmt.Errorf("%w: %w", errPooler, pgErr))
@@ -435,7 +436,10 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 }
 
 // appendClosesLocked appends Close messages for statements evicted from
-// the cache. The caller holds wmu.
+// the cache. They stay listed until the caller's messages are queued
+// (closesQueuedLocked): a request that fails to build leaves them to the
+// next, or a statement left on the server would be prepared again under
+// its name (42P05, taken for a pooler's sign). The caller holds wmu.
 func (c *Conn) appendClosesLocked(buf []byte) []byte {
 	for _, name := range c.stmts.closing {
 		var err error
@@ -443,8 +447,17 @@ func (c *Conn) appendClosesLocked(buf []byte) []byte {
 			break // cannot happen: the name is ours
 		}
 	}
-	c.stmts.closing = c.stmts.closing[:0]
+	c.stmts.appended = len(c.stmts.closing)
 	return buf
+}
+
+// closesQueuedLocked notes that the Close messages appendClosesLocked
+// appended are in the write buffer; statements evicted since (by the
+// caller's own describes) stay listed. The caller holds wmu.
+func (c *Conn) closesQueuedLocked() {
+	sc := c.stmts
+	sc.closing = append(sc.closing[:0], sc.closing[sc.appended:]...)
+	sc.appended = 0
 }
 
 // appendRun appends [Parse] Bind [Describe] Execute Sync for sd with args

@@ -117,6 +117,9 @@ type stmtCache struct {
 	// closing lists named statements evicted from the cache; Close
 	// messages for them go out with the next request.
 	closing []string
+	// appended counts the first names of closing whose Close messages are
+	// in a request being built (see Conn.appendClosesLocked).
+	appended int
 }
 
 func newStmtCache(mode string, capacity int) *stmtCache {

@@ -98,6 +98,7 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byt
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
+	c.closesQueuedLocked()
 	req := newRequest()
 	req.owner = owner
 	c.enqueueLocked(req)

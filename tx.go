@@ -265,7 +265,7 @@ func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	tag, err := c.exchange(ctx, &tx.h, func(buf []byte) ([]byte, error) {
 		tx.h.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
-	}, func(req *request) (CommandTag, error) { return c.readSimple(req, nil) })
+	}, func(req *request) (CommandTag, error) { return c.readSimple(req, nil, false) })
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	// Unsent (ctx ended first), the transaction is still open.
 	tx.end(isNotSent(err))

@@ -1,0 +1,131 @@
+package pgline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Findings of the outside audit of issue 13, kept as tests.
+
+// TestCommitThenTerminatedNotResent: a CALL or DO that commits and then
+// works on, ended by pg_terminate_backend during the work, gets the
+// server's FATAL as the first message of its reply, yet its INSERT is
+// committed: the FATAL is not SafeToRetry, and the Pool does not run the
+// text again.
+func TestCommitThenTerminatedNotResent(t *testing.T) {
+	ctx := testCtx(t)
+	direct := connect(t, srv.DSN())
+	if _, err := direct.Exec(ctx, `DROP TABLE IF EXISTS committed_then_killed;
+CREATE TABLE committed_then_killed (n int8 NOT NULL);
+CREATE OR REPLACE PROCEDURE commit_then_sleep(v int8) LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO committed_then_killed VALUES (v);
+  COMMIT;
+  PERFORM pg_sleep(5);
+END $$`); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		name string
+		sql  string
+	}{
+		{"CALL", "CALL commit_then_sleep(%d)"},
+		{"DO", "DO $$BEGIN INSERT INTO committed_then_killed VALUES (%d); COMMIT; PERFORM pg_sleep(5); END$$"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app := fmt.Sprintf("commit_then_killed_%d", i)
+			p, err := NewPool(ctx, srv.DSN("pool_max_conns=2", "application_name="+app))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			done := make(chan error, 1)
+			go func() {
+				_, err := p.Exec(ctx, fmt.Sprintf(tc.sql, i))
+				done <- err
+			}()
+			// Once the row is committed, end the session running it.
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				var k int
+				if err := direct.QueryRow(ctx, "SELECT count(*)::int FROM committed_then_killed WHERE n = $1", i).Scan(&k); err != nil {
+					t.Fatal(err)
+				}
+				if k > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the row was never committed")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if _, err := direct.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '"+app+"' AND state = 'active'"); err != nil {
+				t.Fatal(err)
+			}
+			err = <-done
+			var k int
+			if err := direct.QueryRow(ctx, "SELECT count(*)::int FROM committed_then_killed WHERE n = $1", i).Scan(&k); err != nil {
+				t.Fatal(err)
+			}
+			var pgErr *PgError
+			if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "57P01" {
+				t.Errorf("%s returned %v, want the server's FATAL 57P01", tc.name, err)
+			}
+			if SafeToRetry(err) {
+				t.Errorf("%s committed, yet its error says SafeToRetry: %v", tc.name, err)
+			}
+			if k != 1 {
+				t.Errorf("%s ran %d times", tc.name, k)
+			}
+		})
+	}
+}
+
+// TestFailedRequestKeepsCloses: a statement evicted from the cache is
+// closed with the next request; when that request fails to build (an
+// argument that cannot be encoded), the Close waits for the one after.
+// Lost, it left the statement on the server, and preparing the same text
+// again under the same name got 42P05, taken for a pooler's sign.
+func TestFailedRequestKeepsCloses(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN("statement_cache_capacity=1"))
+	var v int
+	if err := c.QueryRow(ctx, "SELECT $1::int + 1", 1).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.QueryRow(ctx, "SELECT $1::int + 2", make(chan int)).Scan(&v); err == nil || !SafeToRetry(err) {
+		t.Fatalf("an argument that cannot be encoded: %v, want an error saying nothing was sent", err)
+	}
+	if err := c.QueryRow(ctx, "SELECT $1::int + 1", 41).Scan(&v); err != nil || v != 42 {
+		t.Fatalf("the first text again: %d %v", v, err)
+	}
+	if m := c.StatementCacheMode(); m != cachePrepare {
+		t.Errorf("a direct connection switched to %q mode (false pooler sign)", m)
+	}
+}
+
+// TestPgBouncerFatalReported: PgBouncer's own errors carry no
+// non-localized severity; its FATAL is still the error reported, not the
+// end of the socket after it.
+func TestPgBouncerFatalReported(t *testing.T) {
+	b := startTestPgBouncer(t, "statement")
+	ctx := testCtx(t)
+	for _, via := range []string{"Exec", "Begin"} {
+		c := connect(t, b.DSN())
+		var err error
+		if via == "Exec" {
+			_, err = c.Exec(ctx, "BEGIN")
+		} else {
+			_, err = c.Begin(ctx)
+		}
+		var pgErr *PgError
+		if !errors.As(err, &pgErr) || !pgErr.fatal() || !strings.Contains(pgErr.Message, "statement pooling") {
+			t.Errorf("%s of BEGIN in statement pooling mode: %v, want PgBouncer's FATAL", via, err)
+		}
+		if !c.IsClosed() {
+			t.Errorf("%s: the connection is still open after the server's FATAL", via)
+		}
+	}
+}
