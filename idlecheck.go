@@ -30,10 +30,7 @@ func (c *Conn) usableAfterIdle(ctx context.Context) bool {
 	if c.IsClosed() {
 		return false
 	}
-	c.wmu.Lock()
-	busy := c.tail != nil || c.flushing
-	c.wmu.Unlock()
-	if busy {
+	if c.busy() {
 		return true // its reader sees the end of the session for itself
 	}
 	switch peekSocket(c.rawConn) {
@@ -50,4 +47,11 @@ func (c *Conn) usableAfterIdle(ctx context.Context) bool {
 		return false
 	}
 	return true
+}
+
+// busy reports whether requests are in flight or being written.
+func (c *Conn) busy() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.tail != nil || c.flushing
 }

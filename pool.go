@@ -412,10 +412,18 @@ func (p *Pool) holdRows(pc *poolConn, r *Rows) {
 
 // QueryRow runs sql on one of the pool's connections (see Conn.QueryRow).
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{ctx: ctx, sql: sql, args: args}
-	row.err = p.retry(ctx, func(pc *poolConn) error {
-		row.c = pc.c // a resend of the row goes to the same connection
-		err := pc.c.query(ctx, nil, &row.rows, sql, args)
+	row := &Row{ctx: ctx, sql: sql, args: args, pool: p}
+	p.runRow(row)
+	return row
+}
+
+// runRow runs row's statement on a routed connection, for QueryRow and
+// for a resend by Row.Scan (routed again: the connection the row came
+// from may be held by Acquire or Begin by then).
+func (p *Pool) runRow(row *Row) {
+	row.err = p.retry(row.ctx, func(pc *poolConn) error {
+		row.c = pc.c
+		err := pc.c.query(row.ctx, nil, &row.rows, row.sql, row.args)
 		if err != nil {
 			p.done(pc, false)
 			return err
@@ -423,7 +431,6 @@ func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 		p.holdRows(pc, &row.rows)
 		return nil
 	})
-	return row
 }
 
 // Exec runs sql on one of the pool's connections (see Conn.Exec).
@@ -648,22 +655,34 @@ const resetSession = "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; U
 	"SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES"
 
 // Release resets the connection's session state and returns it to the
-// pool. It is safe to call more than once.
+// pool. A connection with requests still in flight (a statement given up
+// at its deadline, whose reply is being drained from a server that may
+// not answer) is closed instead, so that Release does not wait for it;
+// the reset itself is bounded by resetTimeout (5s). It is safe to call
+// more than once.
 func (pc *PoolConn) Release() {
 	if !pc.released.CompareAndSwap(false, true) {
 		return
 	}
 	if c := pc.Conn; !c.IsClosed() && c.TxStatus() == 'I' {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if _, err := c.Exec(ctx, resetSession); err != nil {
+		if c.busy() {
 			c.Close()
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
+			if _, err := c.Exec(ctx, resetSession); err != nil {
+				c.Close()
+			}
+			cancel()
 		}
-		cancel()
 		// Notifications received for the last holder are not the next one's.
 		c.dropNotifications()
 	}
 	pc.pc.p.giveBack(pc.pc)
 }
+
+// resetTimeout bounds Release's reset of a connection: past it, the
+// connection is closed instead.
+const resetTimeout = 5 * time.Second
 
 // Begin starts a transaction on a connection taken from the pool for it;
 // Commit or Rollback returns the connection. The connection is not reset

@@ -476,10 +476,11 @@ func (r *Rows) Values() ([]any, error) {
 type Row struct {
 	rows Rows
 	err  error
-	// What QueryRow ran, to send it again (on c) when a CancelRequest
-	// meant for another statement hit it before Scan returned: nil c for
-	// a batch's row.
+	// What QueryRow ran, to send it again (on c, or through pool) when a
+	// CancelRequest meant for another statement hit it before Scan
+	// returned: nil c for a batch's row.
 	c     *Conn
+	pool  *Pool
 	ctx   context.Context
 	owner *holder
 	sql   string
@@ -498,6 +499,10 @@ func (r *Row) Scan(dest ...any) error {
 			return err
 		}
 		r.rows = Rows{}
+		if r.pool != nil {
+			r.pool.runRow(r)
+			continue
+		}
 		r.err = r.c.query(r.ctx, r.owner, &r.rows, r.sql, r.args)
 	}
 }
