@@ -672,51 +672,13 @@ func TestPoolRestartNoSafeToRetryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	calls := []struct {
-		name string
-		run  func(ctx context.Context, i int) error
-	}{
-		{"QueryRow", func(ctx context.Context, i int) error {
-			var v int
-			if err := p.QueryRow(ctx, "SELECT $1::int", i).Scan(&v); err != nil {
-				return err
-			}
-			if v != i {
-				return fmt.Errorf("got %d, want %d", v, i)
-			}
-			return nil
-		}},
-		{"Exec", func(ctx context.Context, i int) error {
-			_, err := p.Exec(ctx, "SELECT $1::int", i)
-			return err
-		}},
-		{"Begin/Commit", func(ctx context.Context, i int) error {
-			tx, err := p.Begin(ctx)
-			if err != nil {
-				return err
-			}
-			var v int
-			if err := tx.QueryRow(ctx, "SELECT $1::int", i).Scan(&v); err != nil {
-				tx.Rollback(ctx)
-				return err
-			}
-			return tx.Commit(ctx)
-		}},
-		{"Acquire/Release", func(ctx context.Context, i int) error {
-			pc, err := p.Acquire(ctx)
-			if err != nil {
-				return err
-			}
-			defer pc.Release()
-			var v int
-			return pc.QueryRow(ctx, "SELECT $1::int", i).Scan(&v)
-		}},
-	}
+	// The calls of the idle-session tests (QueryRow, Begin/Commit,
+	// Acquire+QueryRow+Release, Exec) in turn.
 	run := func(i int) error {
-		c := calls[i%len(calls)]
+		c := deadPoolOps[i%len(deadPoolOps)]
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		if err := c.run(cctx, i); err != nil {
+		if err := c.run(cctx, p, i); err != nil {
 			return fmt.Errorf("%s #%d: %w (SafeToRetry %v)", c.name, i, err, SafeToRetry(err))
 		}
 		return nil
