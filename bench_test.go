@@ -3,10 +3,14 @@ package pgline
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/bits"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -259,4 +263,73 @@ func BenchmarkConnect(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPoolGoroutines: point lookups from G goroutines at once through
+// a Pool of 4 connections (pool_max_pipeline 64: past G=256 statements
+// wait for a slot). It reports the 99th percentile and the longest time
+// a statement took, wait included.
+func BenchmarkPoolGoroutines(b *testing.B) {
+	benchConn(b) // loads the table
+	for _, g := range []int{100, 1000, 5000} {
+		b.Run(fmt.Sprintf("G=%d", g), func(b *testing.B) {
+			p, err := NewPool(context.Background(), srv.DSN("pool_max_conns=4"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			ctx := context.Background()
+			var lat latencyHist
+			b.ReportAllocs()
+			b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				var name string
+				for pb.Next() {
+					i = i%10000 + 1
+					start := time.Now()
+					if err := p.QueryRow(ctx, "SELECT name FROM bench_rows WHERE id = $1", i).Scan(&name); err != nil {
+						b.Error(err)
+						return
+					}
+					lat.add(time.Since(start))
+				}
+			})
+			b.ReportMetric(float64(lat.quantile(0.99))/1e6, "p99-ms")
+			b.ReportMetric(float64(lat.max.Load())/1e6, "max-ms")
+		})
+	}
+}
+
+// latencyHist is a histogram of durations in power-of-two buckets of
+// nanoseconds, safe for concurrent use without locks.
+type latencyHist struct {
+	buckets [64]atomic.Int64
+	max     atomic.Int64
+}
+
+func (h *latencyHist) add(d time.Duration) {
+	h.buckets[bits.Len64(uint64(d))].Add(1)
+	for {
+		m := h.max.Load()
+		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+// quantile returns the upper bound of the bucket holding quantile q.
+func (h *latencyHist) quantile(q float64) time.Duration {
+	var total int64
+	for i := range h.buckets {
+		total += h.buckets[i].Load()
+	}
+	want := int64(q * float64(total))
+	var seen int64
+	for i := range h.buckets {
+		if seen += h.buckets[i].Load(); seen > want {
+			return time.Duration(uint64(1)<<i - 1)
+		}
+	}
+	return 0
 }

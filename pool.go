@@ -17,8 +17,10 @@ import (
 // goes to the connection with the fewest requests in flight, where it is
 // pipelined with the others, so a few connections serve many goroutines
 // without queueing them one round trip at a time. Connections are opened
-// as load needs them, up to pool_max_conns. A Pool is safe for concurrent
-// use.
+// as load needs them, up to pool_max_conns. When every connection has
+// pool_max_pipeline statements in flight, statements wait in one queue
+// and are served in arrival order, one per freed slot, however many
+// goroutines wait. A Pool is safe for concurrent use.
 //
 // Statements routed by the Pool share connections: session state needs a
 // connection of its own, from Acquire (SET, temporary tables, advisory
@@ -55,8 +57,12 @@ type Pool struct {
 	held    int           // connections held by Acquire or Begin
 	takers  int           // Acquire or Begin calls waiting for a connection
 	closed  bool          // Close was called
-	changed chan struct{} // closed and replaced whenever the fields change
+	changed chan struct{} // closed and replaced when the fields change, if watched
+	watched bool          // someone waits on changed (see signalLocked)
 	lastErr error         // the last failure to open a connection
+	// The statements waiting for a slot, in arrival order (see route).
+	waitHead, waitTail *routeWaiter
+	waiting            int
 	// failures counts the connection attempts failed in a row; the next
 	// starts at nextOpen (see openFailedLocked).
 	failures int
@@ -154,10 +160,21 @@ func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	return p, nil
 }
 
-// signalLocked wakes every goroutine waiting for a change.
+// signalLocked wakes the goroutines waiting for a change (Acquire, Begin
+// and Close; statements wait in route's queue).
 func (p *Pool) signalLocked() {
+	if !p.watched {
+		return
+	}
 	close(p.changed)
 	p.changed = make(chan struct{})
+	p.watched = false
+}
+
+// changedLocked returns the channel closed at the next change.
+func (p *Pool) changedLocked() <-chan struct{} {
+	p.watched = true
+	return p.changed
 }
 
 // totalLocked counts the connections open, being opened and held.
@@ -183,6 +200,8 @@ func (p *Pool) openLocked() {
 		p.opening--
 		if err != nil {
 			p.openFailedLocked(err)
+			p.failWaitersLocked(err)
+			p.openForWaitersLocked() // the next attempt, after the backoff
 			p.signalLocked()
 			return
 		}
@@ -195,6 +214,7 @@ func (p *Pool) openLocked() {
 		now := time.Now()
 		p.conns = append(p.conns, &poolConn{p: p, c: c, created: now, lastUsed: now})
 		p.lastErr = nil
+		p.serveLocked()
 		p.signalLocked()
 	}()
 }
@@ -261,66 +281,6 @@ func (p *Pool) dropLocked(pc *poolConn) {
 	}
 }
 
-// route picks the connection for one statement: the open one with the
-// fewest requests in flight, avoiding those whose queue waits behind open
-// Rows. When every connection is busy and the pool is below its maximum,
-// another is opened (this statement does not wait for it when a busy one
-// can take it pipelined). It waits when every connection has
-// pool_max_pipeline requests in flight.
-func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) {
-	opened := false // this call started opening a connection
-	var failed error
-	p.mu.Lock()
-	for {
-		if p.closed {
-			p.mu.Unlock()
-			return nil, false, notSent(ErrPoolClosed)
-		}
-		var best *poolConn
-		bestScore := 0
-		p.pruneClosedLocked()
-		for _, pc := range p.conns {
-			if pc.retiring || pc.draining {
-				continue
-			}
-			score := pc.inflight
-			if pc.openRows > 0 {
-				score += p.pc.maxPipeline
-			}
-			if best == nil || score < bestScore {
-				best, bestScore = pc, score
-			}
-		}
-		if best == nil && opened && p.opening == 0 && p.lastErr != nil {
-			failed = p.lastErr // the connection opened for this call failed
-			if !waitsForHost(ctx, failed) {
-				p.mu.Unlock()
-				return nil, false, notSent(failed)
-			}
-			opened = false // the next attempt, after the backoff
-		}
-		// After a failure, one attempt at a time (see openFailedLocked).
-		if (best == nil || bestScore > 0) && p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
-			p.openLocked()
-			opened = true
-		}
-		if best != nil && (bestScore == 0 || best.inflight < p.pc.maxPipeline && (bestScore < p.pc.maxPipeline || p.totalLocked() >= p.pc.maxConns)) {
-			check = best.inflight == 0 && time.Since(best.lastUsed) >= p.pc.idleCheck
-			best.inflight++
-			p.mu.Unlock()
-			return best, check, nil
-		}
-		changed := p.changed
-		p.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, false, connectWaitErr(ctx, failed)
-		}
-		p.mu.Lock()
-	}
-}
-
 // done ends one statement routed to pc; rows reports that it was a Query
 // whose Rows were counted open.
 func (p *Pool) done(pc *poolConn, rows bool) {
@@ -344,6 +304,7 @@ func (p *Pool) done(pc *poolConn, rows bool) {
 		}
 		p.fillMinLocked()
 	}
+	p.serveLocked()
 	p.signalLocked()
 	p.mu.Unlock()
 }
@@ -514,7 +475,8 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 	defer func() {
 		p.takers--
 		p.balanceDrainingLocked()
-		p.signalLocked() // routes held back by the draining marks may go on
+		p.serveLocked() // statements held back by the draining marks may go on
+		p.signalLocked()
 		p.mu.Unlock()
 	}()
 	for {
@@ -546,6 +508,8 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 				p.held--
 				if c == nil && ctx.Err() == nil && !p.closed {
 					p.openFailedLocked(err)
+					p.failWaitersLocked(err)
+					p.openForWaitersLocked()
 				}
 				p.signalLocked()
 				if p.closed {
@@ -568,7 +532,7 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 		// busy for ever under load: stop routing statements to one of them
 		// per waiting caller, so that it becomes idle.
 		p.balanceDrainingLocked()
-		changed := p.changed
+		changed := p.changedLocked()
 		p.mu.Unlock()
 		select {
 		case <-changed:
@@ -646,6 +610,7 @@ func (p *Pool) giveBack(pc *poolConn) {
 	} else {
 		p.conns = append(p.conns, pc)
 	}
+	p.serveLocked()
 	p.signalLocked()
 	p.mu.Unlock()
 }
@@ -724,6 +689,7 @@ type PoolStat struct {
 	AcquiredConns int // held by Acquire or Begin
 	OpeningConns  int // being opened
 	InFlight      int // statements in flight on routable connections
+	Waiting       int // statements waiting for a slot (every connection full)
 	MaxConns      int
 	// PoolerHosts are the hosts found behind a transaction pooler
 	// (PgBouncer): their connections describe statements instead of
@@ -738,6 +704,7 @@ func (p *Pool) Stat() PoolStat {
 	s := PoolStat{
 		TotalConns:    p.totalLocked(),
 		AcquiredConns: p.held,
+		Waiting:       p.waiting,
 		OpeningConns:  p.opening,
 		MaxConns:      p.pc.maxConns,
 		PoolerHosts:   p.cfg.proxies.hosts(),
@@ -764,6 +731,7 @@ func (p *Pool) Close() {
 	p.closed = true
 	close(p.stopHealth)
 	p.stopOpens()
+	p.closeWaitersLocked()
 	p.signalLocked()
 	for {
 		busy := p.held > 0 || p.opening > 0
@@ -775,7 +743,7 @@ func (p *Pool) Close() {
 		if !busy {
 			break
 		}
-		changed := p.changed
+		changed := p.changedLocked()
 		p.mu.Unlock()
 		<-changed
 		p.mu.Lock()

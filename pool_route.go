@@ -1,0 +1,174 @@
+package pgline
+
+import (
+	"context"
+	"time"
+)
+
+// Routing statements to a Pool's connections.
+//
+// A statement takes a slot on the open connection with the fewest
+// requests in flight (up to pool_max_pipeline per connection). When every
+// slot is taken it waits in a FIFO queue, and each slot freed goes to the
+// statement at its head (serveLocked): one wake-up per freed slot, in
+// arrival order, however many goroutines wait. A statement arriving while
+// others wait queues behind them even if a slot is free at that moment.
+
+// routeWaiter is a statement waiting for a slot.
+type routeWaiter struct {
+	prev, next *routeWaiter
+	ctx        context.Context
+	ready      chan struct{} // closed once pc or err is set
+	pc         *poolConn
+	check      bool // pc was idle for pool_idle_check: look at it first
+	err        error
+}
+
+// route takes a slot for one statement: the open connection with the
+// fewest requests in flight, avoiding those whose queue waits behind open
+// Rows. When every connection is busy and the pool is below its maximum,
+// another is opened (this statement does not wait for it when a busy one
+// can take it pipelined). It waits, in arrival order, when every
+// connection has pool_max_pipeline requests in flight.
+func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, false, notSent(ErrPoolClosed)
+	}
+	if p.waitHead == nil {
+		if pc, check := p.pickLocked(); pc != nil {
+			p.mu.Unlock()
+			return pc, check, nil
+		}
+		// pickLocked opened a connection if the pool may grow.
+	} else {
+		p.openForWaitersLocked()
+	}
+	w := &routeWaiter{ctx: ctx, ready: make(chan struct{})}
+	p.pushWaiterLocked(w)
+	p.mu.Unlock()
+	select {
+	case <-w.ready:
+		return w.pc, w.check, w.err
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-w.ready: // served as ctx ended: the slot goes to the next
+		if w.pc != nil {
+			w.pc.inflight--
+			p.serveLocked()
+		}
+	default:
+		p.removeWaiterLocked(w)
+	}
+	return nil, false, connectWaitErr(ctx, p.lastErr)
+}
+
+// pickLocked takes a slot for a statement, opening a connection when every
+// one is busy and the pool is below its maximum; nil when none is free.
+func (p *Pool) pickLocked() (pc *poolConn, check bool) {
+	var best *poolConn
+	bestScore := 0
+	p.pruneClosedLocked()
+	for _, pc := range p.conns {
+		if pc.retiring || pc.draining {
+			continue
+		}
+		score := pc.inflight
+		if pc.openRows > 0 {
+			score += p.pc.maxPipeline
+		}
+		if best == nil || score < bestScore {
+			best, bestScore = pc, score
+		}
+	}
+	// After a failure, one attempt at a time (see openFailedLocked).
+	if (best == nil || bestScore > 0) && p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
+		p.openLocked()
+	}
+	if best == nil || bestScore > 0 && (best.inflight >= p.pc.maxPipeline || bestScore >= p.pc.maxPipeline && p.totalLocked() < p.pc.maxConns) {
+		return nil, false
+	}
+	check = best.inflight == 0 && time.Since(best.lastUsed) >= p.pc.idleCheck
+	best.inflight++
+	return best, check
+}
+
+// serveLocked gives free slots to the waiting statements, first come first
+// served; it is called whenever a slot may have become free.
+func (p *Pool) serveLocked() {
+	for p.waitHead != nil {
+		pc, check := p.pickLocked()
+		if pc == nil {
+			return
+		}
+		w := p.waitHead
+		p.removeWaiterLocked(w)
+		w.pc, w.check = pc, check
+		close(w.ready)
+	}
+}
+
+// openForWaitersLocked opens a connection for the waiting statements when
+// every one is busy and the pool is below its maximum (pickLocked's rule).
+func (p *Pool) openForWaitersLocked() {
+	if p.waitHead != nil && p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
+		p.openLocked()
+	}
+}
+
+// failWaitersLocked ends the wait of the statements that do not wait for
+// a host after a failed connection attempt (see waitsForHost), when no
+// connection is open to serve them.
+func (p *Pool) failWaitersLocked(err error) {
+	if len(p.conns) > 0 {
+		return
+	}
+	for w := p.waitHead; w != nil; {
+		next := w.next
+		if !waitsForHost(w.ctx, err) {
+			p.removeWaiterLocked(w)
+			w.err = notSent(err)
+			close(w.ready)
+		}
+		w = next
+	}
+}
+
+// closeWaitersLocked ends every wait when the pool closes.
+func (p *Pool) closeWaitersLocked() {
+	for w := p.waitHead; w != nil; w = p.waitHead {
+		p.removeWaiterLocked(w)
+		w.err = notSent(ErrPoolClosed)
+		close(w.ready)
+	}
+}
+
+func (p *Pool) pushWaiterLocked(w *routeWaiter) {
+	w.prev = p.waitTail
+	if p.waitTail != nil {
+		p.waitTail.next = w
+	} else {
+		p.waitHead = w
+	}
+	p.waitTail = w
+	p.waiting++
+}
+
+func (p *Pool) removeWaiterLocked(w *routeWaiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		p.waitHead = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		p.waitTail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	p.waiting--
+}
