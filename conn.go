@@ -59,6 +59,9 @@ type Conn struct {
 	syncHolderEnd int
 	shareSyncs    bool // pipeline_sync=shared (see pipeline.go)
 	commitState   int  // of the named BEGIN and COMMIT (see commitMsgsLocked)
+	// seqNext numbers the requests queued; swappedSeq is the last one
+	// whose bytes left the write buffer (see writeQueued).
+	seqNext, swappedSeq uint64
 	// commitPrepare and commitNamed are the named BEGIN and COMMIT,
 	// parsed or only bound, made at their first use.
 	commitPrepare, commitNamed []byte
@@ -79,6 +82,7 @@ type Conn struct {
 	notifications []*Notification
 
 	serverFatal atomic.Pointer[PgError] // the first FATAL (or PANIC) error received (see pgError)
+	unsentFrom  atomic.Uint64           // requests from this one on were never written (see writeQueued)
 	// proxied is set when the host is found behind a transaction pooler:
 	// shared by the connections of a Pool to the host (see pooler.go).
 	proxied *atomic.Bool

@@ -664,7 +664,7 @@ func (c *Conn) claimWriter() error {
 	}
 	var pending []byte
 	if len(c.wbuf) > 0 {
-		pending = c.swapBuffersLocked()
+		pending, _ = c.swapBuffersLocked()
 	}
 	c.wmu.Unlock()
 	if pending == nil {

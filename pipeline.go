@@ -62,6 +62,7 @@ const (
 
 // request is one entry of the connection's FIFO of replies.
 type request struct {
+	seq   uint64        // its place in the order of requests queued (see writeQueued)
 	turn  chan struct{} // receives one token when the request becomes the head
 	state atomic.Int32
 	next  *request // the request queued after this one; guarded by Conn.wmu
@@ -426,6 +427,8 @@ func (c *Conn) groupEnded(req *request) error {
 // when the queue is empty. The caller holds wmu.
 func (c *Conn) enqueueLocked(req *request) {
 	req.cancels = c.cancels.Load()
+	c.seqNext++
+	req.seq = c.seqNext
 	c.syncHolder = nil // a Sync may only be taken by the run queued right after
 	if c.listener != nil {
 		// A WaitForNotification is reading while idle: wake it so that
@@ -454,9 +457,9 @@ func (c *Conn) flushLocked(req *request) {
 		go c.flushLoop()
 		return
 	}
-	buf := c.swapBuffersLocked()
+	buf, from := c.swapBuffersLocked()
 	c.wmu.Unlock()
-	err := c.write(buf)
+	err := c.writeQueued(buf, from)
 	c.wmu.Lock()
 	c.spare = buf[:0]
 	if err != nil || len(c.wbuf) == 0 {
@@ -478,9 +481,9 @@ func (c *Conn) flushLoop() {
 	runtime.Gosched()
 	c.wmu.Lock()
 	for len(c.wbuf) > 0 && !c.cancelling {
-		buf := c.swapBuffersLocked()
+		buf, from := c.swapBuffersLocked()
 		c.wmu.Unlock()
-		err := c.write(buf)
+		err := c.writeQueued(buf, from)
 		c.wmu.Lock()
 		c.spare = buf[:0]
 		if err != nil {
@@ -493,11 +496,40 @@ func (c *Conn) flushLoop() {
 
 // swapBuffersLocked takes the filled write buffer and leaves the spare one
 // to be appended to.
-func (c *Conn) swapBuffersLocked() []byte {
+//
+// It also returns the sequence number of the first request whose bytes
+// buf may hold (see writeQueued).
+func (c *Conn) swapBuffersLocked() (buf []byte, from uint64) {
 	c.syncHolder = nil // its Sync is on its way
-	buf := c.wbuf
+	buf = c.wbuf
 	c.wbuf, c.spare = c.spare, nil
-	return buf
+	from = c.swappedSeq + 1
+	c.swappedSeq = c.seqNext
+	return buf, from
+}
+
+// writeQueued writes buf, taken by swapBuffersLocked with from. When the
+// socket took none of it (the server had closed the connection: EPIPE,
+// ECONNRESET), the requests from from on were never sent, and their
+// errors say so (see errFor).
+func (c *Conn) writeQueued(buf []byte, from uint64) error {
+	n, err := c.netConn.Write(buf)
+	if err != nil {
+		if n == 0 {
+			c.unsentFrom.CompareAndSwap(0, from)
+		}
+		c.fail(err)
+	}
+	return err
+}
+
+// errFor is the error req gets when the connection failed with err:
+// marked SafeToRetry when none of req's bytes reached the socket.
+func (c *Conn) errFor(req *request, err error) error {
+	if u := c.unsentFrom.Load(); req != nil && u != 0 && req.seq >= u && !SafeToRetry(err) {
+		return notSent(err)
+	}
+	return err
 }
 
 // write writes buf to the socket; a failure closes the connection, and

@@ -3,6 +3,7 @@ package pgline
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,34 @@ func TestPgBouncerFatalReported(t *testing.T) {
 		}
 		if !c.IsClosed() {
 			t.Errorf("%s: the connection is still open after the server's FATAL", via)
+		}
+	}
+}
+
+// TestWriteRefusedIsNotSent: a server that reset the connection while it
+// sat idle refuses the next write outright (ECONNRESET or EPIPE, no byte
+// taken): the statement was never sent, and its error says so, so that a
+// Pool sends it on another connection.
+func TestWriteRefusedIsNotSent(t *testing.T) {
+	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
+		if readStartup(c) != nil {
+			return
+		}
+		c.Write(authOKReady())
+		c.(*net.TCPConn).SetLinger(0) // Close sends RST
+		c.Close()
+	})
+	for _, via := range []string{"QueryRow", "Exec"} {
+		c := connect(t, dsn)
+		time.Sleep(100 * time.Millisecond) // the RST arrives
+		var err error
+		if via == "QueryRow" {
+			err = c.QueryRow(testCtx(t), "SELECT $1::int", 1).Scan(new(int))
+		} else {
+			_, err = c.Exec(testCtx(t), "SELECT 1")
+		}
+		if err == nil || !SafeToRetry(err) {
+			t.Errorf("%s on a connection the server had reset: %v, want an error marked SafeToRetry", via, err)
 		}
 	}
 }

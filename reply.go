@@ -56,7 +56,7 @@ const (
 func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, err error) {
 	for {
 		if c.fatal.Load() != nil {
-			return 0, nil, 0, c.failedErr()
+			return 0, nil, 0, c.errFor(req, c.failedErr())
 		}
 		if req != nil && req.watch.interrupts && req.watch.ctx.Err() != nil {
 			return 0, nil, 0, errInterrupted // answered at once, whatever is buffered
@@ -121,7 +121,7 @@ func (c *Conn) readFailed(req *request, err error) error {
 	case c.interrupted(req, err):
 		return errInterrupted
 	}
-	return c.fail(readErr(err))
+	return c.errFor(req, c.fail(readErr(err)))
 }
 
 // interrupted reports whether err, a read error, is the past read
