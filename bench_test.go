@@ -333,3 +333,40 @@ func (h *latencyHist) quantile(q float64) time.Duration {
 	}
 	return 0
 }
+
+// BenchmarkPoolSequential: one goroutine's 10-row queries, one at a time,
+// through a Pool of 5 and on a lone Conn: the Pool's routing should cost
+// next to nothing (issue 14: within 5 % of the lone Conn).
+func BenchmarkPoolSequential(b *testing.B) {
+	c := benchConn(b)
+	p, err := NewPool(context.Background(), srv.DSN("pool_max_conns=5"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	for _, via := range []struct {
+		name  string
+		query func(ctx context.Context, sql string, args ...any) (*Rows, error)
+	}{{"pool5", p.Query}, {"conn", c.Query}} {
+		b.Run(via.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i = i%9000 + 1
+				rows, err := via.query(ctx, "SELECT id, name, score, created, hash, flag FROM bench_rows WHERE id >= $1 AND id < $1 + 10", i)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for rows.Next() {
+					n++
+				}
+				if rows.Err() != nil || n != 10 {
+					b.Fatal(n, rows.Err())
+				}
+			}
+		})
+	}
+	b.Logf("pool after the sequential queries: %+v", p.Stat())
+}

@@ -53,7 +53,9 @@ func bench(ctx context.Context, o *options, stdout io.Writer) error {
 	connectDSN := o.dsn // the connect workload: a SCRAM user on pgtest
 	if dsn == "" {
 		prog.note("starting a throwaway PostgreSQL (pgtest)…")
-		srv, err := pgtest.Start(pgtest.Options{Users: []pgtest.User{scramUser}})
+		// Room for the sweep's pools of 100: every driver's pool of a
+		// case is open while the rounds interleave.
+		srv, err := pgtest.Start(pgtest.Options{Users: []pgtest.User{scramUser}, Settings: map[string]string{"max_connections": "700"}})
 		if err != nil {
 			return err
 		}

@@ -34,10 +34,25 @@ func writeCharts(dir string, rep *report) ([]chart, error) {
 	for _, w := range order {
 		file := "throughput-" + w + ".svg"
 		title := fmt.Sprintf("%s: throughput relative to pgx (median of per-round ratios)", w)
-		if err := barChart(filepath.Join(dir, file), title, rep.Meta.Drivers, byWorkload[w]); err != nil {
+		if err := barChart(filepath.Join(dir, file), title, "× pgx (higher is faster)", rep.Meta.Drivers, byWorkload[w], vsPgx); err != nil {
 			return nil, err
 		}
 		out = append(out, chart{File: file, Title: title, Kind: "throughput"})
+	}
+	// The concurrency sweep: absolute throughput and p99 as G grows.
+	if cases := byWorkload["sweep"]; len(cases) > 0 {
+		for _, c := range []struct {
+			file, title, label string
+			value              func(*driverResult) *float64
+		}{
+			{"sweep-throughput.svg", "sweep: point lookups per second, G goroutines through a pool", "lookups/s (higher is better)", opsPerSec},
+			{"sweep-p99.svg", "sweep: 99th percentile latency, G goroutines through a pool", "p99 ms (lower is better)", p99ms},
+		} {
+			if err := barChart(filepath.Join(dir, c.file), c.title, c.label, rep.Meta.Drivers, cases, c.value); err != nil {
+				return nil, err
+			}
+			out = append(out, chart{File: c.file, Title: c.title, Kind: "throughput"})
+		}
 	}
 	for _, cr := range rep.Cases {
 		has := false
@@ -57,10 +72,29 @@ func writeCharts(dir string, rep *report) ([]chart, error) {
 	return out, nil
 }
 
-func barChart(path, title string, drivers []string, cases []*caseResult) error {
+// Values for barChart: nil leaves the bar out.
+func vsPgx(d *driverResult) *float64 { return d.VsPgx }
+
+func opsPerSec(d *driverResult) *float64 {
+	if d.Status != statusOK {
+		return nil
+	}
+	return &d.OpsPerSec
+}
+
+func p99ms(d *driverResult) *float64 {
+	if d.Status != statusOK {
+		return nil
+	}
+	v := float64(d.P99NS) / 1e6
+	return &v
+}
+
+// barChart draws, for each case, one bar per driver: value of its result.
+func barChart(path, title, label string, drivers []string, cases []*caseResult, value func(*driverResult) *float64) error {
 	p := plot.New()
 	p.Title.Text = title
-	p.Y.Label.Text = "× pgx (higher is faster)"
+	p.Y.Label.Text = label
 	p.Y.Min = 0
 	names := make([]string, len(cases))
 	for i, cr := range cases {
@@ -70,8 +104,10 @@ func barChart(path, title string, drivers []string, cases []*caseResult) error {
 	for k, name := range drivers {
 		vals := make(plotter.Values, len(cases))
 		for i, cr := range cases {
-			if d := cr.find(name); d != nil && d.VsPgx != nil {
-				vals[i] = *d.VsPgx
+			if d := cr.find(name); d != nil {
+				if v := value(d); v != nil {
+					vals[i] = *v
+				}
 			}
 		}
 		b, err := plotter.NewBarChart(vals, vg.Points(barWidth))

@@ -13,7 +13,7 @@ import (
 func TestQuickRunWritesReport(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"-quick", "-only", "point,pool", "-out", out}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"-quick", "-only", "point,pool,sweep", "-out", out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	js, err := os.ReadFile(filepath.Join(out, "results.json"))
@@ -47,7 +47,7 @@ func TestQuickRunWritesReport(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("drivers missing from point: %v", want)
 	}
-	for _, f := range []string{"index.html", "throughput-point.svg", "throughput-pool.svg", "latency-pool-pool5-all-50.svg"} {
+	for _, f := range []string{"index.html", "throughput-point.svg", "throughput-pool.svg", "latency-pool-pool5-all-50.svg", "sweep-throughput.svg", "sweep-p99.svg"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}

@@ -42,7 +42,7 @@ type task struct {
 }
 
 // workloadNames lists the workloads in run order.
-var workloadNames = []string{"connect", "rows", "point", "insert", "large", "copy", "pipeline", "pool", "rtt"}
+var workloadNames = []string{"connect", "rows", "point", "insert", "large", "copy", "pipeline", "pool", "sweep", "rtt"}
 
 // buildCases returns the cases of the selected workloads.
 func buildCases(only map[string]bool, sz sizes) []*benchCase {
@@ -60,6 +60,7 @@ func buildCases(only map[string]bool, sz sizes) []*benchCase {
 	add("copy", copyCases)
 	add("pipeline", func(sz sizes) []*benchCase { return pipelineCases(sz, false) })
 	add("pool", func(sz sizes) []*benchCase { return poolCases(sz, false) })
+	add("sweep", sweepCases)
 	add("rtt", func(sz sizes) []*benchCase {
 		return append(pipelineCases(sz, true), poolCases(sz, true)...)
 	})

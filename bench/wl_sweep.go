@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+// sweepCases: point lookups from G goroutines at once through a pool of
+// 4 or 16 connections, G from 1 to 5,000, so that the throughput and p99
+// as concurrency grows past a pool's capacity are in every report; and
+// through a pool of 100, the size pgxpool needs to keep up, from G=100.
+// Each goroutine runs its lookups back to back; a latency includes the
+// wait for a connection.
+func sweepCases(sz sizes) []*benchCase {
+	gs, pools := []int{1, 10, 100, 1000, 5000}, []int{4, 16, 100}
+	if sz.quick {
+		gs, pools = []int{1, 100, 1000}, []int{4}
+	}
+	var cs []*benchCase
+	for _, size := range pools {
+		for _, g := range gs {
+			if size == 100 && g < 100 {
+				continue
+			}
+			cs = append(cs, &benchCase{
+				workload: "sweep", name: fmt.Sprintf("sweep/pool%d/G%d", size, g), unit: "query",
+				open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
+					c, note, err := d.openPool(ctx, dsn, size)
+					if err != nil {
+						return nil, err
+					}
+					op := func(ctx context.Context, i int) error {
+						return selectRows(ctx, c, pointSQL, 1, int32(i%rowsTableSize+1))
+					}
+					run := concurrent(g, op)
+					// Warm up: pools that open connections as load needs
+					// them reach their size, and every connection has the
+					// statement prepared, before calibration.
+					if err := run(ctx, 4*max(g, size), nil); err != nil {
+						c.Close()
+						return nil, err
+					}
+					// n a multiple of G: every goroutine has lookups to run.
+					return &task{run: run, step: g, note: note, close: func() { c.Close() }}, nil
+				},
+			})
+		}
+	}
+	return cs
+}
