@@ -55,6 +55,7 @@ type driverResult struct {
 	BytesPerOp    float64  `json:"bytes_per_op,omitempty"`
 	P50NS         int64    `json:"p50_ns,omitempty"`
 	P99NS         int64    `json:"p99_ns,omitempty"`
+	CPUNSPerOp    float64  `json:"client_cpu_ns_per_op,omitempty"`
 	PeakHeapBytes int64    `json:"peak_heap_bytes,omitempty"`
 	VsPgx         *float64 `json:"ratio_to_pgx,omitempty"`
 	VsFloor       *float64 `json:"ratio_to_floor,omitempty"`
@@ -77,6 +78,9 @@ type round struct {
 	P50NS         int64   `json:"p50_ns,omitempty"`
 	P99NS         int64   `json:"p99_ns,omitempty"`
 	PeakHeapBytes int64   `json:"peak_heap_bytes,omitempty"`
+	// CPUNSPerOp is this process's CPU time (user and system) per
+	// operation: the client's share, apart from the server's.
+	CPUNSPerOp float64 `json:"client_cpu_ns_per_op,omitempty"`
 }
 
 func (d *driverResult) ok() bool { return d.Status == statusOK && len(d.Rounds) > 0 }

@@ -157,9 +157,11 @@ func measure(ctx context.Context, t *task, n int, peak bool) (round, []time.Dura
 		ps = startPeakSampler()
 	}
 	runtime.ReadMemStats(&m0)
+	cpu0 := processCPU()
 	start := time.Now()
 	err := t.run(ctx, n, lat)
 	el := time.Since(start)
+	cpu1 := processCPU()
 	runtime.ReadMemStats(&m1)
 	var peakBytes int64
 	if ps != nil {
@@ -174,6 +176,9 @@ func measure(ctx context.Context, t *task, n int, peak bool) (round, []time.Dura
 		AllocsPerOp:   float64(m1.Mallocs-m0.Mallocs) / float64(n),
 		BytesPerOp:    float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n),
 		PeakHeapBytes: peakBytes,
+	}
+	if cpu0 > 0 {
+		rd.CPUNSPerOp = float64(cpu1-cpu0) / float64(n)
 	}
 	if lat != nil {
 		s := sortedCopy(lat)
@@ -236,6 +241,7 @@ func aggregate(cr *caseResult) {
 		d.BytesPerOp = median(roundField(d, func(r round) float64 { return r.BytesPerOp }))
 		d.P50NS = int64(median(roundField(d, func(r round) float64 { return float64(r.P50NS) })))
 		d.P99NS = int64(median(roundField(d, func(r round) float64 { return float64(r.P99NS) })))
+		d.CPUNSPerOp = median(roundField(d, func(r round) float64 { return r.CPUNSPerOp }))
 		d.PeakHeapBytes = int64(median(roundField(d, func(r round) float64 { return float64(r.PeakHeapBytes) })))
 		if ref != nil && ref.ok() {
 			d.VsPgx = finite(median(ratios(ops, roundField(ref, func(r round) float64 { return r.OpsPerSec }))))

@@ -8,7 +8,7 @@ import (
 )
 
 // tableHeader names the columns of the results table.
-var tableHeader = []string{"case", "driver", "ops/s", "allocs/op", "B/op", "p50", "p99", "peak heap", "vs pgx", "vs floor", "note"}
+var tableHeader = []string{"case", "driver", "ops/s", "allocs/op", "B/op", "cpu/op", "p50", "p99", "peak heap", "vs pgx", "vs floor", "note"}
 
 // tableRows returns one row of cells per (case, driver).
 func tableRows(cr *caseResult) [][]string {
@@ -17,18 +17,18 @@ func tableRows(cr *caseResult) [][]string {
 		row := []string{cr.Name, d.Driver}
 		switch {
 		case d.Status == statusUnsupported:
-			row = append(row, dash, dash, dash, dash, dash, dash, dash, dash, "not supported")
+			row = append(row, dash, dash, dash, dash, dash, dash, dash, dash, dash, "not supported")
 		case d.Status == statusError:
-			row = append(row, "ERROR", dash, dash, dash, dash, dash, dash, dash, oneLine(d.Error))
+			row = append(row, "ERROR", dash, dash, dash, dash, dash, dash, dash, dash, oneLine(d.Error))
 		case !d.ok():
-			row = append(row, dash, dash, dash, dash, dash, dash, dash, dash, "")
+			row = append(row, dash, dash, dash, dash, dash, dash, dash, dash, dash, "")
 		default:
 			peak := dash
 			if d.PeakHeapBytes > 0 {
 				peak = fmtBytes(float64(d.PeakHeapBytes))
 			}
 			row = append(row, fmtRate(d.OpsPerSec), fmtCount(d.AllocsPerOp), fmtBytes(d.BytesPerOp),
-				fmtNS(d.P50NS), fmtNS(d.P99NS), peak, fmtRatio(d.VsPgx), fmtRatio(d.VsFloor), d.Note)
+				fmtNS(int64(d.CPUNSPerOp)), fmtNS(d.P50NS), fmtNS(d.P99NS), peak, fmtRatio(d.VsPgx), fmtRatio(d.VsFloor), d.Note)
 		}
 		out = append(out, row)
 	}
