@@ -268,7 +268,8 @@ func BenchmarkConnect(b *testing.B) {
 // BenchmarkPoolGoroutines: point lookups from G goroutines at once through
 // a Pool of 4 connections (pool_max_pipeline 64: past G=256 statements
 // wait for a slot). It reports the 99th percentile and the longest time
-// a statement took, wait included.
+// a statement took, wait included, and the longest a goroutine went
+// without completing one.
 func BenchmarkPoolGoroutines(b *testing.B) {
 	benchConn(b) // loads the table
 	for _, g := range []int{100, 1000, 5000} {
@@ -279,12 +280,13 @@ func BenchmarkPoolGoroutines(b *testing.B) {
 			}
 			defer p.Close()
 			ctx := context.Background()
-			var lat latencyHist
+			var lat, gaps latencyHist
 			b.ReportAllocs()
 			b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
 			b.RunParallel(func(pb *testing.PB) {
 				i := 0
 				var name string
+				last := time.Now() // this goroutine's last completed statement
 				for pb.Next() {
 					i = i%10000 + 1
 					start := time.Now()
@@ -292,11 +294,17 @@ func BenchmarkPoolGoroutines(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					lat.add(time.Since(start))
+					end := time.Now()
+					lat.add(end.Sub(start))
+					gaps.add(end.Sub(last))
+					last = end
 				}
 			})
 			b.ReportMetric(float64(lat.quantile(0.99))/1e6, "p99-ms")
 			b.ReportMetric(float64(lat.max.Load())/1e6, "max-ms")
+			// The longest any goroutine went without completing a
+			// statement (issue 14: under 1 s at any G).
+			b.ReportMetric(float64(gaps.max.Load())/1e6, "max-gap-ms")
 		})
 	}
 }
