@@ -127,9 +127,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		return br
 	}
 	c.wmu.Lock()
-	if c.proxied.Load() {
-		c.toDescribeModeLocked() // another connection to the host found a pooler
-	}
+	c.followPoolerLocked()
 	sds, err := c.prepareAll(ctx, owner, sqls, true)
 	if err != nil {
 		br.err = err

@@ -342,7 +342,15 @@ func (p *Pool) retry(ctx context.Context, op func(pc *poolConn) error) error {
 // counting from 0) is made again on another connection: nothing of it
 // ran (SafeToRetry) because pc broke, and its ctx allows.
 func (p *Pool) retries(ctx context.Context, attempt int, pc *poolConn, err error) bool {
-	return err != nil && SafeToRetry(err) && pc.c.IsClosed() && ctx.Err() == nil && attempt < p.pc.maxConns+2
+	return err != nil && SafeToRetry(err) && p.mayRetry(ctx, attempt, pc)
+}
+
+// mayRetry reports whether a call whose connection pc broke is made again
+// on another: its ctx allows, and a bounded number of times (a server that
+// ends every session at once must not hold a call without deadline for
+// ever).
+func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *poolConn) bool {
+	return pc.c.IsClosed() && ctx.Err() == nil && attempt < p.pc.maxConns+2
 }
 
 // Query runs sql on one of the pool's connections (see Conn.Query). The
@@ -672,7 +680,7 @@ func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 			// A BEGIN has no effect that outlives its session: on a
 			// connection that broke, it is made again on another, even
 			// when it may have reached the server.
-			if pc.c.IsClosed() && ctx.Err() == nil && attempt < p.pc.maxConns+2 {
+			if p.mayRetry(ctx, attempt, pc) {
 				continue
 			}
 			return nil, err

@@ -85,9 +85,8 @@ func (p *Pool) pickLocked() (pc *poolConn, check bool) {
 			best, bestScore = pc, score
 		}
 	}
-	// After a failure, one attempt at a time (see openFailedLocked).
-	if (best == nil || bestScore > 0) && p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
-		p.openLocked()
+	if best == nil || bestScore > 0 {
+		p.growLocked()
 	}
 	if best == nil || bestScore > 0 && (best.inflight >= p.pc.maxPipeline || bestScore >= p.pc.maxPipeline && p.totalLocked() < p.pc.maxConns) {
 		return nil, false
@@ -113,9 +112,17 @@ func (p *Pool) serveLocked() {
 }
 
 // openForWaitersLocked opens a connection for the waiting statements when
-// every one is busy and the pool is below its maximum (pickLocked's rule).
+// the pool may grow.
 func (p *Pool) openForWaitersLocked() {
-	if p.waitHead != nil && p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
+	if p.waitHead != nil {
+		p.growLocked()
+	}
+}
+
+// growLocked opens a connection when the pool is below its maximum: after
+// a failure, one attempt at a time (see openFailedLocked).
+func (p *Pool) growLocked() {
+	if p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
 		p.openLocked()
 	}
 }

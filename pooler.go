@@ -162,6 +162,14 @@ func (c *Conn) toDescribeMode(why string) {
 	}
 }
 
+// followPoolerLocked switches to describe mode when another connection to
+// the host found a pooler. The caller holds wmu.
+func (c *Conn) followPoolerLocked() {
+	if c.proxied.Load() {
+		c.toDescribeModeLocked()
+	}
+}
+
 // toDescribeModeLocked switches to describe mode, once: cached named
 // statements are forgotten (not closed: through a pooler, a Close reaches
 // any session, and one in the write buffer could precede a Bind of a

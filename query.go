@@ -238,9 +238,7 @@ func staleStatement(e *PgError) bool {
 // prepares again).
 func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
 	c.wmu.Lock()
-	if c.proxied.Load() {
-		c.toDescribeModeLocked() // another connection to the host found a pooler
-	}
+	c.followPoolerLocked()
 	if sd := c.stmts.get(sql); sd != nil {
 		c.wmu.Unlock()
 		return sd, waitReady(ctx, sd)
