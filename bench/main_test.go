@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -39,8 +40,11 @@ func TestQuickRunWritesReport(t *testing.T) {
 					t.Errorf("floor's ratio to itself is %v", fmtRatio(d.VsFloor))
 				}
 			}
-			if strings.HasPrefix(cr.Name, "pool/") && len(d.LatenciesNS) != 50 {
-				t.Errorf("%s/%s: %d request latencies, want 50", cr.Name, d.Driver, len(d.LatenciesNS))
+			// pool/<shape>/<mode>/<requests>[/rows10]: one fixed burst.
+			if f := strings.Split(cr.Name, "/"); f[0] == "pool" {
+				if n, _ := strconv.Atoi(f[3]); len(d.LatenciesNS) != n {
+					t.Errorf("%s/%s: %d request latencies, want %d", cr.Name, d.Driver, len(d.LatenciesNS), n)
+				}
 			}
 		}
 	}
@@ -58,6 +62,96 @@ func TestQuickRunWritesReport(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "vs floor") || !strings.Contains(stdout.String(), "point  ") {
 		t.Errorf("no table on stdout:\n%s", stdout.String())
+	}
+}
+
+// readmeFigures maps each row of the README's figures table (its first
+// cell) to the case it reports.
+var readmeFigures = map[string]string{
+	"connect (TCP, SCRAM-SHA-256)":              "connect/scram",
+	"point select by primary key":               "point",
+	"1,000 rows × 6 columns":                    "rows/1000",
+	"10,000 rows × 6 columns":                   "rows/10000",
+	"insert, LARGE document (280 words, jsonb)": "insert/large",
+	"bytea 5 MiB into `[]byte`":                 "large/bytea_5MiB",
+	"bytea 50 MiB into `[]byte`":                "large/bytea_50MiB",
+	"bytea 50 MiB through `StreamTo`":           "large/bytea_50MiB/stream",
+	"COPY FROM, 1,000,000 rows":                 "copy/1000000",
+	"batch of 10 `SELECT $1::int` (pgx Batch)":  "pipeline/param/batch10",
+	"20 goroutines, one connection":             "pipeline/param/conc20",
+	"40 goroutines, one connection, 1 ms RTT":   "rtt/pipeline/cached/conc40",
+	"1000 point queries, 1 ms RTT: 1000 goroutines on one Conn (pgline) vs a Batch of 1000 (pgx)": "rtt/pipeline/cached/own1000",
+	"500 requests at once, one connection, 1 ms RTT":                                              "rtt/pool/conn1/all/500",
+	"500 × 10-row queries at once, pool of 5, 1 ms RTT":                                           "rtt/pool/pool5/all/500/rows10",
+	"500 × 10-row queries at once, pool of 5, no added RTT":                                       "pool/pool5/all/500/rows10",
+}
+
+// readmeProseCases are cases the text under the table quotes (the two
+// sides of own1000 as separate cases).
+var readmeProseCases = []string{"rtt/pipeline/cached/batch1000", "rtt/pipeline/cached/conc1000"}
+
+// TestQuickCoversREADMEFigures: every row of the README's figures table
+// has a case, and -quick runs a small version of it under the same name as
+// the full run, so that a first run checks each claim and can be compared
+// with docs/bench/results.txt. No server: it reads the case lists.
+func TestQuickCoversREADMEFigures(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(md), "\n## Figures\n")
+	if !ok {
+		t.Fatal("README.md has no \"## Figures\" section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	var rows []string
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cell := strings.TrimSpace(strings.Split(line, "|")[1])
+		if cell == "case" || strings.Trim(cell, "-:") == "" {
+			continue // header and separator
+		}
+		rows = append(rows, cell)
+	}
+	if len(rows) == 0 {
+		t.Fatal("no rows in the README's figures table")
+	}
+	names := func(quick bool) map[string]bool {
+		m := map[string]bool{}
+		for _, c := range buildCases(nil, defaultSizes(quick)) {
+			if m[c.name] {
+				t.Errorf("quick=%v: case %s twice", quick, c.name)
+			}
+			m[c.name] = true
+		}
+		return m
+	}
+	quick, full := names(true), names(false)
+	want := append([]string(nil), readmeProseCases...)
+	seen := map[string]bool{}
+	for _, row := range rows {
+		name, ok := readmeFigures[row]
+		if !ok {
+			t.Errorf("README figures row %q has no case in readmeFigures", row)
+			continue
+		}
+		seen[row] = true
+		want = append(want, name)
+	}
+	for row := range readmeFigures {
+		if !seen[row] {
+			t.Errorf("readmeFigures row %q is not in the README's figures table", row)
+		}
+	}
+	for _, name := range want {
+		if !full[name] {
+			t.Errorf("case %s is not in the full run", name)
+		}
+		if !quick[name] {
+			t.Errorf("case %s is not in -quick", name)
+		}
 	}
 }
 

@@ -87,11 +87,13 @@ func parseOnly(s string) (map[string]bool, error) {
 	return only, nil
 }
 
-// sizes are the knobs -quick turns down.
+// sizes are the knobs -quick turns down. -quick still runs a small
+// version of every case behind a row of the README's figures table, under
+// the same name as the full run (TestQuickCoversREADMEFigures).
 type sizes struct {
 	quick       bool
 	rowCounts   []int
-	largeBig    bool // include the 50 MiB values
+	largeBig    []string // keys of the 50 MiB values (largeValues) to load and read
 	pipeQueries []string
 	pipeModes   []string
 	rttModes    []string
@@ -103,16 +105,17 @@ type sizes struct {
 func defaultSizes(quick bool) sizes {
 	if quick {
 		return sizes{
-			quick: true, rowCounts: []int{10, 1000},
-			pipeQueries: []string{"select1", "param", "cached"},
+			quick: true, rowCounts: []int{10, 1000, 10000},
+			largeBig:    []string{"bytea_50MiB"},
+			pipeQueries: []string{"param", "cached"},
 			pipeModes:   []string{"serial", "batch10", "conc20"},
-			rttModes:    []string{"serial", "batch10", "conc20"},
-			poolCounts:  []int{50},
+			rttModes:    []string{"serial", "batch10", "conc40"},
+			poolCounts:  []int{50, 500}, // 500: only the README's cases (quickPool)
 			target:      20 * time.Millisecond, maxOps: 5000,
 		}
 	}
 	return sizes{
-		rowCounts: []int{10, 100, 1000, 10000}, largeBig: true,
+		rowCounts: []int{10, 100, 1000, 10000}, largeBig: []string{"bytea_50MiB", "text_50MiB"},
 		pipeQueries: []string{"select1", "param", "cached"},
 		pipeModes:   []string{"serial", "batch10", "conc1", "conc5", "conc20", "conc40"},
 		rttModes:    []string{"serial", "batch10", "conc5", "conc40"},
