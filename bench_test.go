@@ -222,6 +222,41 @@ func BenchmarkPipelineConcurrent(b *testing.B) {
 	})
 }
 
+// BenchmarkPipelineGoroutines: 20 and 40 goroutines sharing one Conn, each
+// running SELECT $1::int back to back; bench/internal/floor's BenchmarkPipe
+// runs the same through the least machinery that gives each goroutine its
+// own reply (the floor of the bench command's pipeline/*/concN cases).
+func BenchmarkPipelineGoroutines(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{20, 40} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			c, err := Connect(ctx, srv.DSN(""))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						var v int32
+						if err := c.QueryRow(ctx, "SELECT $1::int", int32(7)).Scan(&v); err != nil || v != 7 {
+							b.Error(v, err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
 // procCPU returns the user and system CPU time of process pid so far, or
 // -1 when /proc cannot tell.
 func procCPU(pid int) time.Duration {

@@ -268,3 +268,52 @@ func (f floorPool) Discard(ctx context.Context, sql string, args ...any) (int, e
 	defer func() { f.idle <- c }()
 	return c.(*floorConn).Discard(ctx, sql, args...)
 }
+
+// floorPipe is one floor connection shared by goroutines through a
+// floor.Pipe: the floor for goroutines sharing a connection, each getting
+// its own reply, as pgline's Conn is shared.
+type floorPipe struct {
+	f *floorConn
+	p *floor.Pipe
+}
+
+// newFloorPipe prepares BEGIN and COMMIT on c and shares it; c must not
+// be used otherwise afterwards.
+func newFloorPipe(c *floorConn) (*floorPipe, error) {
+	begin, err := c.stmt("BEGIN")
+	if err != nil {
+		return nil, err
+	}
+	commit, err := c.stmt("COMMIT")
+	if err != nil {
+		return nil, err
+	}
+	return &floorPipe{f: c, p: floor.NewPipe(c.c, begin, commit)}, nil
+}
+
+// Discard runs the statement prepared for sql (by Prepare before the
+// Pipe was made) with one int32 argument or none, in text format, and
+// returns the number of rows.
+func (f *floorPipe) Discard(ctx context.Context, sql string, args ...any) (int, error) {
+	name, ok := f.f.stmts[sql]
+	if !ok {
+		return 0, fmt.Errorf("floor: %q was not prepared before sharing", sql)
+	}
+	var arena [12]byte
+	var params [1][]byte
+	switch len(args) {
+	case 0:
+		return f.p.Exec(name, nil, nil)
+	case 1:
+		v, ok := args[0].(int32)
+		if !ok {
+			return 0, fmt.Errorf("floor: shared connection takes an int32, not %T", args[0])
+		}
+		params[0] = strconv.AppendInt(arena[:0], int64(v), 10)
+		return f.p.Exec(name, params[:], nil)
+	}
+	return 0, fmt.Errorf("floor: shared connection takes at most one argument, got %d", len(args))
+}
+
+// Close closes the shared connection.
+func (f *floorPipe) Close() error { return f.p.Close() }

@@ -40,7 +40,7 @@ func pipelineCases(sz sizes, rtt bool) []*benchCase {
 	for _, qname := range sz.pipeQueries {
 		q := pipeQueries[qname]
 		qmodes := modes
-		if rtt && qname == "cached" && !sz.quick {
+		if rtt && qname == "cached" {
 			qmodes = append(append([]string(nil), modes...), "batch1000", "conc1000", "own1000")
 		}
 		for _, mode := range qmodes {
@@ -65,7 +65,7 @@ func openPipeline(ctx context.Context, d *driver, dsn string, q pipeQuery, mode 
 		if err != nil || n < 1 {
 			return nil, fmt.Errorf("bad pipeline mode %q", mode)
 		}
-		return openConcurrent(ctx, d, dsn, q, n)
+		return openConcurrent(ctx, d, dsn, q, n, false)
 	}
 	c, err := d.connect(ctx, dsn)
 	if err != nil {
@@ -118,13 +118,13 @@ func pipelineTask(ctx context.Context, c conn, q pipeQuery, mode string) (*task,
 func openOwn1000(ctx context.Context, d *driver, dsn string, q pipeQuery) (*task, error) {
 	switch d.name {
 	case namePgline:
-		t, err := openConcurrent(ctx, d, dsn, q, 1000)
+		t, err := openConcurrent(ctx, d, dsn, q, 1000, false)
 		if t != nil {
 			t.note = "1000 goroutines sharing one Conn, pipelined automatically"
 		}
 		return t, err
 	case nameFloor:
-		t, err := openConcurrent(ctx, d, dsn, q, 1000)
+		t, err := openConcurrent(ctx, d, dsn, q, 1000, true)
 		if t != nil {
 			t.note = "1000 queries in one write, each committed on its own (BEGIN and COMMIT after each, one Sync)"
 		}
@@ -159,12 +159,14 @@ func batchTask(send func(context.Context, string, []any, []int32) error, sql str
 }
 
 // openConcurrent runs the query from workers goroutines on one shared
-// connection. The floor, which has no goroutine-safe connection, sends
-// pipelined batches of workers queries instead, each committing on its
-// own (BEGIN and COMMIT after it, one Sync per batch): the wire's floor
-// for that many independent queries in flight.
-func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, workers int) (*task, error) {
-	if d.name == nameFloor {
+// connection. The floor shares its connection through a floor.Pipe, the
+// least machinery that hands each goroutine its own reply; with
+// batchFloor it sends pipelined batches of workers queries from one
+// goroutine instead, each committing on its own (BEGIN and COMMIT after
+// it, one Sync per batch): the wire's floor for that many independent
+// queries in flight, with no goroutines to serve.
+func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, workers int, batchFloor bool) (*task, error) {
+	if d.name == nameFloor && batchFloor {
 		c, err := d.connect(ctx, dsn)
 		if err != nil {
 			return nil, err
@@ -173,6 +175,39 @@ func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, wor
 		t.note = fmt.Sprintf("pipelined batches of %d on one connection, each query committed on its own", workers)
 		t.close = func() { c.Close() }
 		return t, nil
+	}
+	if d.name == nameFloor {
+		c, err := d.connect(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		fc := c.(*floorConn)
+		for _, sql := range []string{q.sql, "BEGIN", "COMMIT"} {
+			if _, err := fc.stmt(sql); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
+		p, err := newFloorPipe(fc)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return &task{
+			run: concurrent(workers, func(ctx context.Context, i int) error {
+				var args []any
+				if q.arg != nil {
+					args = []any{q.arg(i)}
+				}
+				n, err := p.Discard(ctx, q.sql, args...)
+				if err != nil {
+					return err
+				}
+				return expectRows(n, 1)
+			}),
+			note:  fmt.Sprintf("%d goroutines sharing one connection: a FIFO of waiters, one writer at a time, one reader; each query committed on its own", workers),
+			close: func() { p.Close() },
+		}, nil
 	}
 	c, note, err := d.openShared(ctx, dsn)
 	if err != nil {

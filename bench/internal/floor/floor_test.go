@@ -3,6 +3,7 @@ package floor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -213,5 +214,52 @@ func TestBatchOneSync(t *testing.T) {
 	}
 	if res, err := c.Exec("div", [][]byte{[]byte("2")}, nil); err != nil || res.Rows != 1 {
 		t.Fatalf("after the failed batch: %+v, %v", res, err)
+	}
+}
+
+func TestPipeSharedByGoroutines(t *testing.T) {
+	c := connect(t, srv.User, "")
+	for _, st := range [][2]string{
+		{"rows", "SELECT generate_series(1, $1::int)"},
+		{"div", "SELECT 1 / $1::int"},
+		{"begin", "BEGIN"},
+		{"commit", "COMMIT"},
+	} {
+		if err := c.Prepare(st[0], st[1]); err != nil {
+			t.Fatal(st[0], err)
+		}
+	}
+	p := NewPipe(c, "begin", "commit")
+	const workers, each = 20, 200
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range each {
+				n := (w*each+i)%7 + 1
+				rows, err := p.Exec("rows", [][]byte{[]byte(strconv.Itoa(n))}, nil)
+				if err != nil || rows != n {
+					errs <- fmt.Errorf("worker %d query %d: %d rows, %v; want %d", w, i, rows, err, n)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A failing query gets its error; the Pipe goes on.
+	var se *ServerError
+	if _, err := p.Exec("div", [][]byte{[]byte("0")}, nil); !errors.As(err, &se) || se.Code != "22012" {
+		t.Fatalf("division by zero: %v; want 22012", err)
+	}
+	if rows, err := p.Exec("rows", [][]byte{[]byte("3")}, nil); err != nil || rows != 3 {
+		t.Fatalf("after the failure: %d rows, %v", rows, err)
+	}
+	p.Close()
+	if _, err := p.Exec("rows", [][]byte{[]byte("1")}, nil); !errors.Is(err, ErrBroken) {
+		t.Fatalf("after Close: %v; want ErrBroken", err)
 	}
 }

@@ -1,0 +1,46 @@
+package floor
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// BenchmarkPipe: 20 and 40 goroutines sharing one connection through a
+// Pipe, each running SELECT $1::int; the root module's
+// BenchmarkPipelineGoroutines runs the same through a pgline Conn.
+func BenchmarkPipe(b *testing.B) {
+	for _, n := range []int{20, 40} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			c, err := Connect(b.Context(), Config{Addr: srv.Addr(), User: srv.User, Database: "postgres"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, st := range [][2]string{{"q", "SELECT $1::int"}, {"begin", "BEGIN"}, {"commit", "COMMIT"}} {
+				if err := c.Prepare(st[0], st[1]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			p := NewPipe(c, "begin", "commit")
+			defer p.Close()
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						var a [12]byte
+						if n, err := p.Exec("q", [][]byte{strconv.AppendInt(a[:0], 7, 10)}, nil); err != nil || n != 1 {
+							b.Error(n, err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
