@@ -307,40 +307,64 @@ func BenchmarkConnect(b *testing.B) {
 // without completing one.
 func BenchmarkPoolGoroutines(b *testing.B) {
 	benchConn(b) // loads the table
-	for _, g := range []int{100, 1000, 5000} {
-		b.Run(fmt.Sprintf("G=%d", g), func(b *testing.B) {
-			p, err := NewPool(context.Background(), srv.DSN("pool_max_conns=4"))
+	const q = "SELECT name FROM bench_rows WHERE id = $1"
+	ops := []struct {
+		name string
+		gs   []int
+		run  func(ctx context.Context, p *Pool, i int, name *string) error
+	}{
+		{"stmt", []int{100, 1000, 5000}, func(ctx context.Context, p *Pool, i int, name *string) error {
+			return p.QueryRow(ctx, q, i).Scan(name)
+		}},
+		// A transaction holds a connection: Begin waits for an idle one.
+		{"tx", []int{100, 1000}, func(ctx context.Context, p *Pool, i int, name *string) error {
+			tx, err := p.Begin(ctx)
 			if err != nil {
-				b.Fatal(err)
+				return err
 			}
-			defer p.Close()
-			ctx := context.Background()
-			var lat, gaps latencyHist
-			b.ReportAllocs()
-			b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
-			b.RunParallel(func(pb *testing.PB) {
-				i := 0
-				var name string
-				last := time.Now() // this goroutine's last completed statement
-				for pb.Next() {
-					i = i%10000 + 1
-					start := time.Now()
-					if err := p.QueryRow(ctx, "SELECT name FROM bench_rows WHERE id = $1", i).Scan(&name); err != nil {
-						b.Error(err)
-						return
-					}
-					end := time.Now()
-					lat.add(end.Sub(start))
-					gaps.add(end.Sub(last))
-					last = end
+			defer tx.Rollback(ctx)
+			if err := tx.QueryRow(ctx, q, i).Scan(name); err != nil {
+				return err
+			}
+			return tx.Commit(ctx)
+		}},
+	}
+	for _, op := range ops {
+		for _, g := range op.gs {
+			b.Run(fmt.Sprintf("%s/G=%d", op.name, g), func(b *testing.B) {
+				p, err := NewPool(context.Background(), srv.DSN("pool_max_conns=4"))
+				if err != nil {
+					b.Fatal(err)
 				}
+				defer p.Close()
+				ctx := context.Background()
+				var lat, gaps latencyHist
+				b.ReportAllocs()
+				b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					i := 0
+					var name string
+					last := time.Now() // this goroutine's last completed operation
+					for pb.Next() {
+						i = i%10000 + 1
+						start := time.Now()
+						if err := op.run(ctx, p, i, &name); err != nil {
+							b.Error(err)
+							return
+						}
+						end := time.Now()
+						lat.add(end.Sub(start))
+						gaps.add(end.Sub(last))
+						last = end
+					}
+				})
+				b.ReportMetric(float64(lat.quantile(0.99))/1e6, "p99-ms")
+				b.ReportMetric(float64(lat.max.Load())/1e6, "max-ms")
+				// The longest any goroutine went without completing an
+				// operation (issue 14: under 1 s at any G).
+				b.ReportMetric(float64(gaps.max.Load())/1e6, "max-gap-ms")
 			})
-			b.ReportMetric(float64(lat.quantile(0.99))/1e6, "p99-ms")
-			b.ReportMetric(float64(lat.max.Load())/1e6, "max-ms")
-			// The longest any goroutine went without completing a
-			// statement (issue 14: under 1 s at any G).
-			b.ReportMetric(float64(gaps.max.Load())/1e6, "max-gap-ms")
-		})
+		}
 	}
 }
 

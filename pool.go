@@ -51,15 +51,20 @@ type Pool struct {
 	cfg *Config
 	pc  poolConfig
 
-	mu      sync.Mutex    // protects the fields below
-	conns   []*poolConn   // open connections that statements are routed to
-	opening int           // connections being opened
-	held    int           // connections held by Acquire or Begin
-	takers  int           // Acquire or Begin calls waiting for a connection
-	closed  bool          // Close was called
-	changed chan struct{} // closed and replaced when the fields change, if watched
-	watched bool          // someone waits on changed (see signalLocked)
-	lastErr error         // the last failure to open a connection
+	mu      sync.Mutex  // protects the fields below
+	conns   []*poolConn // open connections that statements are routed to
+	opening int         // connections being opened
+	held    int         // connections held by Acquire or Begin
+	takers  int         // Acquire or Begin calls waiting for a connection
+	// The Acquire and Begin calls waiting for a connection, in arrival
+	// order (see serveTakersLocked), and those opening one.
+	takeHead, takeTail *takeWaiter
+	takeWaiting        int
+	takeOpens          int
+	closed             bool          // Close was called
+	changed            chan struct{} // closed and replaced when the fields change, if watched
+	watched            bool          // someone waits on changed (see signalLocked)
+	lastErr            error         // the last failure to open a connection
 	// The statements waiting for a slot, in arrival order (see route).
 	waitHead, waitTail *routeWaiter
 	waiting            int
@@ -160,9 +165,10 @@ func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	return p, nil
 }
 
-// signalLocked wakes the goroutines waiting for a change (Acquire, Begin
-// and Close; statements wait in route's queue).
+// signalLocked serves the Acquire and Begin calls waiting in line and
+// wakes Close, waiting for a change (statements wait in route's queue).
 func (p *Pool) signalLocked() {
+	p.serveTakersLocked()
 	if !p.watched {
 		return
 	}
@@ -201,6 +207,7 @@ func (p *Pool) openLocked() {
 		if err != nil {
 			p.openFailedLocked(err)
 			p.failWaitersLocked(err)
+			p.failTakersLocked(err)
 			p.openForWaitersLocked() // the next attempt, after the backoff
 			p.signalLocked()
 			return
@@ -304,6 +311,7 @@ func (p *Pool) done(pc *poolConn, rows bool) {
 		}
 		p.fillMinLocked()
 	}
+	p.serveTakersLocked() // an idle connection goes to a waiting Acquire or Begin first
 	p.serveLocked()
 	p.signalLocked()
 	p.mu.Unlock()
@@ -487,69 +495,193 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 		p.signalLocked()
 		p.mu.Unlock()
 	}()
+	reserved := false // a connection is counted in held for this call to open
 	for {
 		if p.closed {
+			if reserved {
+				p.held--
+			}
 			return nil, false, notSent(ErrPoolClosed)
 		}
 		p.pruneClosedLocked()
-		for i, pc := range p.conns {
-			if pc.inflight == 0 && !pc.retiring {
-				p.conns = append(p.conns[:i], p.conns[i+1:]...)
-				pc.draining = false
-				p.held++
+		if !reserved && p.takeHead == nil { // nobody waits before this call
+			if pc := p.idleForTakeLocked(); pc != nil {
 				// Always looked at: nothing can send the holder's
 				// statements elsewhere (a look costs a system call).
 				return pc, p.pc.idleCheck != noLimit, nil
 			}
+			reserved = p.reserveOpenLocked()
 		}
-		if p.totalLocked() < p.pc.maxConns {
-			p.held++ // reserved for the connection opened here
+		if reserved {
 			wait := time.Until(p.nextOpen)
+			p.takeOpens++
 			p.mu.Unlock()
 			c, err := p.connectHeld(ctx, wait)
 			p.mu.Lock()
+			p.takeOpens--
 			if err == nil && p.closed {
 				c.Close()
 				err = ErrPoolClosed
 			}
-			if err != nil {
-				p.held--
-				if c == nil && ctx.Err() == nil && !p.closed {
-					p.openFailedLocked(err)
-					p.failWaitersLocked(err)
-					p.openForWaitersLocked()
-				}
-				p.signalLocked()
-				if p.closed {
-					return nil, false, notSent(ErrPoolClosed)
-				}
-				if waitsForHost(ctx, err) {
-					failed = err
-					continue // after the backoff, or on a connection freed meanwhile
-				}
+			if err == nil {
+				p.failures, p.lastErr = 0, nil
+				now := time.Now()
+				return &poolConn{p: p, c: c, created: now, lastUsed: now}, false, nil
+			}
+			p.held--
+			reserved = false
+			if c == nil && ctx.Err() == nil && !p.closed {
+				p.openFailedLocked(err)
+				p.failWaitersLocked(err)
+				p.failTakersLocked(err)
+				p.openForWaitersLocked()
+			}
+			if p.closed {
+				return nil, false, notSent(ErrPoolClosed)
+			}
+			if !waitsForHost(ctx, err) {
 				if failed != nil && ctx.Err() != nil {
 					return nil, false, connectWaitErr(ctx, failed)
 				}
 				return nil, false, notSent(err)
 			}
-			p.failures, p.lastErr = 0, nil
-			now := time.Now()
-			return &poolConn{p: p, c: c, created: now, lastUsed: now}, false, nil
+			failed = err // waits for the next attempt, or a connection freed meanwhile
 		}
-		// Every connection is busy with statements, which would keep it
-		// busy for ever under load: stop routing statements to one of them
-		// per waiting caller, so that it becomes idle.
+		// Wait in line. Every connection is busy with statements, which
+		// would keep it busy for ever under load: stop routing statements
+		// to one of them per waiting caller, so that it becomes idle.
+		w := &takeWaiter{ctx: ctx, ready: make(chan struct{})}
+		p.pushTakerLocked(w)
 		p.balanceDrainingLocked()
-		changed := p.changedLocked()
 		p.mu.Unlock()
 		select {
-		case <-changed:
+		case <-w.ready:
+			p.mu.Lock()
 		case <-ctx.Done():
 			p.mu.Lock()
+			select {
+			case <-w.ready: // served as ctx ended: what it got goes to the next
+				if w.pc != nil {
+					p.held--
+					p.conns = append(p.conns, w.pc)
+				} else if w.open {
+					p.held--
+				}
+			default:
+				p.removeTakerLocked(w)
+			}
+			if w.err != nil {
+				return nil, false, w.err
+			}
 			return nil, false, connectWaitErr(ctx, failed)
 		}
-		p.mu.Lock()
+		switch {
+		case w.err != nil:
+			return nil, false, w.err
+		case w.pc != nil:
+			return w.pc, p.pc.idleCheck != noLimit, nil
+		}
+		reserved = w.open
 	}
+}
+
+// idleForTakeLocked removes an idle connection from routing and counts it
+// held; nil when none is idle.
+func (p *Pool) idleForTakeLocked() *poolConn {
+	for i, pc := range p.conns {
+		if pc.inflight == 0 && !pc.retiring && !pc.c.IsClosed() {
+			p.conns = append(p.conns[:i], p.conns[i+1:]...)
+			pc.draining = false
+			p.held++
+			return pc
+		}
+	}
+	return nil
+}
+
+// reserveOpenLocked counts in held a connection that a take is to open,
+// when the pool may grow: after a failure, one attempt at a time.
+func (p *Pool) reserveOpenLocked() bool {
+	if p.totalLocked() >= p.pc.maxConns || p.failures > 0 && p.opening+p.takeOpens > 0 {
+		return false
+	}
+	p.held++
+	return true
+}
+
+// takeWaiter is an Acquire or Begin waiting for a connection of its own.
+type takeWaiter struct {
+	prev, next *takeWaiter
+	ctx        context.Context
+	ready      chan struct{} // closed once pc, open or err is set
+	pc         *poolConn     // a connection handed over
+	open       bool          // or a reservation to open one (counted in held)
+	err        error
+}
+
+// serveTakersLocked hands idle connections, or reservations to open one,
+// to the waiting Acquire and Begin calls, first come first served: one
+// wake-up each, however many wait.
+func (p *Pool) serveTakersLocked() {
+	for w := p.takeHead; w != nil; w = p.takeHead {
+		if p.closed {
+			p.removeTakerLocked(w)
+			w.err = notSent(ErrPoolClosed)
+		} else if pc := p.idleForTakeLocked(); pc != nil {
+			p.removeTakerLocked(w)
+			w.pc = pc
+		} else if p.reserveOpenLocked() {
+			p.removeTakerLocked(w)
+			w.open = true
+		} else {
+			return
+		}
+		close(w.ready)
+	}
+}
+
+// failTakersLocked ends the wait of the Acquire and Begin calls that do not
+// wait for a host (see waitsForHost) after a failed connection attempt,
+// when they would have made an attempt of their own.
+func (p *Pool) failTakersLocked(err error) {
+	if p.totalLocked() >= p.pc.maxConns {
+		return // they wait for a connection to be freed
+	}
+	for w := p.takeHead; w != nil; {
+		next := w.next
+		if !waitsForHost(w.ctx, err) {
+			p.removeTakerLocked(w)
+			w.err = notSent(err)
+			close(w.ready)
+		}
+		w = next
+	}
+}
+
+func (p *Pool) pushTakerLocked(w *takeWaiter) {
+	w.prev = p.takeTail
+	if p.takeTail != nil {
+		p.takeTail.next = w
+	} else {
+		p.takeHead = w
+	}
+	p.takeTail = w
+	p.takeWaiting++
+}
+
+func (p *Pool) removeTakerLocked(w *takeWaiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		p.takeHead = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		p.takeTail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	p.takeWaiting--
 }
 
 // connectHeld opens a connection for take, after waiting out the backoff;
@@ -618,6 +750,7 @@ func (p *Pool) giveBack(pc *poolConn) {
 	} else {
 		p.conns = append(p.conns, pc)
 	}
+	p.serveTakersLocked() // a waiting Acquire or Begin takes it first
 	p.serveLocked()
 	p.signalLocked()
 	p.mu.Unlock()
@@ -698,7 +831,10 @@ type PoolStat struct {
 	OpeningConns  int // being opened
 	InFlight      int // statements in flight on routable connections
 	Waiting       int // statements waiting for a slot (every connection full)
-	MaxConns      int
+	// AcquireWaiting counts the Acquire, Begin and BeginTx calls waiting
+	// for a connection of their own; they are served in arrival order.
+	AcquireWaiting int
+	MaxConns       int
 	// PoolerHosts are the hosts found behind a transaction pooler
 	// (PgBouncer): their connections describe statements instead of
 	// preparing them (see statement_cache_mode).
@@ -710,12 +846,13 @@ func (p *Pool) Stat() PoolStat {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := PoolStat{
-		TotalConns:    p.totalLocked(),
-		AcquiredConns: p.held,
-		Waiting:       p.waiting,
-		OpeningConns:  p.opening,
-		MaxConns:      p.pc.maxConns,
-		PoolerHosts:   p.cfg.proxies.hosts(),
+		TotalConns:     p.totalLocked(),
+		AcquiredConns:  p.held,
+		Waiting:        p.waiting,
+		AcquireWaiting: p.takeWaiting,
+		OpeningConns:   p.opening,
+		MaxConns:       p.pc.maxConns,
+		PoolerHosts:    p.cfg.proxies.hosts(),
 	}
 	for _, pc := range p.conns {
 		s.InFlight += pc.inflight
