@@ -4,6 +4,6 @@ package main
 
 import "time"
 
-// processCPU cannot read the process's CPU time on this system: the
+// processUsage cannot read the process's CPU time on this system: the
 // column shows a dash.
-func processCPU() time.Duration { return 0 }
+func processUsage() (time.Duration, int64) { return 0, 0 }

@@ -317,3 +317,22 @@ func (f *floorPipe) Discard(ctx context.Context, sql string, args ...any) (int, 
 
 // Close closes the shared connection.
 func (f *floorPipe) Close() error { return f.p.Close() }
+
+// ReadValue runs sql, which returns one row of one column, reading the
+// value into a slice allocated for it (floor.Conn.ExecValue), and returns
+// its length.
+func (f *floorConn) ReadValue(ctx context.Context, sql string, args ...any) (int, error) {
+	name, err := f.stmt(sql)
+	if err != nil {
+		return 0, err
+	}
+	f.arena = f.arena[:0]
+	f.params, f.formats = f.params[:0], f.formats[:0]
+	for _, a := range args {
+		if err := f.appendArg(a); err != nil {
+			return 0, err
+		}
+	}
+	v, err := f.c.ExecValue(name, f.params, f.formats)
+	return len(v), err
+}

@@ -45,17 +45,20 @@ const (
 // driverResult is one driver's figures in one case: medians over rounds,
 // and ratios computed round by round, then their median.
 type driverResult struct {
-	Driver        string   `json:"driver"`
-	Status        string   `json:"status"`
-	Note          string   `json:"note,omitempty"`
-	Error         string   `json:"error,omitempty"`
-	OpsPerRound   int      `json:"ops_per_round,omitempty"`
-	OpsPerSec     float64  `json:"ops_per_sec,omitempty"`
-	AllocsPerOp   float64  `json:"allocs_per_op,omitempty"`
-	BytesPerOp    float64  `json:"bytes_per_op,omitempty"`
-	P50NS         int64    `json:"p50_ns,omitempty"`
-	P99NS         int64    `json:"p99_ns,omitempty"`
-	CPUNSPerOp    float64  `json:"client_cpu_ns_per_op,omitempty"`
+	Driver      string  `json:"driver"`
+	Status      string  `json:"status"`
+	Note        string  `json:"note,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	OpsPerRound int     `json:"ops_per_round,omitempty"`
+	OpsPerSec   float64 `json:"ops_per_sec,omitempty"`
+	AllocsPerOp float64 `json:"allocs_per_op,omitempty"`
+	BytesPerOp  float64 `json:"bytes_per_op,omitempty"`
+	P50NS       int64   `json:"p50_ns,omitempty"`
+	P99NS       int64   `json:"p99_ns,omitempty"`
+	CPUNSPerOp  float64 `json:"client_cpu_ns_per_op,omitempty"`
+	// FaultsPerOp is this process's minor page faults per operation:
+	// fresh memory mapped and zeroed by the kernel on first touch.
+	FaultsPerOp   float64  `json:"client_page_faults_per_op,omitempty"`
 	PeakHeapBytes int64    `json:"peak_heap_bytes,omitempty"`
 	VsPgx         *float64 `json:"ratio_to_pgx,omitempty"`
 	VsFloor       *float64 `json:"ratio_to_floor,omitempty"`
@@ -81,6 +84,9 @@ type round struct {
 	// CPUNSPerOp is this process's CPU time (user and system) per
 	// operation: the client's share, apart from the server's.
 	CPUNSPerOp float64 `json:"client_cpu_ns_per_op,omitempty"`
+	// FaultsPerOp is this process's minor page faults per operation:
+	// fresh memory mapped and zeroed by the kernel on first touch.
+	FaultsPerOp float64 `json:"client_page_faults_per_op,omitempty"`
 }
 
 func (d *driverResult) ok() bool { return d.Status == statusOK && len(d.Rounds) > 0 }

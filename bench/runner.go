@@ -133,7 +133,7 @@ func (r *runner) calibrate(ctx context.Context, t *task) (int, error) {
 		if el >= target/2 || n >= maxOps {
 			want := float64(n) * float64(target) / float64(max(el, time.Microsecond))
 			n = int(math.Round(want/float64(step))) * step
-			return min(max(n, step), maxOps/step*step), nil
+			return max(min(max(n, step), maxOps/step*step), t.minOps), nil
 		}
 		if el < target/100 {
 			n *= 10
@@ -157,11 +157,11 @@ func measure(ctx context.Context, t *task, n int, peak bool) (round, []time.Dura
 		ps = startPeakSampler()
 	}
 	runtime.ReadMemStats(&m0)
-	cpu0 := processCPU()
+	cpu0, faults0 := processUsage()
 	start := time.Now()
 	err := t.run(ctx, n, lat)
 	el := time.Since(start)
-	cpu1 := processCPU()
+	cpu1, faults1 := processUsage()
 	runtime.ReadMemStats(&m1)
 	var peakBytes int64
 	if ps != nil {
@@ -179,6 +179,7 @@ func measure(ctx context.Context, t *task, n int, peak bool) (round, []time.Dura
 	}
 	if cpu0 > 0 {
 		rd.CPUNSPerOp = float64(cpu1-cpu0) / float64(n)
+		rd.FaultsPerOp = float64(faults1-faults0) / float64(n)
 	}
 	if lat != nil {
 		s := sortedCopy(lat)
@@ -242,6 +243,7 @@ func aggregate(cr *caseResult) {
 		d.P50NS = int64(median(roundField(d, func(r round) float64 { return float64(r.P50NS) })))
 		d.P99NS = int64(median(roundField(d, func(r round) float64 { return float64(r.P99NS) })))
 		d.CPUNSPerOp = median(roundField(d, func(r round) float64 { return r.CPUNSPerOp }))
+		d.FaultsPerOp = median(roundField(d, func(r round) float64 { return r.FaultsPerOp }))
 		d.PeakHeapBytes = int64(median(roundField(d, func(r round) float64 { return float64(r.PeakHeapBytes) })))
 		if ref != nil && ref.ok() {
 			d.VsPgx = finite(median(ratios(ops, roundField(ref, func(r round) float64 { return r.OpsPerSec }))))

@@ -35,10 +35,14 @@ type task struct {
 	// (pool: 50 or 500 requests); otherwise the runner calibrates n.
 	fixedN int
 	// step, when above 1, makes n a multiple of it (batches of 10).
-	step  int
-	noLat bool   // latency per operation does not apply
-	note  string // how the driver ran the case, when it is not plain
-	close func()
+	step int
+	// minOps, when above 1, is the fewest operations a round runs: a
+	// round of one operation of half a second is at the mercy of one
+	// burst of the machine's other work.
+	minOps int
+	noLat  bool   // latency per operation does not apply
+	note   string // how the driver ran the case, when it is not plain
+	close  func()
 }
 
 // workloadNames lists the workloads in run order.

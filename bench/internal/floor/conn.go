@@ -38,6 +38,8 @@ type Conn struct {
 	r   *bufio.Reader
 	wb  []byte // write buffer, reused
 	bad error  // set after a protocol or I/O error; the Conn is then unusable
+	// pending is the ErrorResponse of the reply being read (ExecValue).
+	pending error
 }
 
 // ServerError is an ErrorResponse from the server.
@@ -253,4 +255,94 @@ func eofToUnexpected(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// ExecValue is Exec for a statement returning one row of one column: the
+// value is read from the socket straight into a slice allocated for it,
+// which the caller then owns (nil for NULL). It is the floor for reading
+// a value into a []byte, as Exec, which discards the reply, is for
+// streaming it.
+func (c *Conn) ExecValue(stmt string, params [][]byte, formats []int16) ([]byte, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	c.wb = appendQuery(c.wb[:0], stmt, params, formats)
+	if err := c.flush(); err != nil {
+		return nil, err
+	}
+	var val []byte
+	rows := 0
+	for {
+		h, err := c.r.Peek(5)
+		if err != nil {
+			return nil, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+		typ := h[0]
+		n := int(binary.BigEndian.Uint32(h[1:]))
+		if n < 4 {
+			return nil, c.fail(fmt.Errorf("floor: protocol error: message %q declares length %d", typ, n))
+		}
+		c.r.Discard(5)
+		if typ != 'D' {
+			res, err := c.readRest(typ, n-4)
+			if res {
+				if err == nil && rows != 1 {
+					err = fmt.Errorf("floor: %d rows, want 1", rows)
+				}
+				return val, err
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rows++
+		var hdr [6]byte // column count, value length
+		if n-4 < len(hdr) {
+			return nil, c.fail(fmt.Errorf("floor: protocol error: DataRow of %d bytes", n-4))
+		}
+		if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+			return nil, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+		size := int32(binary.BigEndian.Uint32(hdr[2:]))
+		if binary.BigEndian.Uint16(hdr[:2]) != 1 || int(size) > n-4-len(hdr) {
+			return nil, c.fail(fmt.Errorf("floor: protocol error: DataRow not of one column"))
+		}
+		if size < 0 {
+			val = nil
+			continue
+		}
+		val = make([]byte, size)
+		if _, err := io.ReadFull(c.r, val); err != nil {
+			return nil, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+	}
+}
+
+// readRest handles a message other than DataRow of body bytes, its
+// header read: it reports done at ReadyForQuery, with the ErrorResponse's
+// error if one came.
+func (c *Conn) readRest(typ byte, body int) (done bool, err error) {
+	switch typ {
+	case 'E':
+		if body > 1<<20 {
+			return false, c.fail(fmt.Errorf("floor: protocol error: ErrorResponse of %d bytes", body))
+		}
+		buf := make([]byte, body)
+		if _, err := io.ReadFull(c.r, buf); err != nil {
+			return false, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+		c.pending = parseError(buf)
+		return false, nil
+	case 'Z':
+		if _, err := c.r.Discard(body); err != nil {
+			return false, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+		err, c.pending = c.pending, nil
+		return true, err
+	}
+	if _, err := c.r.Discard(body); err != nil {
+		return false, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+	}
+	return false, nil
 }

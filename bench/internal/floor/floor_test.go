@@ -263,3 +263,29 @@ func TestPipeSharedByGoroutines(t *testing.T) {
 		t.Fatalf("after Close: %v; want ErrBroken", err)
 	}
 }
+
+func TestExecValue(t *testing.T) {
+	c := connect(t, srv.User, "")
+	if err := c.Prepare("val", "SELECT CASE WHEN $1::int < 0 THEN NULL ELSE decode(repeat('ab', $1::int), 'hex') END"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Prepare("div", "SELECT (1 / $1::int)::text::bytea"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 3, 200000} {
+		v, err := c.ExecValue("val", [][]byte{[]byte(strconv.Itoa(n))}, nil)
+		if err != nil || len(v) != n || n > 0 && (v[0] != 0xab || v[n-1] != 0xab) {
+			t.Fatalf("value of %d bytes: %d bytes, %v", n, len(v), err)
+		}
+	}
+	if v, err := c.ExecValue("val", [][]byte{[]byte("-1")}, nil); err != nil || v != nil {
+		t.Fatalf("NULL: %q, %v", v, err)
+	}
+	var se *ServerError
+	if _, err := c.ExecValue("div", [][]byte{[]byte("0")}, nil); !errors.As(err, &se) || se.Code != "22012" {
+		t.Fatalf("division by zero: %v", err)
+	}
+	if v, err := c.ExecValue("val", [][]byte{[]byte("2")}, nil); err != nil || len(v) != 2 {
+		t.Fatalf("after the error: %d bytes, %v", len(v), err)
+	}
+}
