@@ -39,16 +39,32 @@ func writeCharts(dir string, rep *report) ([]chart, error) {
 		}
 		out = append(out, chart{File: file, Title: title, Kind: "throughput"})
 	}
-	// The concurrency sweep: absolute throughput and p99 as G grows.
-	if cases := byWorkload["sweep"]; len(cases) > 0 {
+	// The concurrency sweep: absolute throughput and p99 as G grows, with
+	// no added RTT and through the delay proxy.
+	var rttSweep []*caseResult
+	for _, cr := range byWorkload["rtt"] {
+		if strings.HasPrefix(cr.Name, "rtt/sweep/") {
+			rttSweep = append(rttSweep, cr)
+		}
+	}
+	for _, sw := range []struct {
+		prefix, what string
+		cases        []*caseResult
+	}{
+		{"sweep", "sweep", byWorkload["sweep"]},
+		{"sweep-rtt", "sweep at " + rep.Meta.RTT + " RTT", rttSweep},
+	} {
+		if len(sw.cases) == 0 {
+			continue
+		}
 		for _, c := range []struct {
 			file, title, label string
 			value              func(*driverResult) *float64
 		}{
-			{"sweep-throughput.svg", "sweep: point lookups per second, G goroutines through a pool", "lookups/s (higher is better)", opsPerSec},
-			{"sweep-p99.svg", "sweep: 99th percentile latency, G goroutines through a pool", "p99 ms (lower is better)", p99ms},
+			{sw.prefix + "-throughput.svg", sw.what + ": point lookups per second, G goroutines through a pool", "lookups/s (higher is better)", opsPerSec},
+			{sw.prefix + "-p99.svg", sw.what + ": 99th percentile latency, G goroutines through a pool", "p99 ms (lower is better)", p99ms},
 		} {
-			if err := barChart(filepath.Join(dir, c.file), c.title, c.label, rep.Meta.Drivers, cases, c.value); err != nil {
+			if err := barChart(filepath.Join(dir, c.file), c.title, c.label, rep.Meta.Drivers, sw.cases, c.value); err != nil {
 				return nil, err
 			}
 			out = append(out, chart{File: c.file, Title: c.title, Kind: "throughput"})

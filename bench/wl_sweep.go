@@ -10,11 +10,20 @@ import (
 // as concurrency grows past a pool's capacity are in every report; and
 // through a pool of 100, the size pgxpool needs to keep up, from G=100.
 // Each goroutine runs its lookups back to back; a latency includes the
-// wait for a connection.
-func sweepCases(sz sizes) []*benchCase {
+// wait for a connection. Through the delay proxy (rtt), G starts at 100,
+// and -quick leaves it out.
+func sweepCases(sz sizes, rtt bool) []*benchCase {
 	gs, pools := []int{1, 10, 100, 1000, 5000}, []int{4, 16, 100}
 	if sz.quick {
 		gs, pools = []int{1, 100, 1000}, []int{4}
+	}
+	prefix, workload := "sweep/", "sweep"
+	if rtt {
+		prefix, workload = "rtt/sweep/", "rtt"
+		gs = []int{100, 1000, 5000}
+		if sz.quick {
+			return nil // -quick stays under a minute: the sweep without RTT shows the curve
+		}
 	}
 	var cs []*benchCase
 	for _, size := range pools {
@@ -23,7 +32,7 @@ func sweepCases(sz sizes) []*benchCase {
 				continue
 			}
 			cs = append(cs, &benchCase{
-				workload: "sweep", name: fmt.Sprintf("sweep/pool%d/G%d", size, g), unit: "query",
+				workload: workload, name: fmt.Sprintf("%spool%d/G%d", prefix, size, g), unit: "query", rtt: rtt,
 				open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
 					c, note, err := d.openPool(ctx, dsn, size)
 					if err != nil {

@@ -64,9 +64,9 @@ func buildCases(only map[string]bool, sz sizes) []*benchCase {
 	add("copy", copyCases)
 	add("pipeline", func(sz sizes) []*benchCase { return pipelineCases(sz, false) })
 	add("pool", func(sz sizes) []*benchCase { return poolCases(sz, false) })
-	add("sweep", sweepCases)
+	add("sweep", func(sz sizes) []*benchCase { return sweepCases(sz, false) })
 	add("rtt", func(sz sizes) []*benchCase {
-		return append(pipelineCases(sz, true), poolCases(sz, true)...)
+		return append(append(pipelineCases(sz, true), poolCases(sz, true)...), sweepCases(sz, true)...)
 	})
 	return cs
 }
