@@ -311,7 +311,6 @@ func (p *Pool) done(pc *poolConn, rows bool) {
 		}
 		p.fillMinLocked()
 	}
-	p.serveTakersLocked() // an idle connection goes to a waiting Acquire or Begin first
 	p.serveLocked()
 	p.signalLocked()
 	p.mu.Unlock()
@@ -553,6 +552,9 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 		w := &takeWaiter{ctx: ctx, ready: make(chan struct{})}
 		p.pushTakerLocked(w)
 		p.balanceDrainingLocked()
+		// Served at once when it may open a connection now (after a
+		// failed attempt: the next, after the backoff).
+		p.serveTakersLocked()
 		p.mu.Unlock()
 		select {
 		case <-w.ready:
@@ -621,7 +623,10 @@ type takeWaiter struct {
 
 // serveTakersLocked hands idle connections, or reservations to open one,
 // to the waiting Acquire and Begin calls, first come first served: one
-// wake-up each, however many wait.
+// wake-up each, however many wait. Statements are served first where a
+// connection frees (serveLocked): they are short and pipelined, and the
+// connections marked draining for the callers still waiting here
+// (balanceDrainingLocked) take no more of them, so both lines move.
 func (p *Pool) serveTakersLocked() {
 	for w := p.takeHead; w != nil; w = p.takeHead {
 		if p.closed {
@@ -634,6 +639,7 @@ func (p *Pool) serveTakersLocked() {
 			p.removeTakerLocked(w)
 			w.open = true
 		} else {
+			p.balanceDrainingLocked()
 			return
 		}
 		close(w.ready)
@@ -750,7 +756,6 @@ func (p *Pool) giveBack(pc *poolConn) {
 	} else {
 		p.conns = append(p.conns, pc)
 	}
-	p.serveTakersLocked() // a waiting Acquire or Begin takes it first
 	p.serveLocked()
 	p.signalLocked()
 	p.mu.Unlock()

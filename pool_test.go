@@ -206,14 +206,21 @@ func TestPoolCloseWaits(t *testing.T) {
 	ctx := testCtx(t)
 	result := make(chan error, 1)
 	go func() {
-		_, err := p.Exec(ctx, "SELECT pg_sleep(0.3)")
+		_, err := p.Exec(ctx, "SELECT pg_sleep(1)")
 		result <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Once the statement is in flight (on a loaded machine, opening the
+	// connection may take a while), it has a second of sleep ahead.
+	for p.Stat().InFlight == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the statement never went in flight")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	start := time.Now()
 	p.Close()
-	if time.Since(start) < 100*time.Millisecond {
-		t.Fatal("Close did not wait for the statement in flight")
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Fatalf("Close returned %v after the statement went in flight: it did not wait for it", d)
 	}
 	if err := <-result; err != nil {
 		t.Fatalf("statement in flight during Close: %v", err)

@@ -1,0 +1,401 @@
+package pgline
+
+// Acquire, Begin and BeginTx waiting in line (see serveTakersLocked): the
+// cases an outside audit of the FIFO line found broken in its first
+// version (a caller whose attempt failed parked with nothing to retry for
+// it; statements starved by a line never empty), and its fairness.
+
+import (
+	"context"
+	"io"
+	"net"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// takePool opens a pool on dsn; the cleanup closes it but gives up after
+// 10 s (a hung Close is reported, not waited for).
+func takePool(t *testing.T, dsn string) *Pool {
+	t.Helper()
+	p, err := NewPool(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		done := make(chan struct{})
+		go func() { p.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("Close did not return within 10s: %+v\n%s", p.Stat(), takeStacks())
+		}
+	})
+	return p
+}
+
+func takeStacks() string {
+	var b strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&b, 1)
+	s := b.String()
+	if len(s) > 12000 {
+		s = s[:12000] + "\n...[truncated]"
+	}
+	return s
+}
+
+// takeRun runs body in a goroutine and fails the test if it does not end
+// within d. body must report with t.Error (not Fatal).
+func takeRun(t *testing.T, d time.Duration, what string, body func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); body() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: still running after %v (hang)\n%s", what, d, takeStacks())
+	}
+}
+
+// takeProxy is a TCP forwarder to the test server that can refuse
+// connections (accept and close at once) while down.
+type takeProxy struct {
+	ln   net.Listener
+	up   atomic.Bool
+	mu   sync.Mutex
+	open []net.Conn
+}
+
+func newTakeProxy(t *testing.T) *takeProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := &takeProxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !px.up.Load() {
+				c.Close()
+				continue
+			}
+			s, err := net.Dial("tcp", srv.Addr())
+			if err != nil {
+				c.Close()
+				continue
+			}
+			px.mu.Lock()
+			px.open = append(px.open, c, s)
+			px.mu.Unlock()
+			go func() { io.Copy(s, c); s.Close() }()
+			go func() { io.Copy(c, s); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		px.mu.Lock()
+		for _, c := range px.open {
+			c.Close()
+		}
+		px.mu.Unlock()
+	})
+	return px
+}
+
+func (px *takeProxy) port() string { return strconv.Itoa(px.ln.Addr().(*net.TCPAddr).Port) }
+
+// Unreachable host: an Acquire without deadline arriving while one with
+// a (long) deadline waits for the host must still get its error at once
+// (the doc: "a call without one ... gets the error at once").
+func TestPoolTakerNoDeadlineBehindDeadline(t *testing.T) {
+	p := takePool(t, srv.DSN("port="+strconv.Itoa(closedPort(t)), "pool_max_conns=2"))
+	longDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+		defer cancel()
+		_, err := p.Acquire(ctx)
+		longDone <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // its first attempt has failed; it waits
+	t.Logf("while the deadline caller waits: %+v", p.Stat())
+	takeRun(t, 10*time.Second, "no-deadline Acquire behind a deadline one", func() {
+		start := time.Now()
+		_, err := p.Acquire(context.Background())
+		d := time.Since(start)
+		if err == nil {
+			t.Error("Acquire succeeded")
+		}
+		if d > time.Second {
+			t.Errorf("Acquire without deadline, behind one with a 4s deadline, took %v (err %v); want its error at once", d, err)
+		}
+	})
+	<-longDone
+}
+
+// The host comes back while Acquire/Begin (with a deadline) wait for
+// it: the pool retries with backoff (at most 1s apart), so they succeed
+// soon after, long before their deadline.
+func TestPoolTakersHostBack(t *testing.T) {
+	// health1s: the same with pool_health_check_period=1s. The health
+	// loop's tick calls signalLocked, hence serveTakersLocked: if this one
+	// passes while "one" fails, nothing but that tick (1 min by default),
+	// another call or a freed connection wakes a taker whose attempt failed.
+	for _, tc := range []struct {
+		name  string
+		n     int
+		extra string
+	}{{"one", 1, ""}, {"four", 4, ""}, {"health1s", 1, "pool_health_check_period=1s"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			px := newTakeProxy(t)
+			p := takePool(t, srv.DSN("port="+px.port(), "pool_max_conns=2", tc.extra))
+			type res struct {
+				err error
+				d   time.Duration
+			}
+			out := make(chan res, tc.n)
+			start := time.Now()
+			for i := range tc.n {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+					defer cancel()
+					var err error
+					if i%2 == 0 {
+						var c *PoolConn
+						if c, err = p.Acquire(ctx); err == nil {
+							var v int
+							err = c.QueryRow(ctx, "SELECT 1").Scan(&v)
+							c.Release()
+						}
+					} else {
+						var tx *Tx
+						if tx, err = p.Begin(ctx); err == nil {
+							err = tx.Commit(ctx)
+						}
+					}
+					out <- res{err, time.Since(start)}
+				}()
+			}
+			time.Sleep(300 * time.Millisecond)
+			t.Logf("host down, callers waiting: %+v", p.Stat())
+			px.up.Store(true)
+			for i := range tc.n {
+				select {
+				case r := <-out:
+					if r.err != nil || r.d > 2500*time.Millisecond {
+						t.Errorf("caller %d: err %v after %v; the host was back at 300ms, want success within ~1.3s", i, r.err, r.d.Round(time.Millisecond))
+					}
+				case <-time.After(12 * time.Second):
+					t.Fatalf("hang: %+v", p.Stat())
+				}
+			}
+			// Control: a routed statement in the same situation.
+			px.up.Store(false)
+			p2 := takePool(t, srv.DSN("port="+px.port(), "pool_max_conns=2"))
+			stmt := make(chan res, 1)
+			s2 := time.Now()
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+				defer cancel()
+				_, err := p2.Exec(ctx, "SELECT 1")
+				stmt <- res{err, time.Since(s2)}
+			}()
+			time.Sleep(300 * time.Millisecond)
+			px.up.Store(true)
+			r := <-stmt
+			t.Logf("control: a routed Exec in the same situation: err %v after %v", r.err, r.d.Round(time.Millisecond))
+		})
+	}
+}
+
+// Fairness: pool_max_conns=2, 200 goroutines Begin/SELECT/Commit in a
+// loop for 2s: each completes at least one, none waits over 1s between two.
+func TestPoolTakersFair(t *testing.T) {
+	p := takePool(t, srv.DSN("pool_max_conns=2"))
+	// warm up both connections
+	ctx := testCtx(t)
+	a, _ := p.Acquire(ctx)
+	b, _ := p.Acquire(ctx)
+	a.Release()
+	b.Release()
+	const g = 200
+	count := make([]int, g)
+	maxGap := make([]time.Duration, g)
+	var errN atomic.Int64
+	var firstErr atomic.Value
+	start := time.Now()
+	end := start.Add(2 * time.Second)
+	takeRun(t, 20*time.Second, "fairness loop", func() {
+		var wg sync.WaitGroup
+		for i := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				last := start
+				for time.Now().Before(end) {
+					c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					tx, err := p.Begin(c)
+					if err == nil {
+						var v int
+						if err = tx.QueryRow(c, "SELECT 1").Scan(&v); err == nil {
+							err = tx.Commit(c)
+						} else {
+							tx.Rollback(c)
+						}
+					}
+					cancel()
+					if err != nil {
+						errN.Add(1)
+						firstErr.CompareAndSwap(nil, err.Error())
+						continue
+					}
+					now := time.Now()
+					count[i]++
+					if gap := now.Sub(last); gap > maxGap[i] {
+						maxGap[i] = gap
+					}
+					last = now
+				}
+			}()
+		}
+		wg.Wait()
+	})
+	total, zero := 0, 0
+	var worst time.Duration
+	for i := range g {
+		total += count[i]
+		if count[i] == 0 {
+			zero++
+		}
+		worst = max(worst, maxGap[i])
+	}
+	t.Logf("%d transactions, %d goroutines with none, worst gap %v, errors %d (%v)", total, zero, worst.Round(time.Millisecond), errN.Load(), firstErr.Load())
+	if zero > 0 {
+		t.Errorf("%d goroutines completed no transaction", zero)
+	}
+	if worst > time.Second {
+		t.Errorf("a goroutine went %v without completing a transaction", worst)
+	}
+	if errN.Load() > 0 {
+		t.Errorf("%d errors, first: %v", errN.Load(), firstErr.Load())
+	}
+	takeCheckQuiet(t, p, 2, "after fairness")
+}
+
+// Routed statements while Acquire/Begin keep the line busy: a statement
+// must still be served (giveBack and done serve the takers' line before
+// the statements' queue, and a taker is always in line).
+func TestPoolStatementsAmongTakers(t *testing.T) {
+	for _, max := range []int{1, 2} {
+		t.Run("max"+strconv.Itoa(max), func(t *testing.T) {
+			p := takePool(t, srv.DSN("pool_max_conns="+strconv.Itoa(max)))
+			ctx := testCtx(t)
+			if _, err := p.Exec(ctx, "SELECT 1"); err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			var txs atomic.Int64
+			for range 10 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						tx, err := p.Begin(c)
+						if err == nil {
+							tx.Exec(c, "SELECT 1")
+							tx.Commit(c)
+							txs.Add(1)
+						}
+						cancel()
+					}
+				}()
+			}
+			time.Sleep(200 * time.Millisecond)
+			var lat []time.Duration
+			failures := 0
+			for range 5 {
+				c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				s := time.Now()
+				var v int
+				err := p.QueryRow(c, "SELECT 1").Scan(&v)
+				cancel()
+				lat = append(lat, time.Since(s).Round(time.Millisecond))
+				if err != nil {
+					failures++
+					t.Logf("statement under taker load: %v (%+v)", err, p.Stat())
+				}
+			}
+			close(stop)
+			takeRun(t, 15*time.Second, "taker loop stop", wg.Wait)
+			t.Logf("statement latencies %v, transactions %d", lat, txs.Load())
+			if failures > 0 {
+				t.Errorf("%d of 5 routed statements (2s deadline each) were never served while 10 goroutines ran Begin/Commit in a loop on pool_max_conns=%d", failures, max)
+			}
+		})
+	}
+}
+
+// takeCheckQuiet waits (up to 2 s) for the pool to be at rest and checks
+// its counters, then checks that an Acquire and a statement are served
+// quickly.
+func takeCheckQuiet(t *testing.T, p *Pool, max int, label string) bool {
+	t.Helper()
+	var st PoolStat
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		st = p.Stat()
+		if st.AcquiredConns == 0 && st.AcquireWaiting == 0 && st.Waiting == 0 && st.OpeningConns == 0 && st.TotalConns <= max {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: pool not at rest after 2s: %+v", label, st)
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ok := true
+	takeRun(t, 5*time.Second, label+": Acquire+statement after", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			t.Errorf("%s: Acquire afterwards: %v (%+v)", label, err, p.Stat())
+			ok = false
+			return
+		}
+		var v int
+		if err := c.QueryRow(ctx, "SELECT 41").Scan(&v); err != nil || v != 41 {
+			t.Errorf("%s: on the acquired conn: %d %v", label, v, err)
+			ok = false
+		}
+		c.Release()
+		if err := p.QueryRow(ctx, "SELECT 42").Scan(&v); err != nil || v != 42 {
+			t.Errorf("%s: statement afterwards: %d %v (%+v)", label, v, err, p.Stat())
+			ok = false
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: Acquire+statement afterwards took %v", label, d)
+			ok = false
+		}
+	})
+	if st := p.Stat(); st.AcquiredConns != 0 || st.TotalConns > max {
+		t.Errorf("%s: after the check: %+v", label, st)
+		ok = false
+	}
+	return ok
+}
