@@ -29,11 +29,17 @@ type Batch struct {
 type batchItem struct {
 	sql  string
 	args []any
+	err  error // NamedArgs that could not be rewritten: fails the batch
 }
 
-// Queue adds a statement to the batch.
+// Queue adds a statement to the batch. NamedArgs are rewritten now; their
+// error, if any, is that of SendBatch.
 func (b *Batch) Queue(sql string, args ...any) {
-	b.items = append(b.items, batchItem{sql: sql, args: args})
+	it := batchItem{sql: sql, args: args}
+	if len(args) == 1 && isNamedArgs(args[0]) {
+		it.sql, it.args, it.err = rewriteNamedArgs(sql, args[0])
+	}
+	b.items = append(b.items, it)
 }
 
 // Len returns the number of statements queued.
@@ -112,7 +118,11 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		br.closed = true
 		return br
 	}
-	for _, it := range b.items {
+	for i, it := range b.items {
+		if it.err != nil {
+			br.err = notSent(fmt.Errorf("pgline: batch statement %d: %w", i, it.err))
+			return br
+		}
 		if sqllex.Scan(it.sql).CopyFromStdin {
 			br.err = notSent(errors.New("pgline: COPY FROM STDIN cannot run in a batch"))
 			return br

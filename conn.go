@@ -191,6 +191,24 @@ func (t CommandTag) RowsAffected() int64 {
 	return n
 }
 
+// Insert reports whether the tag is that of an INSERT ("INSERT 0 5").
+func (t CommandTag) Insert() bool { return t.is("INSERT") }
+
+// Update reports whether the tag is that of an UPDATE ("UPDATE 2").
+func (t CommandTag) Update() bool { return t.is("UPDATE") }
+
+// Delete reports whether the tag is that of a DELETE ("DELETE 1").
+func (t CommandTag) Delete() bool { return t.is("DELETE") }
+
+// Select reports whether the tag is that of a SELECT ("SELECT 3"), which
+// SELECT INTO and CREATE TABLE AS also send.
+func (t CommandTag) Select() bool { return t.is("SELECT") }
+
+// is reports whether the tag's first word is word.
+func (t CommandTag) is(word string) bool {
+	return strings.HasPrefix(t.s, word) && (len(t.s) == len(word) || t.s[len(word)] == ' ')
+}
+
 // Ping checks that the server answers, with an empty query.
 func (c *Conn) Ping(ctx context.Context) error {
 	_, err := c.simpleQuery(ctx, nil, "", nil)

@@ -105,7 +105,17 @@ func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err er
 // result type changed, or it was deallocated) is sent again once, and one
 // hit before its first row by a CancelRequest aimed at another request
 // up to maxCancelRetries times, when it cannot have had an effect.
+//
+// Every statement with arguments enters here (Query, QueryRow, and Exec
+// with arguments, of a Conn, a Tx or a Pool): NamedArgs are rewritten
+// here, and what is traced and sent is the rewritten text.
 func (c *Conn) query(ctx context.Context, owner *holder, r *Rows, sql string, args []any) error {
+	if len(args) == 1 && isNamedArgs(args[0]) {
+		var err error
+		if sql, args, err = rewriteNamedArgs(sql, args[0]); err != nil {
+			return notSent(err)
+		}
+	}
 	if c.cfg.Tracer == nil {
 		return c.run(ctx, owner, r, sql, args)
 	}

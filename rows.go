@@ -3,6 +3,7 @@ package pgline
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"reflect"
@@ -11,8 +12,15 @@ import (
 	"github.com/pgline/pgline/pgtype"
 )
 
-// ErrNoRows is returned by Row.Scan when the query returned no row.
-var ErrNoRows = errors.New("pgline: no rows in result set")
+// ErrNoRows is returned by Row.Scan when the query returned no row. It
+// wraps sql.ErrNoRows: errors.Is(err, sql.ErrNoRows) holds for it too.
+var ErrNoRows error = &noRowsError{}
+
+// noRowsError is the type of ErrNoRows.
+type noRowsError struct{}
+
+func (*noRowsError) Error() string { return "pgline: no rows in result set" }
+func (*noRowsError) Unwrap() error { return sql.ErrNoRows }
 
 // Rows is the result of Query. It holds the connection until it is closed;
 // Next returning false closes it. A Rows is used by one goroutine.
