@@ -24,7 +24,21 @@
 // each run. Results come in binary for every type
 // package pgtype decodes; Scan fills typed Go variables through scan plans
 // cached per column. Server errors are *PgError values with every field
-// and the SQLSTATE.
+// and the SQLSTATE. NamedArgs (or StrictNamedArgs) as the only argument
+// fills @name placeholders instead: they are rewritten to $n outside
+// strings, quoted identifiers and comments. ErrNoRows satisfies
+// errors.Is(err, sql.ErrNoRows).
+//
+// # Rows into Go values
+//
+// CollectRows, CollectOneRow, CollectExactlyOneRow, AppendRows and
+// ForEachRow read a result with a row function: RowTo[T] for one column,
+// RowToStructByName[T] (fields matched to columns by db tag, else by name
+// ignoring case and underscores, embedded structs included, db:"-"
+// skipped), RowToStructByNameLax, RowToStructByPos, RowToMap and their
+// AddrOf forms, under pgx's names. A struct's mapping to a statement's
+// columns is planned once and cached; a row costs no allocation beyond
+// its values.
 //
 // # Deadlines and cancellation
 //
@@ -85,8 +99,11 @@
 //
 // NewPool opens connections as load needs them (pool_max_conns and the
 // other pool_* DSN parameters) and sends each statement to the connection
-// with the fewest requests in flight, pipelined with the others. Acquire
-// and Begin take a connection for one caller. Connections the server
+// with the fewest requests in flight, pipelined with the others (up to
+// pool_max_pipeline per connection). Acquire and Begin take a connection
+// for one caller. When every slot is taken, statements wait in one line
+// and Acquire and Begin in another, each served in arrival order with
+// one wake-up per freed slot, however many goroutines wait. Connections the server
 // closed while they sat idle are found before use, and a statement that
 // failed because its connection broke before it ran is sent again on
 // another, with connection attempts backed off while no host answers
