@@ -38,7 +38,7 @@ func newFlagSet(o *options) (*flag.FlagSet, *string, *string, *string) {
 	fs.StringVar(&o.dsn, "dsn", "", "benchmark this server (key=value or postgres:// URL) instead of a throwaway one; tables bench_* are created and dropped")
 	only := fs.String("only", "", "comma list of workloads to run: "+strings.Join(workloadNames, ","))
 	drivers := fs.String("drivers", "", "comma list of drivers to run (default all): pgline,pgline/stdlib,pgx,pgx/stdlib,lib/pq,floor")
-	fs.BoolVar(&o.quick, "quick", false, "one round, small sizes and short loops (CI; under a minute)")
+	fs.BoolVar(&o.quick, "quick", false, "one round, small sizes and short loops: a small version of every case of the README's figures (CI; about a minute)")
 	fs.DurationVar(&o.rtt, "rtt", time.Millisecond, "round-trip time the delay proxy adds in the rtt workload")
 	fs.IntVar(&o.rounds, "rounds", 5, "measured rounds per case (the median is reported); -quick makes the default 1")
 	fs.StringVar(&o.out, "out", "report", "directory for results.json, index.html and the charts")

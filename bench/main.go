@@ -6,7 +6,7 @@
 // Run it from the repository root:
 //
 //	go -C bench run .          # every workload, 5 interleaved rounds
-//	go -C bench run . -quick   # one short round, under a minute (CI)
+//	go -C bench run . -quick   # one short round, about a minute (CI)
 //
 // See -h for the flags.
 package main

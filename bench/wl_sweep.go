@@ -22,7 +22,7 @@ func sweepCases(sz sizes, rtt bool) []*benchCase {
 		prefix, workload = "rtt/sweep/", "rtt"
 		gs = []int{100, 1000, 5000}
 		if sz.quick {
-			return nil // -quick stays under a minute: the sweep without RTT shows the curve
+			return nil // -quick stays about a minute: the sweep without RTT shows the curve
 		}
 	}
 	var cs []*benchCase
