@@ -56,18 +56,15 @@ type Pool struct {
 	opening int         // connections being opened
 	held    int         // connections held by Acquire or Begin
 	takers  int         // Acquire or Begin calls waiting for a connection
-	// The Acquire and Begin calls waiting for a connection, in arrival
-	// order (see serveTakersLocked), and those opening one.
-	takeHead, takeTail *takeWaiter
-	takeWaiting        int
-	takeOpens          int
-	closed             bool          // Close was called
-	changed            chan struct{} // closed and replaced when the fields change, if watched
-	watched            bool          // someone waits on changed (see signalLocked)
-	lastErr            error         // the last failure to open a connection
-	// The statements waiting for a slot, in arrival order (see route).
-	waitHead, waitTail *routeWaiter
-	waiting            int
+	// The Acquire and Begin calls waiting for a connection (see
+	// serveTakersLocked), and those opening one.
+	takeLine  waitLine
+	takeOpens int
+	closed    bool          // Close was called
+	changed   chan struct{} // closed and replaced when the fields change, if watched
+	watched   bool          // someone waits on changed (see signalLocked)
+	lastErr   error         // the last failure to open a connection
+	stmtLine  waitLine      // the statements waiting for a slot (see route)
 	// failures counts the connection attempts failed in a row; the next
 	// starts at nextOpen (see openFailedLocked).
 	failures int
@@ -503,7 +500,7 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 			return nil, false, notSent(ErrPoolClosed)
 		}
 		p.pruneClosedLocked()
-		if !reserved && p.takeHead == nil { // nobody waits before this call
+		if !reserved && p.takeLine.head == nil { // nobody waits before this call
 			if pc := p.idleForTakeLocked(); pc != nil {
 				// Always looked at: nothing can send the holder's
 				// statements elsewhere (a look costs a system call).
@@ -549,8 +546,8 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 		// Wait in line. Every connection is busy with statements, which
 		// would keep it busy for ever under load: stop routing statements
 		// to one of them per waiting caller, so that it becomes idle.
-		w := &takeWaiter{ctx: ctx, ready: make(chan struct{})}
-		p.pushTakerLocked(w)
+		w := &poolWaiter{ctx: ctx, ready: make(chan struct{})}
+		p.takeLine.push(w)
 		p.balanceDrainingLocked()
 		// Served at once when it may open a connection now (after a
 		// failed attempt: the next, after the backoff).
@@ -570,7 +567,7 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 					p.held--
 				}
 			default:
-				p.removeTakerLocked(w)
+				p.takeLine.remove(w)
 			}
 			if w.err != nil {
 				return nil, false, w.err
@@ -611,16 +608,6 @@ func (p *Pool) reserveOpenLocked() bool {
 	return true
 }
 
-// takeWaiter is an Acquire or Begin waiting for a connection of its own.
-type takeWaiter struct {
-	prev, next *takeWaiter
-	ctx        context.Context
-	ready      chan struct{} // closed once pc, open or err is set
-	pc         *poolConn     // a connection handed over
-	open       bool          // or a reservation to open one (counted in held)
-	err        error
-}
-
 // serveTakersLocked hands idle connections, or reservations to open one,
 // to the waiting Acquire and Begin calls, first come first served: one
 // wake-up each, however many wait. Statements are served first where a
@@ -628,15 +615,15 @@ type takeWaiter struct {
 // connections marked draining for the callers still waiting here
 // (balanceDrainingLocked) take no more of them, so both lines move.
 func (p *Pool) serveTakersLocked() {
-	for w := p.takeHead; w != nil; w = p.takeHead {
+	for w := p.takeLine.head; w != nil; w = p.takeLine.head {
 		if p.closed {
-			p.removeTakerLocked(w)
+			p.takeLine.remove(w)
 			w.err = notSent(ErrPoolClosed)
 		} else if pc := p.idleForTakeLocked(); pc != nil {
-			p.removeTakerLocked(w)
+			p.takeLine.remove(w)
 			w.pc = pc
 		} else if p.reserveOpenLocked() {
-			p.removeTakerLocked(w)
+			p.takeLine.remove(w)
 			w.open = true
 		} else {
 			p.balanceDrainingLocked()
@@ -653,41 +640,15 @@ func (p *Pool) failTakersLocked(err error) {
 	if p.totalLocked() >= p.pc.maxConns {
 		return // they wait for a connection to be freed
 	}
-	for w := p.takeHead; w != nil; {
+	for w := p.takeLine.head; w != nil; {
 		next := w.next
 		if !waitsForHost(w.ctx, err) {
-			p.removeTakerLocked(w)
+			p.takeLine.remove(w)
 			w.err = notSent(err)
 			close(w.ready)
 		}
 		w = next
 	}
-}
-
-func (p *Pool) pushTakerLocked(w *takeWaiter) {
-	w.prev = p.takeTail
-	if p.takeTail != nil {
-		p.takeTail.next = w
-	} else {
-		p.takeHead = w
-	}
-	p.takeTail = w
-	p.takeWaiting++
-}
-
-func (p *Pool) removeTakerLocked(w *takeWaiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		p.takeHead = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		p.takeTail = w.prev
-	}
-	w.prev, w.next = nil, nil
-	p.takeWaiting--
 }
 
 // connectHeld opens a connection for take, after waiting out the backoff;
@@ -853,8 +814,8 @@ func (p *Pool) Stat() PoolStat {
 	s := PoolStat{
 		TotalConns:     p.totalLocked(),
 		AcquiredConns:  p.held,
-		Waiting:        p.waiting,
-		AcquireWaiting: p.takeWaiting,
+		Waiting:        p.stmtLine.n,
+		AcquireWaiting: p.takeLine.n,
 		OpeningConns:   p.opening,
 		MaxConns:       p.pc.maxConns,
 		PoolerHosts:    p.cfg.proxies.hosts(),

@@ -13,15 +13,53 @@ import (
 // statement at its head (serveLocked): one wake-up per freed slot, in
 // arrival order, however many goroutines wait. A statement arriving while
 // others wait queues behind them even if a slot is free at that moment.
+// Acquire and Begin wait the same way in a second line, for a connection
+// of their own (serveTakersLocked).
 
-// routeWaiter is a statement waiting for a slot.
-type routeWaiter struct {
-	prev, next *routeWaiter
+// poolWaiter is a call waiting in one of a Pool's lines: a statement for
+// a slot (route), or an Acquire or Begin for a connection of its own
+// (take).
+type poolWaiter struct {
+	prev, next *poolWaiter
 	ctx        context.Context
-	ready      chan struct{} // closed once pc or err is set
+	ready      chan struct{} // closed once pc, open or err is set
 	pc         *poolConn
 	check      bool // pc was idle for pool_idle_check: look at it first
+	open       bool // take: a reservation to open a connection (counted in held)
 	err        error
+}
+
+// waitLine is a Pool's line of waiters, first come first served; the
+// Pool's mu guards it.
+type waitLine struct {
+	head, tail *poolWaiter
+	n          int
+}
+
+func (l *waitLine) push(w *poolWaiter) {
+	w.prev = l.tail
+	if l.tail != nil {
+		l.tail.next = w
+	} else {
+		l.head = w
+	}
+	l.tail = w
+	l.n++
+}
+
+func (l *waitLine) remove(w *poolWaiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		l.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		l.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	l.n--
 }
 
 // route takes a slot for one statement: the open connection with the
@@ -36,7 +74,7 @@ func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) 
 		p.mu.Unlock()
 		return nil, false, notSent(ErrPoolClosed)
 	}
-	if p.waitHead == nil {
+	if p.stmtLine.head == nil {
 		if pc, check := p.pickLocked(); pc != nil {
 			p.mu.Unlock()
 			return pc, check, nil
@@ -45,8 +83,8 @@ func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) 
 	} else {
 		p.openForWaitersLocked()
 	}
-	w := &routeWaiter{ctx: ctx, ready: make(chan struct{})}
-	p.pushWaiterLocked(w)
+	w := &poolWaiter{ctx: ctx, ready: make(chan struct{})}
+	p.stmtLine.push(w)
 	p.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -62,7 +100,7 @@ func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) 
 			p.serveLocked()
 		}
 	default:
-		p.removeWaiterLocked(w)
+		p.stmtLine.remove(w)
 	}
 	return nil, false, connectWaitErr(ctx, p.lastErr)
 }
@@ -99,13 +137,13 @@ func (p *Pool) pickLocked() (pc *poolConn, check bool) {
 // serveLocked gives free slots to the waiting statements, first come first
 // served; it is called whenever a slot may have become free.
 func (p *Pool) serveLocked() {
-	for p.waitHead != nil {
+	for p.stmtLine.head != nil {
 		pc, check := p.pickLocked()
 		if pc == nil {
 			return
 		}
-		w := p.waitHead
-		p.removeWaiterLocked(w)
+		w := p.stmtLine.head
+		p.stmtLine.remove(w)
 		w.pc, w.check = pc, check
 		close(w.ready)
 	}
@@ -114,7 +152,7 @@ func (p *Pool) serveLocked() {
 // openForWaitersLocked opens a connection for the waiting statements when
 // the pool may grow.
 func (p *Pool) openForWaitersLocked() {
-	if p.waitHead != nil {
+	if p.stmtLine.head != nil {
 		p.growLocked()
 	}
 }
@@ -134,10 +172,10 @@ func (p *Pool) failWaitersLocked(err error) {
 	if len(p.conns) > 0 {
 		return
 	}
-	for w := p.waitHead; w != nil; {
+	for w := p.stmtLine.head; w != nil; {
 		next := w.next
 		if !waitsForHost(w.ctx, err) {
-			p.removeWaiterLocked(w)
+			p.stmtLine.remove(w)
 			w.err = notSent(err)
 			close(w.ready)
 		}
@@ -147,35 +185,9 @@ func (p *Pool) failWaitersLocked(err error) {
 
 // closeWaitersLocked ends every wait when the pool closes.
 func (p *Pool) closeWaitersLocked() {
-	for w := p.waitHead; w != nil; w = p.waitHead {
-		p.removeWaiterLocked(w)
+	for w := p.stmtLine.head; w != nil; w = p.stmtLine.head {
+		p.stmtLine.remove(w)
 		w.err = notSent(ErrPoolClosed)
 		close(w.ready)
 	}
-}
-
-func (p *Pool) pushWaiterLocked(w *routeWaiter) {
-	w.prev = p.waitTail
-	if p.waitTail != nil {
-		p.waitTail.next = w
-	} else {
-		p.waitHead = w
-	}
-	p.waitTail = w
-	p.waiting++
-}
-
-func (p *Pool) removeWaiterLocked(w *routeWaiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		p.waitHead = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		p.waitTail = w.prev
-	}
-	w.prev, w.next = nil, nil
-	p.waiting--
 }

@@ -107,19 +107,29 @@ func (f *floorConn) stmt(sql string) (string, error) {
 
 // Discard runs sql with args and returns the number of rows.
 func (f *floorConn) Discard(ctx context.Context, sql string, args ...any) (int, error) {
-	name, err := f.stmt(sql)
+	name, err := f.bind(sql, args)
 	if err != nil {
 		return 0, err
+	}
+	res, err := f.c.Exec(name, f.params, f.formats)
+	return res.Rows, err
+}
+
+// bind returns the statement prepared for sql, with args encoded into
+// f.params and f.formats.
+func (f *floorConn) bind(sql string, args []any) (string, error) {
+	name, err := f.stmt(sql)
+	if err != nil {
+		return "", err
 	}
 	f.arena = f.arena[:0]
 	f.params, f.formats = f.params[:0], f.formats[:0]
 	for _, a := range args {
 		if err := f.appendArg(a); err != nil {
-			return 0, err
+			return "", err
 		}
 	}
-	res, err := f.c.Exec(name, f.params, f.formats)
-	return res.Rows, err
+	return name, nil
 }
 
 // QueryIntBatch sends the queries in one write under one Sync, as pgx's
@@ -322,16 +332,9 @@ func (f *floorPipe) Close() error { return f.p.Close() }
 // value into a slice allocated for it (floor.Conn.ExecValue), and returns
 // its length.
 func (f *floorConn) ReadValue(ctx context.Context, sql string, args ...any) (int, error) {
-	name, err := f.stmt(sql)
+	name, err := f.bind(sql, args)
 	if err != nil {
 		return 0, err
-	}
-	f.arena = f.arena[:0]
-	f.params, f.formats = f.params[:0], f.formats[:0]
-	for _, a := range args {
-		if err := f.appendArg(a); err != nil {
-			return 0, err
-		}
 	}
 	v, err := f.c.ExecValue(name, f.params, f.formats)
 	return len(v), err
