@@ -44,6 +44,7 @@ func TestEncodeAgainstServer(t *testing.T) {
 		{"interval", "'90 minutes'", 90 * time.Minute},
 		{"time", "'01:30:00'", 90 * time.Minute},
 		{"time", "'01:30:00'", Time{Microseconds: 5400e6}},
+		{"time", "'23:04:05.123456'", time.Date(2024, 3, 10, 23, 4, 5, 123456789, ny)}, // the wall clock's time of day
 		{"json", `'{"a":[1,2]}'`, map[string][]int{"a": {1, 2}}},
 		{"json", `'{"name":"x","n":2}'`, jsonThing{Name: "x", N: 2}},
 		{"jsonb", `'{"n": 2, "name": "x"}'`, `{"n": 2, "name": "x"}`},

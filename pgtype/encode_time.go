@@ -10,7 +10,9 @@ import (
 var errTimeRange = errors.New("time out of range")
 
 // encodeTime encodes a time for date (the date in the time's location),
-// timestamp (its wall clock) and timestamptz (its instant) parameters.
+// timestamp (its wall clock), timestamptz (its instant), time (its wall
+// clock's time of day) and timetz (that and its zone's offset)
+// parameters.
 func encodeTime(t *typeInfo, arg any, ts Timestamp, buf []byte) ([]byte, int16, bool, error) {
 	switch t.kind {
 	case kindDate:
@@ -43,8 +45,28 @@ func encodeTime(t *typeInfo, arg any, ts Timestamp, buf []byte) ([]byte, int16, 
 			us = v
 		}
 		return binary.BigEndian.AppendUint64(buf, uint64(us)), 1, false, nil
+	case kindTime:
+		// The wall clock in the time's location, as pgx and lib/pq send it.
+		if ts.InfinityModifier != Finite {
+			return buf, 0, false, encErr(t, arg, errTimeRange)
+		}
+		return encodeTimeOfDay(t, arg, wallMicros(ts.Time), buf)
+	}
+	if t.base == timetzOID && ts.InfinityModifier == Finite {
+		// timetz has no codec here: the wall clock and the zone's offset,
+		// in PostgreSQL's text form.
+		return ts.Time.AppendFormat(buf, "15:04:05.999999-07:00:00"), 0, false, nil
 	}
 	return buf, 0, false, encErr(t, arg, errUnsupported)
+}
+
+// timetzOID is timetz (time of day with time zone).
+const timetzOID = 1266
+
+// wallMicros returns the microseconds since midnight of t's wall clock.
+func wallMicros(t time.Time) int64 {
+	h, m, s := t.Clock()
+	return (int64(h)*3600+int64(m)*60+int64(s))*1e6 + int64(t.Nanosecond()/1000)
 }
 
 // encodeDuration encodes a time.Duration for interval (microseconds,
