@@ -156,7 +156,9 @@ func roundTripCases() []rtCase {
 		{typ: "jsonb", expr: `'{"b": "ü", "a": 1}'`, dst: ptr[string](), want: `{"a": 1, "b": "ü"}`},
 		{typ: "jsonb", expr: `'[1, 2]'`, dst: ptr[json.RawMessage](), want: json.RawMessage(`[1, 2]`)},
 		{typ: "jsonb", expr: `'{"name": "x", "n": 2}'`, dst: ptr[jsonThing](), want: jsonThing{Name: "x", N: 2}, noEnc: true},
-		{typ: "jsonb", expr: `'null'`, dst: ptr[any](), want: json.RawMessage(`null`)},
+		{typ: "jsonb", expr: `'{"a": [1, "x", true, null]}'`, dst: ptr[any](), want: map[string]any{"a": []any{1.0, "x", true, nil}}, noEnc: true},
+		{typ: "json", expr: `'[2.5]'`, dst: ptr[any](), want: []any{2.5}, noEnc: true},
+		{typ: "jsonb", expr: `'"s"'`, dst: ptr[any](), want: "s", noEnc: true},
 
 		{typ: "int4[]", expr: "'{}'", dst: ptr[[]int32](), want: []int32{}},
 		{typ: "int4[]", expr: "'{1,2,-3}'", dst: ptr[[]int32](), want: []int32{1, 2, -3}},

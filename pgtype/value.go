@@ -24,7 +24,9 @@ import (
 //	timestamptz                time.Time in UTC; Timestamp for ±infinity
 //	time                       Time
 //	interval                   Interval
-//	json, jsonb                json.RawMessage (a copy)
+//	json, jsonb                map[string]any, []any, string, float64, bool or nil, as
+//	                           json.Unmarshal into an any (pgx's choice); *json.RawMessage
+//	                           or *[]byte destinations get the bytes
 //	arrays                     []any of the element defaults, nil for NULL elements; nested []any
 //	                           for multi-dimensional arrays
 //	inet, cidr                 netip.Prefix
@@ -118,7 +120,13 @@ func (m *Map) decodeValue(t *typeInfo, format int16, src []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return json.RawMessage(copyBytes(j)), nil
+		// As encoding/json decodes into an interface value, and as pgx
+		// does: objects, arrays and scalars, numbers as float64.
+		var v any
+		if err := json.Unmarshal(j, &v); err != nil {
+			return nil, decodeErr(t, format, "%v", err)
+		}
+		return v, nil
 	case kindArray:
 		return m.decodeArrayValue(t, format, src)
 	case kindInet:
