@@ -62,6 +62,8 @@ var envKeys = map[string]string{
 	"sslcrldir":                "PGSSLCRLDIR",
 	"ssl_min_protocol_version": "PGSSLMINPROTOCOLVERSION",
 	"ssl_max_protocol_version": "PGSSLMAXPROTOCOLVERSION",
+	"min_protocol_version":     "PGMINPROTOCOLVERSION",
+	"max_protocol_version":     "PGMAXPROTOCOLVERSION",
 	"gssencmode":               "PGGSSENCMODE",
 	"requirepeer":              "PGREQUIREPEER",
 	"channel_binding":          "PGCHANNELBINDING",

@@ -180,8 +180,8 @@ var knownKeys = map[string]int{
 	"krbsrvname": keyIgnored, "requirepeer": keyLibpq, "sslcompression": keyIgnored,
 	"sslcrl": keyLibpq, "sslcrldir": keyLibpq, "sslcertmode": keyLibpq,
 	"ssl_min_protocol_version": keyLibpq, "ssl_max_protocol_version": keyLibpq,
-	"sslkeylogfile": keyIgnored, "min_protocol_version": keyIgnored,
-	"max_protocol_version": keyIgnored, "oauth_issuer": keyIgnored,
+	"sslkeylogfile": keyIgnored, "min_protocol_version": keyLibpq,
+	"max_protocol_version": keyLibpq, "oauth_issuer": keyIgnored,
 	"oauth_client_id": keyIgnored, "oauth_client_secret": keyIgnored, "oauth_scope": keyIgnored,
 	"scram_client_key": keyIgnored, "scram_server_key": keyIgnored,
 

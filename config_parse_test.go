@@ -399,6 +399,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"sslcertmode=require", nil, "invalid sslcertmode"},
 		{"ssl_min_protocol_version=SSLv3", nil, "invalid ssl_min_protocol_version"},
 		{"ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2", nil, "must not be below"},
+		{"min_protocol_version=3.2", nil, "invalid min_protocol_version: pgline speaks protocol version 3.0 only"},
+		{"", map[string]string{"PGMINPROTOCOLVERSION": "3.2"}, "invalid min_protocol_version (from PGMINPROTOCOLVERSION)"},
+		{"min_protocol_version=3.1", nil, "invalid min_protocol_version: must be one of"},
+		{"max_protocol_version=4.0", nil, "invalid max_protocol_version: must be one of"},
 		{"", map[string]string{"PGREQUIREPEER": "postgres"}, "invalid requirepeer"},
 		{"max_message_size=4294967296", nil, "invalid max_message_size"},
 		{"database=x", nil, `unknown key "database"`},
@@ -581,5 +585,17 @@ func TestParseConfigProcessEnv(t *testing.T) {
 	}
 	if _, err := ParseConfig("sslmode=nope"); err == nil {
 		t.Error("ParseConfig accepted sslmode=nope")
+	}
+}
+
+// TestProtocolVersionKeys: the protocol versions pgline can honour (3.0,
+// the latest it speaks) are accepted; a minimum of 3.2 is refused above
+// (TestParseConfigErrors' table).
+func TestProtocolVersionKeys(t *testing.T) {
+	for _, dsn := range []string{"min_protocol_version=3.0", "min_protocol_version=latest", "max_protocol_version=3.2", "max_protocol_version=3.0 min_protocol_version=3.0"} {
+		src, _ := testSource(t, nil)
+		if _, err := parseConfig("host=h "+dsn, src); err != nil {
+			t.Errorf("%s: %v", dsn, err)
+		}
 	}
 }
