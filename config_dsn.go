@@ -149,6 +149,11 @@ func urlScheme(s string) (int, bool) {
 func splitURL(s string) ([]dsnPair, error) {
 	n, _ := urlScheme(s)
 	rest := strings.TrimRight(s[n:], " \t\n\v\f\r")
+	if strings.ContainsAny(rest, " \t\n\v\f\r") {
+		// Most often key=value settings glued after a URL, which would
+		// end up in the database name or the last parameter's value.
+		return nil, parseError("a URL DSN cannot hold white space: give settings as query parameters (?key=value&...), not key=value pairs after the URL (pgline.SetDSNParam adds one to either form), and percent-encode spaces in names and passwords (%%20)")
+	}
 	authEnd := strings.IndexAny(rest, "/?")
 	if authEnd < 0 {
 		authEnd = len(rest)

@@ -20,23 +20,6 @@ func quoteKeyValue(value string) string {
 	return b.String()
 }
 
-// percentEncode encodes every byte outside RFC 3986's unreserved set.
-func percentEncode(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
-}
-
 // pairs builds a pair list from alternating keys and values.
 func pairs(kv ...string) []dsnPair {
 	var p []dsnPair
@@ -288,4 +271,43 @@ func FuzzSplitDSN(f *testing.F) {
 			t.Fatalf("URL round trip of %q via %q: %q; want %q", s, u, again, want)
 		}
 	})
+}
+
+// TestSetDSNParam: a setting added to a DSN in either form reads back as
+// set, after the DSN's own settings, whatever its value holds; and a URL
+// with key=value glued after it is refused with a message that says what
+// to do (ExampleNewPool did that once: the setting became part of the
+// database name, or of sslmode's value).
+func TestSetDSNParam(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:p%40ss@h:5433/db",
+		"postgres://u@h/db?sslmode=disable",
+		"postgresql://h",
+		"host=h port=5433 user=u dbname=db",
+		"",
+	} {
+		for _, v := range []string{"4", "a b", `it's \ odd`, "x&y=z?#", ""} {
+			got := SetDSNParam(dsn, "search_path", v)
+			got = SetDSNParam(got, "pool_max_conns", "4")
+			src, _ := testSource(t, nil)
+			c, err := parseConfig(got, src)
+			if err != nil {
+				t.Errorf("SetDSNParam(%q, %q) = %q: %v", dsn, v, got, err)
+				continue
+			}
+			if c.RuntimeParams["search_path"] != v {
+				t.Errorf("SetDSNParam(%q, %q) = %q: search_path %q", dsn, v, got, c.RuntimeParams["search_path"])
+			}
+			if c.pool.maxConns != 4 {
+				t.Errorf("SetDSNParam(%q, pool_max_conns) = %q: pool_max_conns %d", dsn, got, c.pool.maxConns)
+			}
+		}
+	}
+	src, _ := testSource(t, nil)
+	for _, dsn := range []string{"postgres://u:secret@h/db pool_max_conns=4", "postgres://h/db?sslmode=disable pool_max_conns=4"} {
+		_, err := parseConfig(dsn, src)
+		if err == nil || !strings.Contains(err.Error(), "query parameters") || strings.Contains(err.Error(), "secret") {
+			t.Errorf("parseConfig(%q): %v; want a refusal naming query parameters, without the password", dsn, err)
+		}
+	}
 }

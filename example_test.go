@@ -92,7 +92,9 @@ func ExampleConn_pipelining() {
 // A Pool multiplexes statements over a few connections.
 func ExampleNewPool() {
 	ctx := context.Background()
-	pool, err := pgline.NewPool(ctx, os.Getenv("DATABASE_URL")+" pool_max_conns=4")
+	// SetDSNParam adds a setting to a DSN in either form (URL or
+	// key=value).
+	pool, err := pgline.NewPool(ctx, pgline.SetDSNParam(os.Getenv("DATABASE_URL"), "pool_max_conns", "4"))
 	if err != nil {
 		log.Fatal(err)
 	}
