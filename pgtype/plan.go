@@ -149,6 +149,9 @@ func (m *Map) PlanScan(oid uint32, format int16, dst any) (ScanPlan, error) {
 	case *[]byte:
 		return m.bytesPlan(t, format), nil
 	}
+	if p := m.unknownArrayPlan(t, format, dst); p != nil {
+		return p, nil
+	}
 	if p := m.reflectPlan(oid, format, rt); p != nil {
 		return p, nil
 	}
@@ -255,4 +258,21 @@ func (m *Map) bytesPlan(t *typeInfo, format int16) ScanPlan {
 // errPlanType reports a plan used with a destination of another type.
 func errPlanType(dst any, want reflect.Type) error {
 	return fmt.Errorf("pgtype: scan destination %T is not the %s the plan was made for", dst, want)
+}
+
+// unknownArrayPlan plans a value of a type this Map does not know, in
+// text, into a slice destination (*[]string, *[]*string, ...): its text
+// is read as an array literal of text elements. It is how the array of an
+// enum nobody registered (whose OID only the database knows) scans into
+// []string; a value that is no array literal is an error.
+func (m *Map) unknownArrayPlan(t *typeInfo, format int16, dst any) ScanPlan {
+	if t.known || format != 0 {
+		return nil
+	}
+	st := reflect.TypeOf(dst).Elem()
+	if st.Kind() != reflect.Slice || st.Elem().Kind() == reflect.Uint8 {
+		return nil
+	}
+	at := &typeInfo{oid: t.oid, base: t.base, name: t.name, kind: kindArray, elem: m.typeOf(TextOID)}
+	return m.planArray(at, format, dst)
 }
