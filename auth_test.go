@@ -115,3 +115,32 @@ func TestRequireAuth(t *testing.T) {
 func quoteDSN(v string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
 }
+
+// TestPasswordSetAfterParseConfig: a Config.Password set after ParseConfig
+// is the one sent (before, ParseConfig had copied the DSN's, or none, into
+// each host, and the later one was ignored: "no password was supplied").
+func TestPasswordSetAfterParseConfig(t *testing.T) {
+	ctx := testCtx(t)
+	for _, dsnPassword := range []string{"", "wrong"} {
+		dsn := srv.DSN("user=scramuser")
+		if dsnPassword != "" {
+			dsn = SetDSNParam(dsn, "password", dsnPassword)
+		}
+		cfg, err := ParseConfig(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.PassFile = "" // nothing from a password file either
+		cfg.Password = pwSCRAM
+		c, err := ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatalf("DSN password %q, Config.Password set after: %v", dsnPassword, err)
+		}
+		c.Close()
+		cfg.Password = "not it"
+		if c, err := ConnectConfig(ctx, cfg); err == nil {
+			c.Close()
+			t.Fatalf("DSN password %q: a wrong Config.Password set after ParseConfig connected", dsnPassword)
+		}
+	}
+}

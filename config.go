@@ -17,13 +17,17 @@ type Config struct {
 	// TargetSessionAttrs wins.
 	Hosts []HostConfig
 
-	User     string
-	Password string // empty: look in PassFile per host
+	User string
+	// Password is the password for every host; when empty, each host's
+	// HostConfig.Password (from the password file) is used. Setting it
+	// after ParseConfig takes effect.
+	Password string
 	Database string
 
 	// PassFile is the password file (libpq's passfile / PGPASSFILE,
-	// default ~/.pgpass). The lookup already happened in ParseConfig: the
-	// password found for each host is in HostConfig.Password.
+	// default ~/.pgpass). The lookup already happened in ParseConfig, when
+	// no password was given: the password found for each host is in
+	// HostConfig.Password.
 	PassFile string
 
 	ApplicationName string
@@ -127,9 +131,8 @@ type HostConfig struct {
 	// verification and the password file.
 	HostAddr string
 	Port     uint16
-	// Password is the password for this host: Config.Password if set,
-	// otherwise what the password file gives for this host, port, database
-	// and user.
+	// Password is what the password file gives for this host, port,
+	// database and user; it is used when Config.Password is empty.
 	Password string
 }
 

@@ -140,11 +140,7 @@ func buildConfig(s settings, src *configSource) (*Config, error) {
 		return nil, err
 	}
 
-	if c.Password != "" {
-		for i := range c.Hosts {
-			c.Hosts[i].Password = c.Password
-		}
-	} else if c.PassFile != "" {
+	if c.Password == "" && c.PassFile != "" {
 		if entries := readPassFile(c.PassFile); len(entries) > 0 {
 			for i := range c.Hosts {
 				h := &c.Hosts[i]

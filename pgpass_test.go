@@ -80,7 +80,7 @@ func TestPassFileLookup(t *testing.T) {
 		{"host=other hostaddr=192.0.2.1 user=x", []string{"last-resort"}}, // host wins over hostaddr
 		{"host=db3 user=x", []string{"crlf-line"}},
 		{"host=anything user=carol", []string{"carol-anywhere"}},
-		{"host=db1.example.com,nowhere dbname=app user=bob password=given", []string{"given", "given"}},
+		{"host=db1.example.com,nowhere dbname=app user=bob password=given", []string{"", ""}}, // Config.Password is used: no lookup
 	}
 	for _, tt := range tests {
 		src, _ := testSource(t, map[string]string{"PGPASSFILE": pgpass})

@@ -48,7 +48,13 @@ func (c *Conn) startup(h HostConfig) error {
 	if _, err := c.netConn.Write(msg); err != nil {
 		return err
 	}
-	method, scramPlus, err := c.authenticate(h.Password)
+	// Config.Password, when set (also after ParseConfig), wins over what
+	// the password file gave for the host.
+	pw := c.cfg.Password
+	if pw == "" {
+		pw = h.Password
+	}
+	method, scramPlus, err := c.authenticate(pw)
 	if err != nil {
 		return err
 	}
