@@ -1,6 +1,7 @@
 package pgline
 
 import (
+	"context"
 	"crypto/tls"
 	"time"
 
@@ -109,6 +110,24 @@ type Config struct {
 	// sends. It runs on the goroutine reading the connection: it must not
 	// block or call back into the Conn.
 	OnNotice func(*Notice)
+
+	// BeforeConnect, when set, is called before each connection is opened
+	// (by Connect, and by a Pool for each of its connections) with a copy
+	// of the Config that it may change, for this connection only: a
+	// password or token that rotates, say. An error stops the attempt.
+	BeforeConnect func(ctx context.Context, cfg *Config) error
+	// AfterConnect, when set, runs on each new connection before it is
+	// used (types to register with LoadType, session settings); an error
+	// closes the connection and is the connect's error.
+	AfterConnect func(ctx context.Context, c *Conn) error
+	// PrepareConn, when set, is called by a Pool before Acquire, Begin or
+	// BeginTx hands out a connection: false closes it and another is
+	// taken; an error closes it and is the call's error.
+	PrepareConn func(ctx context.Context, c *Conn) (bool, error)
+	// AfterRelease, when set, is called by a Pool when a connection comes
+	// back from Release or a transaction's end, before others may use it:
+	// false closes it.
+	AfterRelease func(c *Conn) bool
 
 	// pgline's own keys beyond the buffer sizes, as ParseConfig read
 	// them; the zero values are the defaults.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -37,12 +38,38 @@ func ConnectConfig(ctx context.Context, cfg *Config) (*Conn, error) {
 		return nil, errors.New("pgline: config has no host")
 	}
 	tctx, ev := traceStart(ctx, cfg, TraceEvent{Kind: TraceConnect, Host: hostLabel(cfg.Hosts[0])})
-	c, err := connectHosts(ctx, cfg)
+	c, err := connectHooked(ctx, cfg)
 	if ev != nil && c != nil {
 		ev.Host = hostLabel(c.host)
 	}
 	traceEnd(tctx, cfg, ev, CommandTag{}, err)
 	return c, err
+}
+
+// connectHooked is connectHosts between cfg's BeforeConnect and
+// AfterConnect.
+func connectHooked(ctx context.Context, cfg *Config) (*Conn, error) {
+	if cfg.BeforeConnect != nil {
+		cc := *cfg
+		cc.Hosts = append([]HostConfig(nil), cfg.Hosts...)
+		cc.RuntimeParams = maps.Clone(cfg.RuntimeParams)
+		if err := cfg.BeforeConnect(ctx, &cc); err != nil {
+			return nil, fmt.Errorf("pgline: BeforeConnect: %w", err)
+		}
+		if len(cc.Hosts) == 0 {
+			return nil, errors.New("pgline: BeforeConnect left no host")
+		}
+		cfg = &cc
+	}
+	c, err := connectHosts(ctx, cfg)
+	if err != nil || cfg.AfterConnect == nil {
+		return c, err
+	}
+	if err := cfg.AfterConnect(ctx, c); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("pgline: AfterConnect: %w", err)
+	}
+	return c, nil
 }
 
 // connectHosts tries the hosts of cfg (see ConnectConfig).

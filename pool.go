@@ -469,15 +469,43 @@ func (p *Pool) take(ctx context.Context) (*poolConn, error) {
 }
 
 // takeChecked is takeUntraced, with the connection checked when it was
-// idle for pool_idle_check (see Conn.usableAfterIdle).
+// idle for pool_idle_check (see Conn.usableAfterIdle), then by PrepareConn.
 func (p *Pool) takeChecked(ctx context.Context) (*poolConn, error) {
-	for {
+	for refused := 0; ; {
 		pc, check, err := p.takeUntraced(ctx)
-		if err != nil || !check || pc.c.usableAfterIdle(ctx) {
-			return pc, err
+		if err != nil {
+			return nil, err
 		}
-		p.giveBack(pc) // closed: dropped
+		if check && !pc.c.usableAfterIdle(ctx) {
+			p.giveBack(pc) // closed: dropped
+			continue
+		}
+		if prep := p.cfg.PrepareConn; prep != nil {
+			ok, err := prep(ctx, pc.c)
+			if err != nil || !ok {
+				pc.c.Close()
+				p.giveBack(pc) // closed: dropped
+				if err != nil {
+					return nil, fmt.Errorf("pgline: PrepareConn: %w", err)
+				}
+				// As many as the pool holds, and a few new ones.
+				if refused++; refused > p.pc.maxConns+2 {
+					return nil, fmt.Errorf("pgline: PrepareConn refused %d connections in a row", refused)
+				}
+				continue
+			}
+		}
+		return pc, nil
 	}
+}
+
+// release returns a connection the caller held (Release, a transaction's
+// end), closed when AfterRelease says so.
+func (p *Pool) release(pc *poolConn) {
+	if after := p.cfg.AfterRelease; after != nil && !pc.c.IsClosed() && !after(pc.c) {
+		pc.c.Close()
+	}
+	p.giveBack(pc)
 }
 
 func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err error) {
@@ -749,7 +777,7 @@ func (pc *PoolConn) Release() {
 		// Notifications received for the last holder are not the next one's.
 		c.dropNotifications()
 	}
-	pc.pc.p.giveBack(pc.pc)
+	pc.pc.p.release(pc.pc)
 }
 
 // resetTimeout bounds Release's reset of a connection: past it, the
@@ -784,7 +812,7 @@ func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 			}
 			return nil, err
 		}
-		tx.onEnd = func() { p.giveBack(pc) }
+		tx.onEnd = func() { p.release(pc) }
 		return tx, nil
 	}
 }
