@@ -111,6 +111,10 @@ type Config struct {
 	// block or call back into the Conn.
 	OnNotice func(*Notice)
 
+	// Pool is a Pool's settings: the pool_* DSN keys, as ParseConfig read
+	// them; they may be changed before NewPoolConfig.
+	Pool PoolConfig
+
 	// BeforeConnect, when set, is called before each connection is opened
 	// (by Connect, and by a Pool for each of its connections) with a copy
 	// of the Config that it may change, for this connection only: a
@@ -131,10 +135,9 @@ type Config struct {
 
 	// pgline's own keys beyond the buffer sizes, as ParseConfig read
 	// them; the zero values are the defaults.
-	cacheMode     string     // statement_cache_mode ("" is auto); none too for statement_cache_capacity=0
-	cacheCapacity int        // statement_cache_capacity
-	syncEach      bool       // pipeline_sync=each
-	pool          poolConfig // the pool_* keys (see Pool)
+	cacheMode     string // statement_cache_mode ("" is auto); none too for statement_cache_capacity=0
+	cacheCapacity int    // statement_cache_capacity
+	syncEach      bool   // pipeline_sync=each
 	// proxies is set on a Pool's copy of the Config: its connections
 	// share what they find out about poolers (see pooler.go).
 	proxies *proxyFlags

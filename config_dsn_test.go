@@ -298,8 +298,8 @@ func TestSetDSNParam(t *testing.T) {
 			if c.RuntimeParams["search_path"] != v {
 				t.Errorf("SetDSNParam(%q, %q) = %q: search_path %q", dsn, v, got, c.RuntimeParams["search_path"])
 			}
-			if c.pool.maxConns != 4 {
-				t.Errorf("SetDSNParam(%q, pool_max_conns) = %q: pool_max_conns %d", dsn, got, c.pool.maxConns)
+			if c.Pool.MaxConns != 4 {
+				t.Errorf("SetDSNParam(%q, pool_max_conns) = %q: pool_max_conns %d", dsn, got, c.Pool.MaxConns)
 			}
 		}
 	}

@@ -128,8 +128,8 @@ func TestParseConfig(t *testing.T) {
 			"read_buffer_size=8192 max_message_size=1048576 cancel_timeout=3s cancel_grace=250ms", nil, func(c *Config) {
 			c.cacheMode, c.cacheCapacity, c.syncEach = cacheDescribe, 10, true
 			c.CancelTimeout, c.CancelGrace = 3*time.Second, 250*time.Millisecond
-			c.pool = poolConfig{maxConns: 8, minConns: 2, maxLifetime: time.Hour, maxIdle: 30 * time.Second,
-				healthPeriod: time.Minute, maxPipeline: 64}
+			c.Pool = PoolConfig{MaxConns: 8, MinConns: 2, MaxConnLifetime: time.Hour, MaxConnIdleTime: 30 * time.Second,
+				HealthCheckPeriod: time.Minute, MaxPipeline: 64}
 			c.ReadBufferSize, c.MaxMessageSize = 8192, 1<<20
 		}},
 		{"fallback_application_name", "fallback_application_name=fb", nil, func(c *Config) {
@@ -545,7 +545,10 @@ func TestPglineSettings(t *testing.T) {
 	if c.cacheMode != cacheNone {
 		t.Errorf("statement_cache_capacity=0 gave mode %q, want none", c.cacheMode)
 	}
-	pc := c.pool.withDefaults()
+	if c.Pool.MaxConnLifetime != -1 || c.Pool.IdleCheck != -1 {
+		t.Errorf("a limit of 0 in the DSN: %+v, want -1 (off)", c.Pool)
+	}
+	pc := c.Pool.settings()
 	want := poolConfig{maxConns: 8, maxLifetime: noLimit, maxIdle: noLimit, healthPeriod: time.Minute, maxPipeline: 64, idleCheck: noLimit}
 	if pc != want {
 		t.Errorf("pool settings %+v, want %+v", pc, want)
@@ -557,7 +560,7 @@ func TestPglineSettings(t *testing.T) {
 		t.Errorf("runtime parameters %v", c.RuntimeParams)
 	}
 	// Defaults, for a Config ParseConfig did not make too.
-	def := (&Config{}).pool.withDefaults()
+	def := (&Config{}).Pool.settings()
 	if def.maxConns < 4 || def.maxLifetime != time.Hour || def.maxIdle != 30*time.Minute || def.maxPipeline != 64 {
 		t.Errorf("default pool settings %+v", def)
 	}

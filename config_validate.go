@@ -210,29 +210,30 @@ func parsePglineSettings(s settings, c *Config) error {
 	if c.CancelGrace, err = parseDurationKey(s, "cancel_grace"); err != nil {
 		return err
 	}
-	return parsePoolSettings(s, &c.pool)
+	return parsePoolSettings(s, &c.Pool)
 }
 
 // parsePoolSettings reads the pool_* keys into pc; keys not set stay zero
-// (the defaults, see poolConfig.withDefaults).
-func parsePoolSettings(s settings, pc *poolConfig) error {
+// (the defaults, see PoolConfig), and a duration of 0 turns its limit off
+// (-1, as in database/sql).
+func parsePoolSettings(s settings, pc *PoolConfig) error {
 	var err error
-	if pc.maxPipeline, err = parseIntKey(s, "pool_max_pipeline", 0, 1, 1<<30); err != nil {
+	if pc.MaxPipeline, err = parseIntKey(s, "pool_max_pipeline", 0, 1, 1<<30); err != nil {
 		return err
 	}
-	if pc.maxConns, err = parseIntKey(s, "pool_max_conns", 0, 1, 1<<20); err != nil {
+	if pc.MaxConns, err = parseIntKey(s, "pool_max_conns", 0, 1, 1<<20); err != nil {
 		return err
 	}
-	if pc.minConns, err = parseIntKey(s, "pool_min_conns", 0, 0, 1<<20); err != nil {
+	if pc.MinConns, err = parseIntKey(s, "pool_min_conns", 0, 0, 1<<20); err != nil {
 		return err
 	}
-	if pc.minConns > pc.withDefaults().maxConns {
+	if pc.MinConns > pc.settings().maxConns {
 		return s.invalid("pool_min_conns", "must not exceed pool_max_conns")
 	}
 	for _, k := range []struct {
 		key string
 		dst *time.Duration
-	}{{"pool_max_conn_lifetime", &pc.maxLifetime}, {"pool_max_conn_idle_time", &pc.maxIdle}, {"pool_health_check_period", &pc.healthPeriod}, {"pool_idle_check", &pc.idleCheck}} {
+	}{{"pool_max_conn_lifetime", &pc.MaxConnLifetime}, {"pool_max_conn_idle_time", &pc.MaxConnIdleTime}, {"pool_health_check_period", &pc.HealthCheckPeriod}, {"pool_idle_check", &pc.IdleCheck}} {
 		if s.get(k.key) == "" {
 			continue
 		}
@@ -241,7 +242,7 @@ func parsePoolSettings(s settings, pc *poolConfig) error {
 			return err
 		}
 		if d == 0 {
-			d = noLimit // 0 turns the limit off, as in database/sql
+			d = -1 // 0 turns the limit off, as in database/sql
 		}
 		*k.dst = d
 	}

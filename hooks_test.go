@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestConnectHooks: BeforeConnect changes the Config of one connection
@@ -120,5 +121,51 @@ func TestPoolPrepareConnAfterRelease(t *testing.T) {
 	}
 	if st := p.Stat(); st.AcquiredConns != 0 || st.TotalConns != 0 {
 		t.Fatalf("after AfterRelease said no: %+v", st)
+	}
+}
+
+// TestPoolConfigFields: the pool settings are Config fields as well as DSN
+// keys: set after ParseConfig they take effect; settings no Pool can run
+// with are refused by NewPoolConfig.
+func TestPoolConfigFields(t *testing.T) {
+	ctx := testCtx(t)
+	cfg, err := ParseConfig(srv.DSN("pool_max_conns=8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pool.MaxConns = 1
+	cfg.Pool.MaxPipeline = 1
+	p, err := NewPoolConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	held, err := p.Query(ctx, "SELECT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One connection, one statement at a time: the next one waits.
+	done := make(chan error, 1)
+	go func() { _, err := p.Exec(ctx, "SELECT 2"); done <- err }()
+	for p.Stat().Waiting != 1 {
+		if ctx.Err() != nil {
+			t.Fatalf("the statement never waited: %+v", p.Stat())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if st := p.Stat(); st.MaxConns != 1 || st.TotalConns != 1 {
+		t.Fatalf("stat %+v", st)
+	}
+	held.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []PoolConfig{{MaxConns: 2, MinConns: 3}, {MaxConns: -1}, {MaxPipeline: -5}} {
+		c := *cfg
+		c.Pool = bad
+		if p, err := NewPoolConfig(ctx, &c); err == nil {
+			p.Close()
+			t.Errorf("NewPoolConfig with %+v: no error", bad)
+		}
 	}
 }

@@ -78,8 +78,62 @@ type Pool struct {
 	healthDone chan struct{}
 }
 
-// poolConfig is the pool_* DSN keys, read by ParseConfig. Zero fields
-// take the defaults (withDefaults); a limit of 0 in the DSN is noLimit.
+// PoolConfig is a Pool's settings (Config.Pool), the pool_* DSN keys.
+// Zero fields take the defaults; a negative duration turns its limit off,
+// as 0 does in the DSN.
+type PoolConfig struct {
+	// MaxConns is the most connections open at once (pool_max_conns;
+	// default max(4, GOMAXPROCS)).
+	MaxConns int
+	// MinConns are kept open (pool_min_conns; default 0).
+	MinConns int
+	// MaxConnLifetime closes a connection this old once it is idle
+	// (pool_max_conn_lifetime; default 1h).
+	MaxConnLifetime time.Duration
+	// MaxConnIdleTime closes a connection idle this long, above MinConns
+	// (pool_max_conn_idle_time; default 30m).
+	MaxConnIdleTime time.Duration
+	// HealthCheckPeriod is how often those limits are applied
+	// (pool_health_check_period; default 1m).
+	HealthCheckPeriod time.Duration
+	// MaxPipeline is the most statements in flight on one connection
+	// (pool_max_pipeline; default 64).
+	MaxPipeline int
+	// IdleCheck: a connection idle this long is checked before use
+	// (pool_idle_check; default 1s).
+	IdleCheck time.Duration
+}
+
+// settings returns pc with the defaults filled in, in the Pool's form.
+func (pc PoolConfig) settings() poolConfig {
+	lim := func(d time.Duration) time.Duration {
+		if d < 0 {
+			return noLimit
+		}
+		return d
+	}
+	return poolConfig{
+		maxConns: pc.MaxConns, minConns: pc.MinConns,
+		maxLifetime: lim(pc.MaxConnLifetime), maxIdle: lim(pc.MaxConnIdleTime),
+		healthPeriod: lim(pc.HealthCheckPeriod), maxPipeline: pc.MaxPipeline,
+		idleCheck: lim(pc.IdleCheck),
+	}.withDefaults()
+}
+
+// validate reports settings no Pool can run with.
+func (pc PoolConfig) validate() error {
+	s := pc.settings()
+	switch {
+	case pc.MaxConns < 0 || pc.MinConns < 0 || pc.MaxPipeline < 0:
+		return errors.New("pgline: Config.Pool: negative MaxConns, MinConns or MaxPipeline")
+	case s.minConns > s.maxConns:
+		return errors.New("pgline: Config.Pool: MinConns exceeds MaxConns")
+	}
+	return nil
+}
+
+// poolConfig is a Pool's settings with the defaults filled in
+// (PoolConfig.settings); a limit turned off is noLimit.
 type poolConfig struct {
 	maxConns, minConns int
 	maxLifetime        time.Duration
@@ -145,11 +199,14 @@ func NewPool(ctx context.Context, dsn string) (*Pool, error) {
 
 // NewPoolConfig creates a pool for cfg.
 func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
+	if err := cfg.Pool.validate(); err != nil {
+		return nil, err
+	}
 	own := *cfg // with the pooler flags its connections share
 	own.proxies = new(proxyFlags)
 	p := &Pool{
 		cfg:        &own,
-		pc:         cfg.pool.withDefaults(),
+		pc:         cfg.Pool.settings(),
 		changed:    make(chan struct{}),
 		stopHealth: make(chan struct{}),
 		healthDone: make(chan struct{}),

@@ -100,7 +100,7 @@ func TestPoolAcquireFuncPingConfig(t *testing.T) {
 		t.Fatalf("after AcquireFunc: %+v", st)
 	}
 	cfg := p.Config()
-	if cfg.pool.maxConns != 2 || len(cfg.Hosts) == 0 {
+	if cfg.Pool.MaxConns != 2 || len(cfg.Hosts) == 0 {
 		t.Fatalf("Config: %+v", cfg)
 	}
 	cfg.Hosts[0].Port = 1
