@@ -55,6 +55,21 @@ func (e *copyEncoder) appendRow(buf []byte, row []any) ([]byte, error) {
 			continue
 		}
 		if format != 1 {
+			// A value with only a text form (a UUID or numeric string,
+			// a string for an int column, a driver.Valuer's string):
+			// the column's codec reads the text, as the server would,
+			// and writes its binary form. Binary values never come here.
+			text := append([]byte(nil), out[lenPos+4:]...) // out is rewritten below
+			if val, derr := e.types.DecodeValue(e.oids[i], 0, text); derr == nil && val != nil {
+				out, format, null, err = e.types.Encode(e.oids[i], val, out[:lenPos+4])
+				if err != nil {
+					return buf[:start], fmt.Errorf("column %q: %w", e.names[i], err)
+				}
+			} else if derr != nil {
+				return buf[:start], fmt.Errorf("column %q: %T: %w", e.names[i], v, derr)
+			}
+		}
+		if format != 1 || null {
 			return buf[:start], fmt.Errorf("column %q: %T has no binary encoding for type %s (OID %d), and COPY FROM writes binary: pass a Go value of a type with one (int64, float64, string for text types, time.Time, []byte, ...)",
 				e.names[i], v, e.types.TypeName(e.oids[i]), e.oids[i])
 		}

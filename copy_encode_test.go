@@ -48,7 +48,7 @@ func TestCopyEncoderErrors(t *testing.T) {
 		row  []any
 		want []string
 	}{
-		{"text only", []any{"42", "x"}, []string{`"num"`, "string", "int4", "binary"}},
+		{"text that is no int4", []any{"forty-two", "x"}, []string{`"num"`, "string", "int4"}},
 		{"unsupported", []any{struct{}{}, "x"}, []string{`"num"`, "struct {}"}},
 		{"out of range", []any{int64(1) << 40, "x"}, []string{`"num"`}},
 		{"too few", []any{1}, []string{"1 values for 2 columns"}},
