@@ -282,6 +282,9 @@ func TestSetDSNParam(t *testing.T) {
 	for _, dsn := range []string{
 		"postgres://u:p%40ss@h:5433/db",
 		"postgres://u@h/db?sslmode=disable",
+		"postgres://u@h/db?",
+		"postgres://u@h/db?sslmode=disable&",
+		`host=h password=abc\ `, // the value ends with an escaped space
 		"postgresql://h",
 		"host=h port=5433 user=u dbname=db",
 		"",
@@ -304,6 +307,9 @@ func TestSetDSNParam(t *testing.T) {
 		}
 	}
 	src, _ := testSource(t, nil)
+	if c, err := parseConfig(SetDSNParam(`host=h password=abc\ `, "sslmode", "disable"), src); err != nil || c.Password != "abc " || c.SSLMode != "disable" {
+		t.Errorf("after a value ending with an escaped space: %v", err)
+	}
 	for _, dsn := range []string{"postgres://u:secret@h/db pool_max_conns=4", "postgres://h/db?sslmode=disable pool_max_conns=4"} {
 		_, err := parseConfig(dsn, src)
 		if err == nil || !strings.Contains(err.Error(), "query parameters") || strings.Contains(err.Error(), "secret") {

@@ -14,18 +14,23 @@ import "strings"
 // Appending " key=value" to a URL does not work: ParseConfig refuses a URL
 // holding white space.
 func SetDSNParam(dsn, key, value string) string {
-	dsn = strings.TrimRight(dsn, " \t\n\v\f\r")
 	if _, ok := urlScheme(dsn); ok {
+		dsn = strings.TrimRight(dsn, " \t\n\v\f\r")
 		sep := "?"
-		if strings.Contains(dsn, "?") {
+		switch {
+		case strings.HasSuffix(dsn, "?") || strings.HasSuffix(dsn, "&"):
+			sep = ""
+		case strings.Contains(dsn, "?"):
 			sep = "&"
 		}
 		return dsn + sep + percentEncode(key) + "=" + percentEncode(value)
 	}
-	if dsn != "" {
-		dsn += " "
+	// Key=value: trailing white space may be an escaped value's ("abc\ "),
+	// so nothing is trimmed.
+	if strings.TrimSpace(dsn) == "" {
+		return key + "=" + quoteDSNValue(value)
 	}
-	return dsn + key + "=" + quoteDSNValue(value)
+	return dsn + " " + key + "=" + quoteDSNValue(value)
 }
 
 // percentEncode escapes every byte of s but the unreserved characters of

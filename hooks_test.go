@@ -169,3 +169,80 @@ func TestPoolConfigFields(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolHookPanics: a PrepareConn or AfterRelease that panics leaves no
+// connection counted held (the Pool went on counting one, and Close then
+// waited for ever: found by an outside audit); the panic reaches the
+// caller.
+func TestPoolHookPanics(t *testing.T) {
+	ctx := testCtx(t)
+	cfg, err := ParseConfig(srv.DSN("pool_max_conns=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var panicPrepare, panicRelease atomic.Bool
+	cfg.PrepareConn = func(ctx context.Context, c *Conn) (bool, error) {
+		if panicPrepare.Swap(false) {
+			panic("prepare")
+		}
+		return true, nil
+	}
+	cfg.AfterRelease = func(c *Conn) bool {
+		if panicRelease.Swap(false) {
+			panic("release")
+		}
+		return true
+	}
+	p, err := NewPoolConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recovered := func(f func()) (r any) {
+		defer func() { r = recover() }()
+		f()
+		return nil
+	}
+	panicPrepare.Store(true)
+	if r := recovered(func() { p.Acquire(ctx) }); r != "prepare" {
+		t.Fatalf("PrepareConn's panic: %v", r)
+	}
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("after PrepareConn panicked: %v (%+v)", err, p.Stat())
+	}
+	panicRelease.Store(true)
+	if r := recovered(c.Release); r != "release" {
+		t.Fatalf("AfterRelease's panic: %v", r)
+	}
+	if st := p.Stat(); st.AcquiredConns != 0 {
+		t.Fatalf("a connection is still counted held: %+v", st)
+	}
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatalf("Close did not return: %+v", p.Stat())
+	}
+}
+
+// TestPoolOwnsItsConfig: changing the Config after NewPoolConfig changes
+// nothing in the Pool (it shared the Hosts slice and RuntimeParams map).
+func TestPoolOwnsItsConfig(t *testing.T) {
+	ctx := testCtx(t)
+	cfg, err := ParseConfig(srv.DSN("pool_max_conns=2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPoolConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	cfg.Hosts[0].Port = 1
+	cfg.RuntimeParams["search_path"] = "nowhere"
+	var path string
+	if err := p.QueryRow(ctx, "SELECT current_setting('search_path')").Scan(&path); err != nil || path == "nowhere" {
+		t.Fatalf("after changing the caller's Config: %q, %v", path, err)
+	}
+}

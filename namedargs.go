@@ -15,7 +15,9 @@ import (
 // before it is sent, the same name to the same one, and the map's values
 // become the arguments, in the order the names first appear.
 //
-// A name is [A-Za-z_][A-Za-z0-9_]*, case-sensitive, and a name missing from
+// A name is a letter or underscore (non-ASCII letters too, as in
+// PostgreSQL identifiers) followed by letters, digits and underscores,
+// case-sensitive, and a name missing from
 // the map is NULL. Nothing inside a string constant, a quoted identifier,
 // a dollar-quoted body or a comment is a placeholder, and neither is the @
 // of an operator (@>, <@, @@, @-@, an @ before anything but a name) nor an

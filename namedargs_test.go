@@ -54,7 +54,10 @@ func TestNamedArgsRewrite(t *testing.T) {
 		{"operators", "SELECT a @> b, a <@ b, t @@ q, @-@ p, @ -1, x @? '$'", "SELECT a @> b, a <@ b, t @@ q, @-@ p, @ -1, x @? '$'", nil},
 		{"operators against names", "SELECT t @@to_tsquery('x'), x <@arr, @-@path, t @@@q", "SELECT t @@to_tsquery('x'), x <@arr, @-@path, t @@@q", nil},
 		{"@ glued to a word or number", "SELECT a@b, 1@a, e@a'x', $1", "", nil},
-		{"non-name after @", "SELECT @1, @é, @$a, @", "SELECT @1, @é, @$a, @", nil},
+		{"non-name after @", "SELECT @1, @$a, @", "SELECT @1, @$a, @", nil},
+		// As in PostgreSQL's identifiers, non-ASCII letters are part of a
+		// name: it is never cut short inside a word ("@aé" was "$1é").
+		{"non-ASCII names", "SELECT @é, @aé", "SELECT $1, $2", []any{nil, nil}},
 		{"operators then placeholder", "SELECT '{1}'::int[] @> @a, @a <@ '{1}'", "SELECT '{1}'::int[] @> $1, $1 <@ '{1}'", []any{1}},
 		{"placeholder then @", "SELECT @a@b", "SELECT $1@b", []any{1}},
 		{"name ends at $", "SELECT @a$b", "SELECT $1$b", []any{1}},
@@ -510,7 +513,7 @@ func without(s string, subs ...string) string {
 func isName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80 || i > 0 && c >= '0' && c <= '9') {
 			return false
 		}
 	}

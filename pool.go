@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -203,6 +204,8 @@ func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, err
 	}
 	own := *cfg // with the pooler flags its connections share
+	own.Hosts = slices.Clone(cfg.Hosts)
+	own.RuntimeParams = maps.Clone(cfg.RuntimeParams)
 	own.proxies = new(proxyFlags)
 	p := &Pool{
 		cfg:        &own,
@@ -537,8 +540,8 @@ func (p *Pool) takeChecked(ctx context.Context) (*poolConn, error) {
 			p.giveBack(pc) // closed: dropped
 			continue
 		}
-		if prep := p.cfg.PrepareConn; prep != nil {
-			ok, err := prep(ctx, pc.c)
+		if p.cfg.PrepareConn != nil {
+			ok, err := p.prepareConn(ctx, pc)
 			if err != nil || !ok {
 				pc.c.Close()
 				p.giveBack(pc) // closed: dropped
@@ -559,10 +562,34 @@ func (p *Pool) takeChecked(ctx context.Context) (*poolConn, error) {
 // release returns a connection the caller held (Release, a transaction's
 // end), closed when AfterRelease says so.
 func (p *Pool) release(pc *poolConn) {
-	if after := p.cfg.AfterRelease; after != nil && !pc.c.IsClosed() && !after(pc.c) {
-		pc.c.Close()
+	if after := p.cfg.AfterRelease; after != nil && !pc.c.IsClosed() {
+		keep := false
+		defer func() {
+			if !keep {
+				pc.c.Close() // false, or a panic: it goes on after the connection is back
+			}
+			p.giveBack(pc)
+		}()
+		keep = after(pc.c)
+		return
 	}
 	p.giveBack(pc)
+}
+
+// prepareConn runs PrepareConn on a held connection; when it panics, the
+// connection is closed and given back before the panic goes on, so that
+// the pool does not count it held for ever.
+func (p *Pool) prepareConn(ctx context.Context, pc *poolConn) (ok bool, err error) {
+	done := false
+	defer func() {
+		if !done {
+			pc.c.Close()
+			p.giveBack(pc)
+		}
+	}()
+	ok, err = p.cfg.PrepareConn(ctx, pc.c)
+	done = true
+	return ok, err
 }
 
 func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err error) {

@@ -11,7 +11,7 @@ import (
 // parameters, as pgx and lib/pq accept it (GORM models with type:time):
 // the wall clock's time of day in the time's location, and for timetz the
 // zone's offset with it; in a query, through a column's type, and in a
-// COPY into a time column.
+// COPY.
 func TestTimeForTimeParams(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN(""))
@@ -50,14 +50,14 @@ func TestTimeForTimeParams(t *testing.T) {
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("rows %q, want %q", got, want)
 	}
-	if _, err := c.Exec(ctx, "CREATE TEMP TABLE time_copy (a time)"); err != nil {
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE time_copy (a time, b timetz)"); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := c.CopyFrom(ctx, Identifier{"time_copy"}, []string{"a"}, CopyFromRows([][]any{{at}})); err != nil || n != 1 {
-		t.Fatalf("COPY of a time.Time into time: %d rows, %v", n, err)
+	if n, err := c.CopyFrom(ctx, Identifier{"time_copy"}, []string{"a", "b"}, CopyFromRows([][]any{{at, odd}})); err != nil || n != 1 {
+		t.Fatalf("COPY of a time.Time into time and timetz: %d rows, %v", n, err)
 	}
-	if err := c.QueryRow(ctx, "SELECT a::text FROM time_copy").Scan(&tm); err != nil || tm != "23:04:05.123456" {
-		t.Fatalf("after COPY: %q, %v", tm, err)
+	if err := c.QueryRow(ctx, "SELECT a::text, b::text FROM time_copy").Scan(&tm, &tz); err != nil || tm != "23:04:05.123456" || tz != "00:00:01+05:30:15" {
+		t.Fatalf("after COPY: %q %q, %v", tm, tz, err)
 	}
 	// An infinite Timestamp has no time of day.
 	var v string

@@ -53,9 +53,11 @@ func encodeTime(t *typeInfo, arg any, ts Timestamp, buf []byte) ([]byte, int16, 
 		return encodeTimeOfDay(t, arg, wallMicros(ts.Time), buf)
 	}
 	if t.base == timetzOID && ts.InfinityModifier == Finite {
-		// timetz has no codec here: the wall clock and the zone's offset,
-		// in PostgreSQL's text form.
-		return ts.Time.AppendFormat(buf, "15:04:05.999999-07:00:00"), 0, false, nil
+		// timetz's binary form: the wall clock's microseconds since
+		// midnight, then the zone's offset in seconds west of UTC.
+		_, offset := ts.Time.Zone()
+		buf = binary.BigEndian.AppendUint64(buf, uint64(wallMicros(ts.Time)))
+		return binary.BigEndian.AppendUint32(buf, uint32(int32(-offset))), 1, false, nil
 	}
 	return buf, 0, false, encErr(t, arg, errUnsupported)
 }

@@ -80,9 +80,10 @@ func nameEnd(sql string, i int) int {
 }
 
 // isNameByte reports whether c may be part of a placeholder name: an ASCII
-// letter, a digit or _.
+// letter, digit or underscore, or a byte of a non-ASCII character, as in
+// PostgreSQL's identifiers (a name is never cut short inside a word).
 func isNameByte(c byte) bool {
-	return c|0x20 >= 'a' && c|0x20 <= 'z' || c == '_' || isDigit(c)
+	return c|0x20 >= 'a' && c|0x20 <= 'z' || c == '_' || isDigit(c) || c >= 0x80
 }
 
 // glued reports whether the @ at sql[i] cannot start a placeholder
