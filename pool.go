@@ -66,6 +66,7 @@ type Pool struct {
 	watched   bool          // someone waits on changed (see signalLocked)
 	lastErr   error         // the last failure to open a connection
 	stmtLine  waitLine      // the statements waiting for a slot (see route)
+	waiters   sync.Pool     // *poolWaiter, recycled (see newWaiter)
 	// failures counts the connection attempts failed in a row; the next
 	// starts at nextOpen (see openFailedLocked).
 	failures int
@@ -658,7 +659,7 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 		// Wait in line. Every connection is busy with statements, which
 		// would keep it busy for ever under load: stop routing statements
 		// to one of them per waiting caller, so that it becomes idle.
-		w := &poolWaiter{ctx: ctx, ready: make(chan struct{})}
+		w := &poolWaiter{ctx: ctx, ready: make(chan struct{}, 1)}
 		p.takeLine.push(w)
 		p.balanceDrainingLocked()
 		// Served at once when it may open a connection now (after a
@@ -741,7 +742,7 @@ func (p *Pool) serveTakersLocked() {
 			p.balanceDrainingLocked()
 			return
 		}
-		close(w.ready)
+		w.wake()
 	}
 }
 
@@ -757,7 +758,7 @@ func (p *Pool) failTakersLocked(err error) {
 		if !waitsForHost(w.ctx, err) {
 			p.takeLine.remove(w)
 			w.err = notSent(err)
-			close(w.ready)
+			w.wake()
 		}
 		w = next
 	}

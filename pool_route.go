@@ -22,12 +22,32 @@ import (
 type poolWaiter struct {
 	prev, next *poolWaiter
 	ctx        context.Context
-	ready      chan struct{} // closed once pc, open or err is set
+	ready      chan struct{} // one token (wake) once pc, open or err is set
 	pc         *poolConn
 	check      bool // pc was idle for pool_idle_check: look at it first
 	open       bool // take: a reservation to open a connection (counted in held)
 	err        error
 }
+
+// newWaiter returns a waiter for ctx: a statement's is recycled
+// (putWaiter), so that waiting costs no allocation.
+func (p *Pool) newWaiter(ctx context.Context) *poolWaiter {
+	w, _ := p.waiters.Get().(*poolWaiter)
+	if w == nil {
+		w = &poolWaiter{ready: make(chan struct{}, 1)}
+	}
+	w.ctx = ctx
+	return w
+}
+
+// putWaiter recycles w, whose token, if it was woken, has been taken.
+func (p *Pool) putWaiter(w *poolWaiter) {
+	*w = poolWaiter{ready: w.ready}
+	p.waiters.Put(w)
+}
+
+// wake ends w's wait; it is called once, under the Pool's mu.
+func (w *poolWaiter) wake() { w.ready <- struct{}{} }
 
 // waitLine is a Pool's line of waiters, first come first served; the
 // Pool's mu guards it.
@@ -83,12 +103,14 @@ func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) 
 	} else {
 		p.openForWaitersLocked()
 	}
-	w := &poolWaiter{ctx: ctx, ready: make(chan struct{})}
+	w := p.newWaiter(ctx)
 	p.stmtLine.push(w)
 	p.mu.Unlock()
 	select {
 	case <-w.ready:
-		return w.pc, w.check, w.err
+		pc, check, err = w.pc, w.check, w.err
+		p.putWaiter(w)
+		return pc, check, err
 	case <-ctx.Done():
 	}
 	p.mu.Lock()
@@ -102,6 +124,7 @@ func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) 
 	default:
 		p.stmtLine.remove(w)
 	}
+	p.putWaiter(w)
 	return nil, false, connectWaitErr(ctx, p.lastErr)
 }
 
@@ -145,7 +168,7 @@ func (p *Pool) serveLocked() {
 		w := p.stmtLine.head
 		p.stmtLine.remove(w)
 		w.pc, w.check = pc, check
-		close(w.ready)
+		w.wake()
 	}
 }
 
@@ -177,7 +200,7 @@ func (p *Pool) failWaitersLocked(err error) {
 		if !waitsForHost(w.ctx, err) {
 			p.stmtLine.remove(w)
 			w.err = notSent(err)
-			close(w.ready)
+			w.wake()
 		}
 		w = next
 	}
@@ -188,6 +211,6 @@ func (p *Pool) closeWaitersLocked() {
 	for w := p.stmtLine.head; w != nil; w = p.stmtLine.head {
 		p.stmtLine.remove(w)
 		w.err = notSent(ErrPoolClosed)
-		close(w.ready)
+		w.wake()
 	}
 }
