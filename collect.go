@@ -84,35 +84,18 @@ func CollectRows[T any](rows *Rows, fn RowToFunc[T]) ([]T, error) {
 // It closes rows, discarding any other row. When there is no row it
 // returns rows.Err if set, else ErrNoRows.
 func CollectOneRow[T any](rows *Rows, fn RowToFunc[T]) (T, error) {
-	var zero T
-	if rows == nil {
-		return zero, errNilRows
-	}
-	defer rows.Close()
-	if fn == nil {
-		return zero, errNilFunc
-	}
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return zero, err
-		}
-		return zero, ErrNoRows
-	}
-	v, err := fn(rows)
-	if err != nil {
-		return zero, err
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return zero, err
-	}
-	return v, nil
+	return collectOne(rows, fn, false)
 }
 
 // CollectExactlyOneRow is CollectOneRow for a query that must return
 // exactly one row: it returns ErrNoRows when there is none and
 // ErrTooManyRows when there is more than one.
 func CollectExactlyOneRow[T any](rows *Rows, fn RowToFunc[T]) (T, error) {
+	return collectOne(rows, fn, true)
+}
+
+// collectOne is CollectOneRow, or with exactly CollectExactlyOneRow.
+func collectOne[T any](rows *Rows, fn RowToFunc[T], exactly bool) (T, error) {
 	var zero T
 	if rows == nil {
 		return zero, errNilRows
@@ -131,9 +114,10 @@ func CollectExactlyOneRow[T any](rows *Rows, fn RowToFunc[T]) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	if rows.Next() {
+	if exactly && rows.Next() {
 		return zero, ErrTooManyRows
 	}
+	rows.Close() // reads the rest of the reply: its error, if any
 	if err := rows.Err(); err != nil {
 		return zero, err
 	}
