@@ -95,11 +95,12 @@ type Config struct {
 	// 100 milliseconds.
 	CancelGrace time.Duration
 
-	// TypeMap, when set, is the codec registry of every connection made
-	// with this Config, for types registered by the user (enums, domains,
-	// composites, extension types: see pgtype.Map's Register methods).
-	// Register everything before the first connection; the Map is then
-	// read only. Nil means the built-in types.
+	// TypeMap, when set, holds types registered by the user (enums,
+	// domains, composites, extension types: see pgtype.Map's Register
+	// methods) for every connection made with this Config: each
+	// connection starts with a copy of it (see Conn.TypeMap), so types
+	// registered here after a connection is made are not that
+	// connection's. Nil means the built-in types only.
 	TypeMap *pgtype.Map
 
 	// Tracer, when set, is told of connection attempts, statements,

@@ -134,8 +134,22 @@ func (c *Conn) ParameterStatus(name string) string {
 }
 
 // TypeMap returns the codec registry the connection encodes and decodes
-// with. It must not be changed.
+// with: its own, a copy of Config.TypeMap when the connection was made.
+// Types registered on it (directly or with LoadType) are this
+// connection's only; register them before the statements that use them,
+// as statements described earlier keep the result formats and scan plans
+// they were given. For every connection of a Pool, register them in
+// Config.AfterConnect.
 func (c *Conn) TypeMap() *pgtype.Map { return c.types }
+
+// newTypeMap returns a connection's own type map: a copy of m, or the
+// built-in types when m is nil.
+func newTypeMap(m *pgtype.Map) *pgtype.Map {
+	if m == nil {
+		return pgtype.NewMap()
+	}
+	return m.Clone()
+}
 
 // PID returns the server process ID of the session.
 func (c *Conn) PID() uint32 { return c.pid }

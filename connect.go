@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
-	"github.com/pgline/pgline/pgtype"
 )
 
 // Connect opens a connection described by dsn (URL or key=value form; the
@@ -258,7 +257,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		netConn: netConn,
 		rawConn: netConn,
 		params:  make(map[string]string),
-		types:   cfg.TypeMap,
+		types:   newTypeMap(cfg.TypeMap),
 		stmts:   newStmtCache(cfg.cacheMode, cfg.cacheCapacity),
 		dead:    make(chan struct{}),
 	}
@@ -269,9 +268,6 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		c.proxied = new(atomic.Bool)
 	}
 	c.flushIdle = sync.NewCond(&c.wmu)
-	if c.types == nil {
-		c.types = pgtype.NewMap()
-	}
 	if plan != tlsNo {
 		if err := c.startTLS(plan); err != nil {
 			return nil, ctxWrap(ctx, err)

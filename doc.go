@@ -40,6 +40,17 @@
 // columns is planned once and cached; a row costs no allocation beyond
 // its values.
 //
+// # Enums, composites and other user types
+//
+// Types created with CREATE TYPE, CREATE DOMAIN or an extension have no
+// fixed OID: until registered they are requested as text (an enum scans
+// into a string, an array of them into []string). Conn.LoadTypes reads
+// them by name from the catalog, with the types they are made of, and
+// registers them on the connection's TypeMap: composites then scan into
+// structs, user ranges into pgtype.Range[T], hstore into a map. For a
+// Pool, call it in Config.AfterConnect so that every connection has
+// them.
+//
 // # Deadlines and cancellation
 //
 // A call returns by its ctx's deadline whatever the server does, with an

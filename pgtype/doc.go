@@ -93,11 +93,13 @@
 //
 // Enums, composite types, domains and extension types get their OIDs when
 // they are created. Unregistered, they are requested and scanned as text.
-// Register them on the Map before using it (it is read-only and safe for
-// concurrent use from then on): RegisterEnum, RegisterDomain,
-// RegisterComposite, RegisterArray, RegisterName for the extension types
-// this package has codecs for (hstore, citext), and RegisterType with a
-// Codec of one's own for anything else.
+// Register them on the Map (pgline's Conn.LoadType does it by name, from
+// the catalog): RegisterEnum, RegisterDomain, RegisterComposite,
+// RegisterRange, RegisterArray, RegisterName for the extension types this
+// package has codecs for (hstore, citext), and RegisterType with a Codec
+// of one's own for anything else. A Map is safe for concurrent use,
+// registration included; register a type before making the plans that
+// need it.
 //
 // A Go string goes to a text, bytea or json parameter as its bytes, and to
 // any other parameter type in text format, for the server to parse ("123"

@@ -121,7 +121,7 @@ func (m *Map) DriverScanType(oid uint32) reflect.Type {
 // "_PG_LSN"); a type neither built in nor registered on this Map (enums,
 // domains, extension types) gives its decimal OID.
 func (m *Map) DatabaseTypeName(oid uint32) string {
-	t, ok := m.types[oid]
+	t, ok := m.lookup(oid)
 	if !ok {
 		if name, ok := builtinDatabaseTypeNames[oid]; ok {
 			return name

@@ -11,11 +11,12 @@ import (
 //
 //	SELECT oid, typarray FROM pg_type WHERE typname = 'mood'
 //
-// (or 'mood'::regtype::oid) and register them before the Map is used: a
-// Map is read-only once in use, and registering then is a data race.
-// Registering an OID again replaces the earlier registration; the OIDs of
-// built-in types cannot be registered. An arrayOID of 0 registers no
-// array type.
+// (or 'mood'::regtype::oid), or let pgline's Conn.LoadType read them from
+// the catalog. Registering is safe while the Map is in use; plans made
+// before keep the descriptions they were made with, so register a type
+// before the statements that use it. Registering an OID again replaces
+// the earlier registration; the OIDs of built-in types cannot be
+// registered. An arrayOID of 0 registers no array type.
 
 // Type describes a user type for RegisterType.
 type Type struct {
@@ -47,13 +48,15 @@ func (m *Map) RegisterEnum(name string, oid, arrayOID uint32) error {
 // OID, so this matters for parameters ($1::mydomain) and for arrays and
 // composite fields of the domain.
 func (m *Map) RegisterDomain(name string, oid, arrayOID, baseOID uint32) error {
-	base, ok := m.types[baseOID]
-	if !ok {
-		return fmt.Errorf("pgtype: RegisterDomain %s: base type OID %d is not known; register it first", name, baseOID)
-	}
-	d := *base
-	d.oid, d.name = oid, name
-	return m.register(&d, arrayOID)
+	return m.update(func(tt typeTable) error {
+		base, ok := tt[baseOID]
+		if !ok {
+			return fmt.Errorf("pgtype: RegisterDomain %s: base type OID %d is not known; register it first", name, baseOID)
+		}
+		d := *base
+		d.oid, d.name = oid, name
+		return register(tt, &d, arrayOID)
+	})
 }
 
 // RegisterComposite registers a composite type (CREATE TYPE … AS, or a
@@ -65,29 +68,43 @@ func (m *Map) RegisterDomain(name string, oid, arrayOID, baseOID uint32) error {
 // from such a struct or []any. A composite with a field type the Map does
 // not know is requested in text format.
 func (m *Map) RegisterComposite(name string, oid, arrayOID uint32, fieldOIDs ...uint32) error {
-	fields := make([]*typeInfo, len(fieldOIDs))
-	for i, f := range fieldOIDs {
-		fields[i] = m.typeOf(f)
-	}
-	if fields == nil {
-		fields = []*typeInfo{}
-	}
-	return m.register(&typeInfo{oid: oid, base: oid, name: name, kind: kindComposite, fields: fields, known: true}, arrayOID)
+	return m.update(func(tt typeTable) error {
+		fields := make([]*typeInfo, len(fieldOIDs))
+		for i, f := range fieldOIDs {
+			fields[i] = tt.typeOf(f)
+		}
+		return register(tt, &typeInfo{oid: oid, base: oid, name: name, kind: kindComposite, fields: fields, known: true}, arrayOID)
+	})
+}
+
+// RegisterRange registers a range type (CREATE TYPE … AS RANGE) over
+// subtypeOID, a type the Map knows: its values scan into *Range[T] for
+// any T the subtype scans into, and encode from Range[T].
+func (m *Map) RegisterRange(name string, oid, arrayOID, subtypeOID uint32) error {
+	return m.update(func(tt typeTable) error {
+		sub, ok := tt[subtypeOID]
+		if !ok {
+			return fmt.Errorf("pgtype: RegisterRange %s: subtype OID %d is not known; register it first", name, subtypeOID)
+		}
+		return register(tt, &typeInfo{oid: oid, base: oid, name: name, kind: kindRange, elem: sub, known: true}, arrayOID)
+	})
 }
 
 // RegisterArray registers arrayOID as the array type of elemOID, a type
 // the Map knows (the other Register methods take the array OID too; this
 // is for arrays registered apart from their element type).
 func (m *Map) RegisterArray(arrayOID, elemOID uint32) error {
-	elem, ok := m.types[elemOID]
-	if !ok {
-		return fmt.Errorf("pgtype: RegisterArray: element type OID %d is not known; register it first", elemOID)
-	}
-	if err := m.checkOID(arrayOID); err != nil {
-		return fmt.Errorf("pgtype: RegisterArray %s[]: %w", elem.name, err)
-	}
-	m.types[arrayOID] = &typeInfo{oid: arrayOID, base: arrayOID, name: elem.name + "[]", kind: kindArray, elem: elem, known: true}
-	return nil
+	return m.update(func(tt typeTable) error {
+		elem, ok := tt[elemOID]
+		if !ok {
+			return fmt.Errorf("pgtype: RegisterArray: element type OID %d is not known; register it first", elemOID)
+		}
+		if err := checkOID(tt, arrayOID); err != nil {
+			return fmt.Errorf("pgtype: RegisterArray %s[]: %w", elem.name, err)
+		}
+		tt[arrayOID] = &typeInfo{oid: arrayOID, base: arrayOID, name: elem.name + "[]", kind: kindArray, elem: elem, known: true}
+		return nil
+	})
 }
 
 // RegisterName registers the OID of a type this package has a codec for
@@ -109,15 +126,20 @@ func (m *Map) RegisterName(name string, oid, arrayOID uint32) error {
 // errBuiltin is the reason a built-in OID cannot be registered.
 var errBuiltin = errors.New("is a built-in type")
 
-func (m *Map) checkOID(oid uint32) error {
+func checkOID(tt typeTable, oid uint32) error {
 	if oid == 0 {
 		return errors.New("OID 0")
 	}
 	if isBuiltin(oid) {
-		return fmt.Errorf("OID %d (%s) %w", oid, m.TypeName(oid), errBuiltin)
+		return fmt.Errorf("OID %d (%s) %w", oid, tt.typeOf(oid).name, errBuiltin)
 	}
 	return nil
 }
+
+// IsBuiltin reports whether oid is one of the built-in types of this
+// package or their arrays: those every Map knows, which cannot be
+// registered.
+func IsBuiltin(oid uint32) bool { return isBuiltin(oid) }
 
 func isBuiltin(oid uint32) bool {
 	for _, t := range builtinTypes {
@@ -133,18 +155,24 @@ func isBuiltin(oid uint32) bool {
 	return false
 }
 
+// register registers t on m.
 func (m *Map) register(t *typeInfo, arrayOID uint32) error {
-	if err := m.checkOID(t.oid); err != nil {
+	return m.update(func(tt typeTable) error { return register(tt, t, arrayOID) })
+}
+
+// register adds t and its array type to tt after checking their OIDs.
+func register(tt typeTable, t *typeInfo, arrayOID uint32) error {
+	if err := checkOID(tt, t.oid); err != nil {
 		return fmt.Errorf("pgtype: register %s: %w", t.name, err)
 	}
 	if arrayOID != 0 {
-		if err := m.checkOID(arrayOID); err != nil {
+		if err := checkOID(tt, arrayOID); err != nil {
 			return fmt.Errorf("pgtype: register %s[]: %w", t.name, err)
 		}
 		if arrayOID == t.oid {
 			return fmt.Errorf("pgtype: register %s: the array OID is the type's OID", t.name)
 		}
 	}
-	m.add(t, arrayOID)
+	tt.add(t, arrayOID)
 	return nil
 }

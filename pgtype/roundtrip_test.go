@@ -345,7 +345,7 @@ func runRoundTrip(t *testing.T, m *Map, cases []rtCase) {
 }
 
 func oidOf(t testing.TB, m *Map, typ string) uint32 {
-	for oid, ti := range m.types {
+	for oid, ti := range *m.types.Load() {
 		if ti.name == typ {
 			return oid
 		}
