@@ -120,3 +120,13 @@ func (p *pglineConn) batchNote() string { return "pgline Batch{AllOrNothing: tru
 func (p *pglineConn) StreamValue(ctx context.Context, w io.Writer, sql string, args ...any) error {
 	return p.c.QueryRow(ctx, sql, args...).Scan(pgline.StreamTo(w))
 }
+
+// CollectStructs uses pgline.CollectRows with RowToStructByName.
+func (p *pglineConn) CollectStructs(ctx context.Context, sql string, arg any) (int, error) {
+	rows, err := p.c.Query(ctx, sql, arg)
+	if err != nil {
+		return 0, err
+	}
+	out, err := pgline.CollectRows(rows, pgline.RowToStructByName[rowStruct])
+	return len(out), err
+}

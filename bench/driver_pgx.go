@@ -93,3 +93,13 @@ func (p *pgxPool) Prepare(ctx context.Context, name, sql string) (string, error)
 }
 
 func (p *pgxPool) Close() error { p.p.Close(); return nil }
+
+// CollectStructs uses pgx.CollectRows with RowToStructByName.
+func (p *pgxConn) CollectStructs(ctx context.Context, sql string, arg any) (int, error) {
+	rows, err := p.c.Query(ctx, sql, arg)
+	if err != nil {
+		return 0, err
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[rowStruct])
+	return len(out), err
+}

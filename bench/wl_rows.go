@@ -34,7 +34,50 @@ func rowsCases(sz sizes) []*benchCase {
 			},
 		})
 	}
+	cs = append(cs, &benchCase{
+		workload: "rows", name: fmt.Sprintf("rows/struct%d", structRows), unit: "query",
+		open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
+			c, err := d.connect(ctx, dsn)
+			if err != nil {
+				return nil, err
+			}
+			sc, ok := c.(structCollector)
+			if !ok {
+				c.Close()
+				return nil, errUnsupported
+			}
+			return &task{run: seq(func(ctx context.Context, _ int) error {
+				n, err := sc.CollectStructs(ctx, rowsSQL, structRows)
+				if err != nil {
+					return err
+				}
+				return expectRows(n, structRows)
+			}), close: func() { c.Close() }}, nil
+		},
+	})
 	return cs
+}
+
+// structRows is the size of the rows/struct case.
+const structRows = 1000
+
+// rowStruct is a bench_rows row for the drivers' struct row functions,
+// which match fields to columns by db tag.
+type rowStruct struct {
+	ID      int32     `db:"id"`
+	Name    string    `db:"name"`
+	Score   float64   `db:"score"`
+	Created time.Time `db:"created"`
+	Hash    string    `db:"hash"`
+	Flag    bool      `db:"flag"`
+}
+
+// structCollector is implemented by drivers with pgx-style row functions:
+// CollectStructs runs sql with arg and collects every row into a
+// []rowStruct by column name (CollectRows with RowToStructByName),
+// returning how many it got.
+type structCollector interface {
+	CollectStructs(ctx context.Context, sql string, arg any) (int, error)
 }
 
 // selectRows runs sql with arg, scans every row into rowVals and checks
