@@ -100,7 +100,7 @@ func (tx *Tx) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 }
 
 func (c *Conn) sendBatch(ctx context.Context, owner *holder, b *Batch) *BatchResults {
-	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceBatch, BatchLen: len(b.items)})
+	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceBatch, BatchLen: len(b.items)})
 	br := c.sendBatchUntraced(ctx, owner, b)
 	if ev != nil {
 		if br.req == nil {

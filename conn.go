@@ -74,6 +74,7 @@ type Conn struct {
 	rd      *wire.Reader
 	scratch []byte
 	types   *pgtype.Map
+	label   string // the host as host:port or socket path (hostLabel)
 
 	paramsMu sync.RWMutex // protects params
 	params   map[string]string
@@ -252,7 +253,7 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow
 	if c.cfg.Tracer == nil {
 		return c.simpleQueryUntraced(ctx, owner, sql, onRow)
 	}
-	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql})
+	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
 	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow)
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	return tag, err

@@ -36,10 +36,10 @@ func ConnectConfig(ctx context.Context, cfg *Config) (*Conn, error) {
 	if len(cfg.Hosts) == 0 {
 		return nil, errors.New("pgline: config has no host")
 	}
-	tctx, ev := traceStart(ctx, cfg, TraceEvent{Kind: TraceConnect, Host: hostLabel(cfg.Hosts[0])})
+	tctx, ev := traceStart(ctx, cfg, TraceEvent{Kind: TraceConnect, Host: hostLabel(cfg.Hosts[0]), Database: cfg.Database})
 	c, err := connectHooked(ctx, cfg)
 	if ev != nil && c != nil {
-		ev.Host = hostLabel(c.host)
+		ev.setConn(c)
 	}
 	traceEnd(tctx, cfg, ev, CommandTag{}, err)
 	return c, err
@@ -258,6 +258,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		rawConn: netConn,
 		params:  make(map[string]string),
 		types:   newTypeMap(cfg.TypeMap),
+		label:   hostLabel(h),
 		stmts:   newStmtCache(cfg.cacheMode, cfg.cacheCapacity),
 		dead:    make(chan struct{}),
 	}

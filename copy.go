@@ -143,12 +143,12 @@ func (p *Pool) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag,
 	return pc.c.CopyTo(ctx, w, sql)
 }
 
-// traceCopy runs op as a traced statement when a Tracer is set.
+// traceCopy runs op as a traced COPY when a Tracer is set.
 func (c *Conn) traceCopy(ctx context.Context, sql string, op func() (CommandTag, error)) (CommandTag, error) {
 	if c.cfg.Tracer == nil {
 		return op()
 	}
-	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql})
+	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceCopy, SQL: sql})
 	tag, err := op()
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	return tag, err

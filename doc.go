@@ -139,6 +139,15 @@
 // Listen, then WaitForNotification; notifications that arrive while other
 // statements run are kept.
 //
+// # Logging and tracing
+//
+// Config.Tracer is told when connects, statements, batches, COPY and pool
+// acquisitions start and end (see TraceEvent). SlogTracer logs them with
+// log/slog: one record per event, with its duration, rows, host, and the
+// error and SQLSTATE of a failure; arguments only when asked for. The
+// separate module github.com/pgline/pgline/otelpgline makes OpenTelemetry
+// spans and metrics of them.
+//
 // # database/sql and tests
 //
 // Package stdlib registers the driver "pgline" for database/sql. Package

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -213,4 +214,26 @@ func ExampleConn_WaitForNotification() {
 	}
 	fmt.Println(n.Channel, n.Payload)
 	// Output: events ready
+}
+
+// Logging every statement, connect and acquisition with log/slog; failed
+// statements are logged at ERROR with their SQLSTATE.
+func ExampleSlogTracer() {
+	ctx := context.Background()
+	cfg, err := pgline.ParseConfig(os.Getenv("DATABASE_URL"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfg.Tracer = pgline.SlogTracer(logger, &pgline.SlogTracerOptions{Level: slog.LevelDebug})
+	c, err := pgline.ConnectConfig(ctx, cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	_, err = c.Exec(ctx, "SELECT 1/0") // logged: level=ERROR msg="pgline statement" … sqlstate=22012
+	fmt.Println(err != nil)
+	// Output: true
 }

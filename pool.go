@@ -523,7 +523,7 @@ func (p *Pool) take(ctx context.Context) (*poolConn, error) {
 	tctx, ev := traceStart(ctx, p.cfg, TraceEvent{Kind: TraceAcquire})
 	pc, err := p.takeChecked(ctx)
 	if ev != nil && pc != nil {
-		ev.Host = hostLabel(pc.c.host)
+		ev.setConn(pc.c)
 	}
 	traceEnd(tctx, p.cfg, ev, CommandTag{}, err)
 	return pc, err

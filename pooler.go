@@ -157,7 +157,7 @@ func (c *Conn) toDescribeMode(why string) {
 	switched := c.toDescribeModeLocked()
 	c.wmu.Unlock()
 	if switched && why != "" {
-		tctx, ev := traceStart(context.Background(), c.cfg, TraceEvent{Kind: TracePooler, Host: hostLabel(c.host), Reason: why})
+		tctx, ev := c.traceStart(context.Background(), TraceEvent{Kind: TracePooler, Reason: why})
 		traceEnd(tctx, c.cfg, ev, CommandTag{}, nil)
 	}
 }

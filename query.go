@@ -119,7 +119,7 @@ func (c *Conn) query(ctx context.Context, owner *holder, r *Rows, sql string, ar
 	if c.cfg.Tracer == nil {
 		return c.run(ctx, owner, r, sql, args)
 	}
-	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql, Args: args})
+	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql, Args: args})
 	err := c.run(ctx, owner, r, sql, args)
 	if err != nil {
 		traceEnd(tctx, c.cfg, ev, CommandTag{}, err)

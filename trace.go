@@ -2,13 +2,14 @@ package pgline
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
 // Tracer receives the start and end of connection attempts, statements,
-// batches and pool acquisitions, so that logging, metrics or tracing (slog,
-// OpenTelemetry, ...) can be attached without pgline depending on them. Set
-// it in Config.Tracer. Its methods are called on the goroutine making the
+// batches, COPY and pool acquisitions, so that logging, metrics or tracing
+// (SlogTracer; OpenTelemetry in the otelpgline module) can be attached
+// without pgline depending on them. Set it in Config.Tracer. Its methods are called on the goroutine making the
 // call, from many goroutines at once: they must be safe for concurrent use
 // and quick.
 type Tracer interface {
@@ -26,23 +27,54 @@ type TraceKind uint8
 // Kinds of trace events.
 const (
 	TraceConnect   TraceKind = iota + 1 // ConnectConfig (every host tried)
-	TraceStatement                      // Query, QueryRow or Exec, until the rows are closed
+	TraceStatement                      // Query, QueryRow or Exec (and Begin, Commit, Rollback), until the rows are closed
 	TraceBatch                          // SendBatch, until its results are closed
-	TraceAcquire                        // Pool.Acquire or Pool.Begin taking a connection
+	TraceAcquire                        // Pool.Acquire, Begin or BeginTx taking a connection
 	// TracePooler: a connection found that it goes through a transaction
 	// pooler and switched to describe mode (Reason says how). It has no
 	// duration: TraceEnd follows TraceStart at once.
 	TracePooler
+	// TraceCopy: CopyFrom or CopyTo (SQL is the COPY statement; Tag
+	// counts the rows). A COPY sent with Exec is a TraceStatement.
+	TraceCopy
 )
+
+// String names the kind: "connect", "statement", "batch", "acquire",
+// "pooler", "copy".
+func (k TraceKind) String() string {
+	switch k {
+	case TraceConnect:
+		return "connect"
+	case TraceStatement:
+		return "statement"
+	case TraceBatch:
+		return "batch"
+	case TraceAcquire:
+		return "acquire"
+	case TracePooler:
+		return "pooler"
+	case TraceCopy:
+		return "copy"
+	}
+	return "TraceKind(" + strconv.Itoa(int(k)) + ")"
+}
 
 // TraceEvent describes one traced operation. A Tracer must not keep it, or
 // Args, after TraceEnd returns.
 type TraceEvent struct {
 	Kind TraceKind
-	SQL  string // statements
+	SQL  string // statements and COPY
 	Args []any  // statements
-	// Host is the host connected to (on success) or the first host tried.
+	// Conn is the connection the operation runs on; for connects and
+	// acquisitions, the one made or taken (at TraceEnd, on success).
+	// Its Host, PID and TypeMap may be read; a Tracer must not run
+	// statements on it.
+	Conn *Conn
+	// Host is the host of Conn as host:port (or the socket's path), or
+	// for a failed connect the first host tried.
 	Host string
+	// Database is the database name the connection asked for.
+	Database string
 	// BatchLen is the number of statements of a batch.
 	BatchLen int
 	// Reason says what showed a pooler (TracePooler).
@@ -63,6 +95,20 @@ func traceStart(ctx context.Context, cfg *Config, ev TraceEvent) (context.Contex
 	e := &ev
 	e.Start = time.Now()
 	return cfg.Tracer.TraceStart(ctx, e), e
+}
+
+// traceStart starts an event on c (see the function traceStart).
+func (c *Conn) traceStart(ctx context.Context, ev TraceEvent) (context.Context, *TraceEvent) {
+	if c.cfg.Tracer == nil {
+		return ctx, nil
+	}
+	ev.setConn(c)
+	return traceStart(ctx, c.cfg, ev)
+}
+
+// setConn records c as the event's connection.
+func (ev *TraceEvent) setConn(c *Conn) {
+	ev.Conn, ev.Host, ev.Database = c, c.label, c.cfg.Database
 }
 
 // traceEnd ends an event started by traceStart (nothing when ev is nil).

@@ -3,6 +3,7 @@ package pgline
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"testing"
 )
@@ -57,6 +58,15 @@ func TestTracer(t *testing.T) {
 	b := &Batch{}
 	b.Queue("SELECT $1::int", 1)
 	c.SendBatch(ctx, b).Close()
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE trace_copy (n int4)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CopyFrom(ctx, Identifier{"trace_copy"}, []string{"n"}, CopyFromRows([][]any{{1}, {2}})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CopyTo(ctx, io.Discard, "COPY trace_copy TO STDOUT"); err != nil {
+		t.Fatal(err)
+	}
 	p, err := NewPoolConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -82,11 +92,18 @@ func TestTracer(t *testing.T) {
 		t.Fatalf("no %d event for %q", kind, sql)
 		return nil
 	}
-	if e := find(TraceConnect, ""); e.Err != nil || e.Host == "" || e.Duration <= 0 {
+	if e := find(TraceConnect, ""); e.Err != nil || e.Host == "" || e.Duration <= 0 || e.Conn != c || e.Database != cfg.Database {
 		t.Fatalf("connect event %+v", e)
 	}
-	if e := find(TraceStatement, "SELECT generate_series(1, $1::int)"); e.Tag.String() != "SELECT 3" || len(e.Args) != 1 || e.Err != nil {
+	if e := find(TraceStatement, "SELECT generate_series(1, $1::int)"); e.Tag.String() != "SELECT 3" || len(e.Args) != 1 || e.Err != nil ||
+		e.Conn != c || e.Host != e.Conn.label || e.Database == "" {
 		t.Fatalf("query event %+v", e)
+	}
+	if e := find(TraceCopy, `COPY "trace_copy" ("n") FROM STDIN (FORMAT binary)`); e.Tag.RowsAffected() != 2 || e.Err != nil || e.Conn != c {
+		t.Fatalf("CopyFrom event %+v", e)
+	}
+	if e := find(TraceCopy, "COPY trace_copy TO STDOUT"); e.Tag.RowsAffected() != 2 || e.Err != nil {
+		t.Fatalf("CopyTo event %+v", e)
 	}
 	var pgErr *PgError
 	if e := find(TraceStatement, "SELECT 1/0"); !errors.As(e.Err, &pgErr) {
@@ -95,7 +112,7 @@ func TestTracer(t *testing.T) {
 	if e := find(TraceBatch, ""); e.BatchLen != 1 || e.Err != nil {
 		t.Fatalf("batch event %+v", e)
 	}
-	if e := find(TraceAcquire, ""); e.Err != nil || e.Host == "" {
+	if e := find(TraceAcquire, ""); e.Err != nil || e.Host == "" || e.Conn == nil {
 		t.Fatalf("acquire event %+v", e)
 	}
 }

@@ -261,7 +261,7 @@ func (tx *Tx) endNested(ctx context.Context, verb string) error {
 // refused (ErrTxClosed) rather than run after it, outside the transaction.
 func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	c := tx.c
-	tctx, ev := traceStart(ctx, c.cfg, TraceEvent{Kind: TraceStatement, SQL: sql})
+	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
 	tag, err := c.exchange(ctx, &tx.h, func(buf []byte) ([]byte, error) {
 		tx.h.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
