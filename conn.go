@@ -19,7 +19,9 @@ import (
 // Conn is one connection to a PostgreSQL server. It is safe for concurrent
 // use by multiple goroutines: statements from different goroutines are
 // pipelined, written back to back and answered in order, each in its own
-// implicit transaction (see pipeline.go). Session state (SET, temporary
+// implicit transaction (statements queued together may share one Sync;
+// an error in one never affects another: see "Pipelining and its limits"
+// in the package documentation). Session state (SET, temporary
 // tables, advisory locks, LISTEN) is shared by every goroutine using the
 // Conn: use a Tx, or a Conn of your own, when that matters.
 //

@@ -383,8 +383,9 @@ func (r *Rows) Scan(dest ...any) error {
 
 // ScanColumn decodes column i of the current row into dest, as Scan does
 // for that column, leaving the other columns alone. Columns may be scanned
-// in any order and more than once (a row larger than the read buffer is
-// first read whole, see stream.go).
+// in any order and more than once (a row larger than the read buffer,
+// whose columns Scan would read from the socket once, in order, is first
+// read whole).
 func (r *Rows) ScanColumn(i int, dest any) error {
 	if r.c == nil || r.pending || r.done {
 		return errors.New("pgline: ScanColumn called without a current row (call Next first)")
