@@ -37,7 +37,9 @@ func ConnectConfig(ctx context.Context, cfg *Config) (*Conn, error) {
 		return nil, errors.New("pgline: config has no host")
 	}
 	tctx, ev := traceStart(ctx, cfg, TraceEvent{Kind: TraceConnect, Host: hostLabel(cfg.Hosts[0]), Database: cfg.Database})
-	c, err := connectHooked(ctx, cfg)
+	// tctx: what the connection runs while connecting (AfterConnect's
+	// statements, the pooler check) is traced under the connect.
+	c, err := connectHooked(tctx, cfg)
 	if ev != nil && c != nil {
 		ev.setConn(c)
 	}
