@@ -75,14 +75,14 @@ func (s settings) invalid(key, why string) error {
 }
 
 // parseConfig is ParseConfig with its outside world in src.
-func parseConfig(dsn string, src *configSource) (*Config, error) {
-	pairs, err := splitDSN(dsn)
+func parseConfig(conninfo string, src *configSource) (*Config, error) {
+	pairs, err := splitDSN(conninfo)
 	if err != nil {
 		return nil, err
 	}
 	s := make(settings, len(pairs))
 	for _, p := range pairs {
-		s[p.key] = setting{value: p.value}
+		s[p.Key] = setting{value: p.Value} // the last one wins
 	}
 	if err := applyService(s, src); err != nil {
 		return nil, err
@@ -102,11 +102,9 @@ func buildConfig(s settings, src *configSource) (*Config, error) {
 
 	c.User = s.get("user")
 	if c.User == "" {
-		u, err := src.currentUser()
-		if err != nil || u.Username == "" {
+		if c.User = src.UserName(); c.User == "" {
 			return nil, parseError("no user name given (set user or PGUSER) and the operating-system user is unknown")
 		}
-		c.User = u.Username
 	}
 	c.Database = s.get("dbname")
 	if c.Database == "" {
@@ -115,7 +113,7 @@ func buildConfig(s settings, src *configSource) (*Config, error) {
 	c.Password = s.get("password")
 	c.PassFile = s.get("passfile")
 	if c.PassFile == "" {
-		c.PassFile = src.defaultPassFile()
+		c.PassFile = src.DefaultPassFile()
 	}
 	c.ApplicationName = s.get("application_name")
 	if c.ApplicationName == "" {
@@ -139,15 +137,7 @@ func buildConfig(s settings, src *configSource) (*Config, error) {
 	if c.Hosts, err = parseHosts(s, src); err != nil {
 		return nil, err
 	}
-
-	if c.Password == "" && c.PassFile != "" {
-		if entries := readPassFile(c.PassFile); len(entries) > 0 {
-			for i := range c.Hosts {
-				h := &c.Hosts[i]
-				h.Password = lookupPassword(entries, passFileHost(*h, src), h.Port, c.Database, c.User)
-			}
-		}
-	}
+	passFilePasswords(c, src)
 	return c, nil
 }
 
@@ -280,7 +270,7 @@ func parseHosts(s settings, src *configSource) ([]HostConfig, error) {
 			h.Host = hosts[i]
 		}
 		if h.Host == "" && h.HostAddr == "" {
-			h.Host = src.defaultHost(h.Port)
+			h.Host = src.DefaultHost(h.Port)
 		}
 	}
 	return list, nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/dsn"
 )
 
 // testSource is a configSource with only env in the environment, an
@@ -23,15 +25,15 @@ func testSource(t testing.TB, env map[string]string) (*configSource, string) {
 	for k, v := range env {
 		full[k] = v
 	}
-	return &configSource{
-		lookupEnv: func(k string) (string, bool) {
+	return &configSource{dsn.Source{
+		LookupEnv: func(k string) (string, bool) {
 			v, ok := full[k]
 			return v, ok
 		},
-		currentUser: func() (*user.User, error) {
+		CurrentUser: func() (*user.User, error) {
 			return &user.User{Username: "osuser", HomeDir: home}, nil
 		},
-	}, home
+	}}, home
 }
 
 // defaultConfig is what ParseConfig("") gives with testSource.
@@ -269,7 +271,7 @@ func TestParseConfigDefaultSocket(t *testing.T) {
 	empty := t.TempDir()
 
 	src, _ := testSource(t, nil)
-	src.socketDirs = []string{empty, dir}
+	src.SocketDirs = []string{empty, dir}
 	for _, tt := range []struct {
 		dsn  string
 		want []HostConfig
@@ -332,12 +334,12 @@ func TestParseConfigDefaultSSLFiles(t *testing.T) {
 
 func TestParseConfigUnknownOSUser(t *testing.T) {
 	src, _ := testSource(t, nil)
-	src.currentUser = func() (*user.User, error) { return nil, errors.New("no such user") }
+	src.CurrentUser = func() (*user.User, error) { return nil, errors.New("no such user") }
 	if _, err := parseConfig("host=h", src); err == nil || !strings.Contains(err.Error(), "no user name given") {
 		t.Errorf("without a user: err %v, want a clear error", err)
 	}
 	c, err := parseConfig("host=h user=bob", src)
-	if err != nil || c.User != "bob" || c.PassFile != filepath.Join(src.env("HOME"), ".pgpass") {
+	if err != nil || c.User != "bob" || c.PassFile != filepath.Join(src.Env("HOME"), ".pgpass") {
 		t.Errorf("with user=bob: %+v, %v", c, err)
 	}
 }
@@ -496,12 +498,12 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	home := f.TempDir()
 	env := map[string]string{"HOME": home, "PGSYSCONFDIR": home}
-	src := &configSource{
-		lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		currentUser: func() (*user.User, error) {
+	src := &configSource{dsn.Source{
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		CurrentUser: func() (*user.User, error) {
 			return &user.User{Username: "osuser", HomeDir: home}, nil
 		},
-	}
+	}}
 	f.Fuzz(func(t *testing.T, dsn string) {
 		c, err := parseConfig(dsn, src)
 		if err != nil {

@@ -25,37 +25,6 @@ func privateCopy(t *testing.T, name string, mode os.FileMode) string {
 	return p
 }
 
-func strp(s string) *string { return &s }
-
-func TestParsePassLine(t *testing.T) {
-	tests := []struct {
-		line string
-		want passEntry
-		ok   bool
-	}{
-		{"h:1:d:u:pw", passEntry{strp("h"), strp("1"), strp("d"), strp("u"), "pw"}, true},
-		{"*:*:*:*:pw", passEntry{password: "pw"}, true},
-		{`a\:b:1:d\\x:u:p\:w\\`, passEntry{strp("a:b"), strp("1"), strp(`d\x`), strp("u"), `p:w\`}, true},
-		{"h:1:d:u:pw:extra", passEntry{strp("h"), strp("1"), strp("d"), strp("u"), "pw"}, true},
-		{"h:1:d:u:", passEntry{strp("h"), strp("1"), strp("d"), strp("u"), ""}, true},
-		{"h:1:d:u:pw\r", passEntry{strp("h"), strp("1"), strp("d"), strp("u"), "pw"}, true},
-		{"**:1:d:u:pw", passEntry{strp("**"), strp("1"), strp("d"), strp("u"), "pw"}, true},
-		{"h*:1:d:u:pw", passEntry{strp("h*"), strp("1"), strp("d"), strp("u"), "pw"}, true},
-		{"::::", passEntry{strp(""), strp(""), strp(""), strp(""), ""}, true},
-		{"# h:1:d:u:pw", passEntry{}, false},
-		{"", passEntry{}, false},
-		{"h:1:d:u", passEntry{}, false},
-		{`h:1:d:u\:pw`, passEntry{}, false},
-		{`h:1:d:u\`, passEntry{}, false},
-	}
-	for _, tt := range tests {
-		got, ok := parsePassLine(tt.line)
-		if ok != tt.ok || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parsePassLine(%q) = %+v, %v; want %+v, %v", tt.line, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestPassFileLookup(t *testing.T) {
 	pgpass := privateCopy(t, "pgpass_example", 0o600)
 	tests := []struct {
@@ -84,7 +53,7 @@ func TestPassFileLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		src, _ := testSource(t, map[string]string{"PGPASSFILE": pgpass})
-		src.socketDirs = []string{"/var/run/postgresql", "/tmp"}
+		src.SocketDirs = []string{"/var/run/postgresql", "/tmp"}
 		c, err := parseConfig(tt.dsn, src)
 		if err != nil {
 			t.Fatalf("parseConfig(%q): %v", tt.dsn, err)

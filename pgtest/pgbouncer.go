@@ -145,8 +145,7 @@ func (b *PgBouncer) Addr() string {
 // DSN returns a key=value DSN for the server's superuser through
 // PgBouncer, with extra key=value pairs appended.
 func (b *PgBouncer) DSN(extra ...string) string {
-	base := fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", b.Host, b.Port, b.srv.User, b.srv.Database)
-	return joinDSN(base, extra)
+	return plainDSN(b.Host, b.Port, b.srv.User, b.srv.Database, extra)
 }
 
 // Stop stops PgBouncer and removes its files. It is safe to call more

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pgline/pgline/internal/dsn"
 )
 
 // DSNEnv names the environment variable that points pgtest at an existing
@@ -41,10 +43,10 @@ type Server struct {
 	External bool
 
 	bins     binaries
-	owner    *account // runs the server; nil means the current user
-	baseDir  string   // temp dir holding everything; removed by Stop
-	lock     *os.File // flock held while the cluster is ours
-	extDSN   []pair   // External only
+	owner    *account   // runs the server; nil means the current user
+	baseDir  string     // temp dir holding everything; removed by Stop
+	lock     *os.File   // flock held while the cluster is ours
+	extDSN   []dsn.Pair // External only
 	version  int
 	upstream *Server // the server a standby was made from; nil otherwise
 	appName  string  // a standby's application_name, reserved in upstream
@@ -72,12 +74,9 @@ func (s *Server) Addr() string {
 // server it is PGLINE_TEST_DSN (in key=value form) followed by extra.
 func (s *Server) DSN(extra ...string) string {
 	if s.External {
-		return joinDSN(renderDSN(s.extDSN), extra)
+		return dsn.Join(dsn.Render(s.extDSN), extra...)
 	}
-	return joinDSN(renderDSN([]pair{
-		{"host", s.Host}, {"port", strconv.Itoa(s.Port)}, {"user", s.User},
-		{"dbname", s.Database}, {"sslmode", "disable"},
-	}), extra)
+	return plainDSN(s.Host, s.Port, s.User, s.Database, extra)
 }
 
 // SocketDSN is DSN over the Unix socket: host is SocketDir. For an external
@@ -87,10 +86,16 @@ func (s *Server) SocketDSN(extra ...string) string {
 	if s.External {
 		return s.DSN(extra...)
 	}
-	return joinDSN(renderDSN([]pair{
-		{"host", s.SocketDir}, {"port", strconv.Itoa(s.Port)}, {"user", s.User},
-		{"dbname", s.Database}, {"sslmode", "disable"},
-	}), extra)
+	return plainDSN(s.SocketDir, s.Port, s.User, s.Database, extra)
+}
+
+// plainDSN returns "host=... port=... user=... dbname=... sslmode=disable",
+// values quoted as needed, followed by the extra key=value settings.
+func plainDSN(host string, port int, user, database string, extra []string) string {
+	return dsn.Join(dsn.Render([]dsn.Pair{
+		{Key: "host", Value: host}, {Key: "port", Value: strconv.Itoa(port)}, {Key: "user", Value: user},
+		{Key: "dbname", Value: database}, {Key: "sslmode", Value: "disable"},
+	}), extra...)
 }
 
 // Version returns the server's server_version_num, e.g. 150004.

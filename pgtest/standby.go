@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pgline/pgline/internal/dsn"
 )
 
 // StandbyOptions configure a standby made by Server.StartStandby. The zero
@@ -158,9 +160,9 @@ func (st *Server) initStandby(sync bool) error {
 	if err := st.makeDirs(); err != nil {
 		return err
 	}
-	conninfo := renderDSN([]pair{
-		{"host", up.Host}, {"port", strconv.Itoa(up.Port)}, {"user", up.User},
-		{"application_name", st.appName}, {"sslmode", "disable"},
+	conninfo := dsn.Render([]dsn.Pair{
+		{Key: "host", Value: up.Host}, {Key: "port", Value: strconv.Itoa(up.Port)}, {Key: "user", Value: up.User},
+		{Key: "application_name", Value: st.appName}, {Key: "sslmode", Value: "disable"},
 	})
 	// Not -R: it would copy every libpq default into primary_conninfo,
 	// among them a passfile under the test process's HOME.
