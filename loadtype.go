@@ -11,13 +11,14 @@ import (
 
 // LoadType registers the type called name on the connection's TypeMap,
 // reading its OIDs and structure from the server's catalog: an enum, a
-// domain, a composite type, a range, hstore or citext, or an array of one
-// of them ("mood[]"), with the types it is made of (a composite's field
-// types, a domain's base type, a range's subtype) and its array type. A
-// name is resolved as in SQL ('mood'::regtype): schema-qualified, or
-// found on the search_path. A type this package has no codec for (an
-// extension type other than hstore and citext, a pseudo-type) is an
-// error; types it is made of that have none stay text.
+// domain, a composite type, a range or multirange, hstore or citext, or
+// an array of one of them ("mood[]"), with the types it is made of (a
+// composite's field types, a domain's base type, a range's subtype; a
+// range comes with its multirange) and its array type. A name is
+// resolved as in SQL ('mood'::regtype): schema-qualified, or found on the
+// search_path. A type this package has no codec for (an extension type
+// other than hstore and citext, a pseudo-type) is an error; types it is
+// made of that have none stay text.
 //
 // The types are this connection's (see Conn.TypeMap): register them
 // before the statements that use them, and in Config.AfterConnect for
@@ -46,7 +47,7 @@ func (c *Conn) LoadTypes(ctx context.Context, names []string) error {
 	for rows.Next() {
 		var t catalogType
 		var typtype, category string
-		if err := rows.Scan(&t.oid, &t.name, &t.typname, &typtype, &category, &t.array, &t.elem, &t.base, &t.fields, &t.sub, &t.requested); err != nil {
+		if err := rows.Scan(&t.oid, &t.name, &t.typname, &typtype, &category, &t.array, &t.elem, &t.base, &t.fields, &t.sub, &t.rng, &t.requested); err != nil {
 			rows.Close()
 			return fmt.Errorf("pgline: LoadTypes: %w", err)
 		}
@@ -71,16 +72,20 @@ type catalogType struct {
 	base      uint32   // a domain's base type
 	fields    []uint32 // a composite's field types, in order
 	sub       uint32   // a range's subtype
+	rng       uint32   // a multirange's range type
 	requested bool     // named by the caller, not only a part of a named type
 }
 
 // loadTypesSQL reads the named types ($1, text[]) and, recursively, the
-// types they are made of, the deepest first so that each type comes after
-// its parts. Before PostgreSQL 14 there are no multiranges.
+// types they are made of (and the multiranges of ranges).
 func loadTypesSQL(version int) string {
-	multirange := ""
+	// A multirange's range, and a range's multirange (registered with
+	// it); before PostgreSQL 14 there are none.
+	multirange, rng := "", "0::oid"
 	if version >= 140000 {
-		multirange = "UNION ALL SELECT r.rngtypid FROM pg_range r WHERE t.typtype = 'm' AND r.rngmultitypid = t.oid"
+		multirange = `UNION ALL SELECT r.rngtypid FROM pg_range r WHERE t.typtype = 'm' AND r.rngmultitypid = t.oid
+		UNION ALL SELECT r.rngmultitypid FROM pg_range r WHERE t.typtype = 'r' AND r.rngtypid = t.oid`
+		rng = "coalesce((SELECT r.rngtypid FROM pg_range r WHERE r.rngmultitypid = t.oid), 0)"
 	}
 	return `WITH RECURSIVE want(oid, depth) AS (
 	SELECT to_regtype(n)::oid, 0 FROM unnest($1::text[]) AS n
@@ -102,10 +107,11 @@ SELECT t.oid, t.oid::regtype::text, t.typname::text, t.typtype::text, t.typcateg
 	coalesce((SELECT array_agg(a.atttypid ORDER BY a.attnum) FROM pg_attribute a
 		WHERE t.typtype = 'c' AND a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped), '{}'),
 	coalesce((SELECT r.rngsubtype FROM pg_range r WHERE r.rngtypid = t.oid), 0),
+	` + rng + `,
 	bool_or(w.depth = 0)
 FROM want w JOIN pg_type t ON t.oid = w.oid
 GROUP BY t.oid
-ORDER BY max(w.depth) DESC, t.oid`
+ORDER BY t.oid`
 }
 
 // serverVersionNum is the server's version as a number (150004 for
@@ -125,23 +131,48 @@ func (c *Conn) serverVersionNum() int {
 	return n * 10000
 }
 
-// registerCatalog registers the types of cat, which come parts first, on
-// m. A requested type without a codec is an error; a part without one is
-// left to be handled as text.
+// registerCatalog registers the types of cat on m, each after the types
+// it is made of. A requested type without a codec is an error; a part
+// without one is left to be handled as text.
 func registerCatalog(m *pgtype.Map, cat []catalogType) error {
-	for _, t := range cat {
-		err := registerCatalogType(m, t)
+	byOID := make(map[uint32]*catalogType, len(cat))
+	for i := range cat {
+		byOID[cat[i].oid] = &cat[i]
+	}
+	done := make(map[uint32]bool, len(cat))
+	var reg func(t *catalogType, depth int) error
+	reg = func(t *catalogType, depth int) error {
+		if done[t.oid] || depth > 32 {
+			return nil
+		}
+		done[t.oid] = true
+		for _, d := range t.parts() {
+			if p := byOID[d]; p != nil {
+				if err := reg(p, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		err := registerCatalogType(m, *t)
 		if err == errNoCodec {
 			if !t.requested {
-				continue
+				return nil
 			}
 			err = fmt.Errorf("pgline: LoadTypes: type %s has no codec in pgline (register one with pgtype.Map.RegisterType)", t.name)
 		}
-		if err != nil {
+		return err
+	}
+	for i := range cat {
+		if err := reg(&cat[i], 0); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parts lists the OIDs of the types t is made of.
+func (t *catalogType) parts() []uint32 {
+	return append([]uint32{t.elem, t.base, t.sub, t.rng}, t.fields...)
 }
 
 // errNoCodec is registerCatalogType's answer for a type it cannot
@@ -174,6 +205,11 @@ func registerCatalogType(m *pgtype.Map, t catalogType) error {
 			return errNoCodec
 		}
 		return m.RegisterRange(t.name, t.oid, t.array, t.sub)
+	case "m":
+		if !m.Known(t.rng) {
+			return errNoCodec
+		}
+		return m.RegisterMultirange(t.name, t.oid, t.array, t.rng)
 	case "b":
 		switch t.typname {
 		case "hstore", "citext":

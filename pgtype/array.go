@@ -122,6 +122,7 @@ func arrayBraces(dims []int, i int) int {
 // decoration), calling elemText for each non-NULL element.
 func appendArrayText(b []byte, t *typeInfo, format int16, src []byte, elemText func(b []byte, elem []byte) ([]byte, error)) ([]byte, error) {
 	var dims []int
+	delim := arrayDelim(t.elem)
 	err := arrayElems(t, format, src,
 		func(d []int) error {
 			dims = append(dims, d...)
@@ -136,7 +137,7 @@ func appendArrayText(b []byte, t *typeInfo, format int16, src []byte, elemText f
 				for range n {
 					b = append(b, '}')
 				}
-				b = append(b, ',')
+				b = append(b, delim)
 				for range n {
 					b = append(b, '{')
 				}
@@ -150,7 +151,7 @@ func appendArrayText(b []byte, t *typeInfo, format int16, src []byte, elemText f
 			if b, err = elemText(b, elem); err != nil {
 				return err
 			}
-			b = quoteArrayElem(b, start)
+			b = quoteArrayElem(b, start, delim)
 			return nil
 		})
 	if err != nil {
@@ -317,9 +318,19 @@ func (e *ArrayElemError) Unwrap() error { return e.Err }
 
 func itoa(i int) string { return string(appendPadded(nil, i, 1)) }
 
+// arrayDelim is the separator of the elements of an array of elem in its
+// text form (pg_type.typdelim): a semicolon for box, whose values hold
+// commas, and a comma for every other type.
+func arrayDelim(elem *typeInfo) byte {
+	if elem != nil && elem.kind == kindBox {
+		return ';'
+	}
+	return ','
+}
+
 // sliceValued reports whether values of t are Go slices (json documents,
-// composite values as []any), so that nested slices are not dimensions
-// of an array of t: such arrays are one-dimensional in Go.
+// composite values as []any, multiranges), so that nested slices are not
+// dimensions of an array of t: such arrays are one-dimensional in Go.
 func sliceValued(t *typeInfo) bool {
-	return t.kind == kindJSON || t.kind == kindJSONB || t.kind == kindComposite
+	return t.kind == kindJSON || t.kind == kindJSONB || t.kind == kindComposite || t.kind == kindMultirange
 }

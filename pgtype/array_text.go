@@ -11,13 +11,14 @@ type textArrayParser struct {
 	n       int // elements seen
 	f       func(i int, elem []byte) error
 	scratch []byte
+	delim   byte // the element separator, arrayDelim(t.elem)
 }
 
 // parseTextArray parses a text array, calling f (when not nil) for each
 // element in row-major order, and returns the dimensions (none for an
 // empty array). Sub-arrays of different lengths are an error.
 func parseTextArray(t *typeInfo, src []byte, f func(i int, elem []byte) error) ([]int, error) {
-	p := &textArrayParser{t: t, src: src, s: src, f: f}
+	p := &textArrayParser{t: t, src: src, s: src, f: f, delim: arrayDelim(t.elem)}
 	p.space()
 	if p.peek() == '[' { // bounds decoration: [1:3][0:1]=
 		i := indexByte(p.s, '=')
@@ -96,7 +97,7 @@ func (p *textArrayParser) level(k int) error {
 		count++
 		p.space()
 		switch p.peek() {
-		case ',':
+		case p.delim:
 			p.pos++
 			continue
 		case '}':
@@ -141,7 +142,7 @@ func (p *textArrayParser) elem() error {
 		p.pos += i + 1
 	} else {
 		i := 0
-		for i < len(s) && s[i] != ',' && s[i] != '}' {
+		for i < len(s) && s[i] != p.delim && s[i] != '}' {
 			if s[i] == '{' || s[i] == '"' || s[i] == '\\' {
 				return p.bad("nested or malformed element")
 			}

@@ -35,12 +35,15 @@
 //	timestamptz               *time.Time (UTC; timestamp is its wall clock read as UTC; ±infinity is an
 //	                          error), *Timestamp (which holds ±infinity)
 //	time                      *time.Duration (since midnight), *Time
+//	timetz                    *Timetz, *time.Time (that time of day on 0000-01-01 in a zone of the
+//	                          value's offset, UTC for +00; 24:00:00 is 0000-01-02 00:00:00), *string
 //	interval                  *time.Duration (a day counts as 24h; months are an error), *Interval
 //	json, jsonb               *[]byte, *json.RawMessage (copies), *string, any other pointer via json.Unmarshal
 //	arrays                    *[]E for any E the element type scans into, nested slices (*[][]E …, up
 //	                          to 6 levels) for multi-dimensional arrays; NULL elements need a
 //	                          NULL-capable E ([]*int32, []sql.NullString); NULL arrays set nil; an
-//	                          empty array fits any depth; lower bounds are not kept
+//	                          empty array fits any depth; lower bounds are not kept; arrays of json,
+//	                          composite and multirange types are one-dimensional in Go
 //	inet, cidr                *netip.Prefix (host bits kept: inet 10.0.0.5/8), *netip.Addr (a full
 //	                          mask only, else an error), *net.IPNet, *string
 //	macaddr, macaddr8         *net.HardwareAddr, *string
@@ -48,6 +51,12 @@
 //	numrange, tsrange,
 //	tstzrange, daterange      *Range[T] for any T the subtype scans into (Range[int32], Range[int64],
 //	                          Range[Numeric], Range[time.Time], Range[Timestamp] …), *string
+//	int4multirange, …,
+//	datemultirange            *Multirange[T] or *[]Range[T] for any T the subtype scans into (NULL
+//	                          sets nil), *string
+//	point, lseg, box, path,
+//	polygon, line, circle     *Point, *Lseg, *Box, *Path, *Polygon, *Line, *Circle, *string
+//	bit, varbit               *Bits, *string ("1011")
 //	record, composite types   *[]any, a pointer to a struct (exported fields in field order); record
 //	                          (ROW(…)) carries its field types; named composites need RegisterComposite
 //	hstore (RegisterName)     *map[string]*string, *map[string]string (a NULL value is an error)
@@ -72,13 +81,15 @@
 //	int2, int4, int8, oid     Go integers (range-checked), integral floats
 //	float4, float8            floats, integers exactly representable
 //	numeric                   Go integers, floats (NaN, ±Inf), *big.Int, *big.Rat (finite decimals), Numeric
-//	text types, unknown OIDs  string, []byte, and numbers and bools as their text
+//	text types, unknown OIDs  string, []byte, and numbers, bools, geometric values, Bits and Timetz as
+//	                          their text
 //	bytea                     []byte, string
 //	uuid                      [16]byte (or a named [16]byte type)
 //	date, timestamp,
 //	timestamptz               time.Time (date: its date in its location; timestamp: its wall clock;
 //	                          timestamptz: its instant), Timestamp for ±infinity
-//	time                      time.Duration since midnight, Time
+//	time                      time.Duration since midnight, Time, time.Time (its wall clock's time of day)
+//	timetz                    Timetz, time.Time (its wall clock's time of day and its zone's offset)
 //	interval                  time.Duration, Interval
 //	json, jsonb               string, []byte, json.RawMessage (the document), anything else via json.Marshal
 //	arrays                    slices of element arguments ([]int64, []*string with nil for NULL, []any);
@@ -86,6 +97,11 @@
 //	inet, cidr                netip.Addr, netip.Prefix (cidr: no host bits), net.IP, *net.IPNet
 //	macaddr, macaddr8         net.HardwareAddr (6 bytes for macaddr8 are expanded to EUI-64)
 //	range types               Range[T] with T an argument type of the subtype
+//	multirange types          Multirange[T] or []Range[T] with T an argument type of the subtype (nil for
+//	                          NULL)
+//	geometric types           Point, Lseg, Box, Path, Polygon, Line, Circle (their own type; a path or
+//	                          polygon needs a point, a line A or B non-zero, a circle a radius ≥ 0)
+//	bit, varbit               Bits; a string of 0 and 1 goes as text
 //	composite types           a struct (exported fields in order) or []any, after RegisterComposite
 //	hstore                    map[string]*string (nil for NULL), map[string]string
 //

@@ -171,6 +171,14 @@ func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16
 		return encodeMacaddr(t, v, buf)
 	case rangeArg:
 		return m.encodeRange(t, arg, v, buf, depth)
+	case multirangeArg:
+		return m.encodeMultirangeArg(t, arg, v, buf, depth)
+	case Point, Lseg, Box, Path, Polygon, Line, Circle:
+		return encodeGeo(t, arg, buf)
+	case Bits:
+		return encodeBits(t, arg, v, buf)
+	case Timetz:
+		return encodeTimetz(t, arg, v, buf)
 	case driver.Valuer:
 		rv := reflect.ValueOf(arg)
 		nilPtr := rv.Kind() == reflect.Pointer && rv.IsNil()
@@ -201,6 +209,9 @@ func (m *Map) encodeReflect(t *typeInfo, arg any, buf []byte, depth int) ([]byte
 			return buf, 0, false, encErr(t, arg, errors.New("pointer chain too deep"))
 		}
 		return m.encode(t, rv.Elem().Interface(), buf, depth+1)
+	}
+	if out, format, null, ok, err := m.encodeRangeSlice(t, arg, rv, buf, depth); ok {
+		return out, format, null, err
 	}
 	if t.kind == kindComposite {
 		if fields, ok := compositeArg(rv); ok {

@@ -169,10 +169,12 @@ func (m *Map) encodeArray(t *typeInfo, arg any, rv reflect.Value, buf []byte, de
 // sameTextBinary reports whether t's binary form is its text form.
 func sameTextBinary(t *typeInfo) bool { return t.kind == kindText || t.kind == kindJSON }
 
-// encodeTextArray encodes a slice as a text array literal {{a,"b c"},{NULL,d}};
-// every element must encode as text.
+// encodeTextArray encodes a slice as a text array literal {{a,"b c"},{NULL,d}}
+// (elements separated by arrayDelim(elem)); every element must encode as
+// text.
 func (m *Map) encodeTextArray(t, elem *typeInfo, arg any, sh *arrayShape, buf []byte, depth int) ([]byte, int16, bool, error) {
 	start := len(buf)
+	delim := arrayDelim(elem)
 	for range max(len(sh.dims), 1) {
 		buf = append(buf, '{')
 	}
@@ -183,7 +185,7 @@ func (m *Map) encodeTextArray(t, elem *typeInfo, arg any, sh *arrayShape, buf []
 			for range k {
 				buf = append(buf, '}')
 			}
-			buf = append(buf, ',')
+			buf = append(buf, delim)
 			for range k {
 				buf = append(buf, '{')
 			}
@@ -201,7 +203,7 @@ func (m *Map) encodeTextArray(t, elem *typeInfo, arg any, sh *arrayShape, buf []
 		if f != 0 && !sameTextBinary(elem) {
 			return buf[:start], 0, false, encErr(t, arg, fmt.Errorf("element %d has only a binary encoding while others are text", i))
 		}
-		buf = quoteArrayElem(buf, elemStart)
+		buf = quoteArrayElem(buf, elemStart, delim)
 	}
 	for range max(len(sh.dims), 1) {
 		buf = append(buf, '}')

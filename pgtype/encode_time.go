@@ -51,19 +51,15 @@ func encodeTime(t *typeInfo, arg any, ts Timestamp, buf []byte) ([]byte, int16, 
 			return buf, 0, false, encErr(t, arg, errTimeRange)
 		}
 		return encodeTimeOfDay(t, arg, wallMicros(ts.Time), buf)
-	}
-	if t.base == timetzOID && ts.InfinityModifier == Finite {
-		// timetz's binary form: the wall clock's microseconds since
-		// midnight, then the zone's offset in seconds west of UTC.
-		_, offset := ts.Time.Zone()
-		buf = binary.BigEndian.AppendUint64(buf, uint64(wallMicros(ts.Time)))
-		return binary.BigEndian.AppendUint32(buf, uint32(int32(-offset))), 1, false, nil
+	case kindTimetz:
+		// The wall clock and the zone's offset, as lib/pq sends it.
+		if ts.InfinityModifier != Finite {
+			return buf, 0, false, encErr(t, arg, errTimeRange)
+		}
+		return encodeTimetz(t, arg, timeTimetz(ts.Time), buf)
 	}
 	return buf, 0, false, encErr(t, arg, errUnsupported)
 }
-
-// timetzOID is timetz (time of day with time zone).
-const timetzOID = 1266
 
 // wallMicros returns the microseconds since midnight of t's wall clock.
 func wallMicros(t time.Time) int64 {

@@ -99,17 +99,17 @@ func TestEncodeNilPointerValuerPanics(t *testing.T) {
 // with a Codec of its own, when the Codec does not take the argument.
 func TestEncodeNilPointerValuerCodec(t *testing.T) {
 	m := NewMap()
-	if err := m.RegisterType(Type{Name: "point", OID: 600, ArrayOID: 1017, Codec: pointCodec{}}); err != nil {
+	if err := m.RegisterType(Type{Name: "userpoint", OID: userPointOID, ArrayOID: userPointArrayOID, Codec: pointCodec{}}); err != nil {
 		t.Fatal(err)
 	}
-	out, format, null, err := m.Encode(600, (*ptrValuer)(nil), nil)
+	out, format, null, err := m.Encode(userPointOID, (*ptrValuer)(nil), nil)
 	if err != nil || null || format != 0 || string(out) != "was-nil" {
 		t.Errorf("pointer receiver, nil: %q %d %v %v", out, format, null, err)
 	}
-	if _, _, null, err := m.Encode(600, (*valuer)(nil), nil); err != nil || !null {
+	if _, _, null, err := m.Encode(userPointOID, (*valuer)(nil), nil); err != nil || !null {
 		t.Errorf("value receiver, nil: null %v, %v", null, err)
 	}
-	if _, _, null, err := m.Encode(600, (*pgPoint)(nil), nil); err != nil || !null {
+	if _, _, null, err := m.Encode(userPointOID, (*pgPoint)(nil), nil); err != nil || !null {
 		t.Errorf("nil *pgPoint: null %v, %v", null, err)
 	}
 }

@@ -27,12 +27,16 @@ func sendFunc(typ string) string {
 		return "array_send"
 	}
 	switch {
+	case strings.HasSuffix(typ, "multirange"):
+		return "multirange_send"
 	case strings.HasSuffix(typ, "range"):
 		return "range_send"
 	case sendFuncs[typ] != "":
 		return sendFuncs[typ]
 	}
 	switch typ {
+	case "polygon":
+		return "poly_send"
 	case "bool", "int2", "int4", "int8", "float4", "float8", "text", "bytea", "oid", "varchar", "bpchar", "name", "char":
 		return typ + "send"
 	}

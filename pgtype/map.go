@@ -33,6 +33,11 @@ var builtinTable = sync.OnceValue(func() *typeTable {
 	for _, r := range builtinRanges {
 		t.add(&typeInfo{oid: r.oid, base: r.oid, name: r.name, kind: kindRange, elem: t[r.sub], known: true}, r.arrayOID)
 	}
+	for _, b := range builtinTypes {
+		if b.kind == kindMultirange {
+			t[b.oid].elem = t[multirangeRange(b.oid)]
+		}
+	}
 	return &t
 })
 
@@ -134,7 +139,7 @@ func resultFormat(t *typeInfo, depth int) int16 {
 	switch t.kind {
 	case kindCodec:
 		return t.codec.ResultFormat()
-	case kindArray, kindRange:
+	case kindArray, kindRange, kindMultirange:
 		return resultFormat(t.elem, depth+1)
 	case kindComposite:
 		for _, f := range t.fields {

@@ -125,3 +125,34 @@ func TestRegisterRange(t *testing.T) {
 		t.Fatalf("array: format %d, name %q", m.ResultFormat(900501), m.TypeName(900501))
 	}
 }
+
+// TestRegisterMultirange: a multirange over a registered user range
+// decodes and encodes; one over a type that is not a range is refused.
+func TestRegisterMultirange(t *testing.T) {
+	m := NewMap()
+	if err := m.RegisterRange("floatrange", 900600, 0, Float8OID); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RegisterMultirange("floatmultirange", 900601, 900602, 900600); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RegisterMultirange("x", 900603, 0, Float8OID); err == nil {
+		t.Fatal("multirange over float8 registered")
+	}
+	mr := Multirange[float64]{{Lower: 1, Upper: 2, LowerType: Inclusive, UpperType: Exclusive}, {UpperType: Unbounded, LowerType: Inclusive, Lower: 5}}
+	buf, format, _, err := m.Encode(900601, mr, nil)
+	if err != nil || format != 1 {
+		t.Fatalf("Encode: %v, format %d", err, format)
+	}
+	var got Multirange[float64]
+	plan, err := m.PlanScan(900601, 1, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Scan(buf, &got); err != nil || len(got) != 2 || got[0] != mr[0] || got[1] != mr[1] {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if m.ResultFormat(900602) != 1 || m.ResultFormat(900601) != 1 {
+		t.Fatal("not requested in binary")
+	}
+}

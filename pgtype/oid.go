@@ -36,6 +36,23 @@ const (
 	TstzRangeOID   = 3910
 	DateRangeOID   = 3912
 	Int8RangeOID   = 3926
+	PointOID       = 600
+	LsegOID        = 601
+	PathOID        = 602
+	BoxOID         = 603
+	PolygonOID     = 604
+	LineOID        = 628
+	CircleOID      = 718
+	BitOID         = 1560
+	VarbitOID      = 1562
+	TimetzOID      = 1266
+
+	Int4MultirangeOID = 4451
+	NumMultirangeOID  = 4532
+	TsMultirangeOID   = 4533
+	TstzMultirangeOID = 4534
+	DateMultirangeOID = 4535
+	Int8MultirangeOID = 4536
 
 	JSONArrayOID        = 199
 	BoolArrayOID        = 1000
@@ -69,6 +86,23 @@ const (
 	TstzRangeArrayOID   = 3911
 	DateRangeArrayOID   = 3913
 	Int8RangeArrayOID   = 3927
+	PointArrayOID       = 1017
+	LsegArrayOID        = 1018
+	PathArrayOID        = 1019
+	BoxArrayOID         = 1020
+	PolygonArrayOID     = 1027
+	LineArrayOID        = 629
+	CircleArrayOID      = 719
+	BitArrayOID         = 1561
+	VarbitArrayOID      = 1563
+	TimetzArrayOID      = 1270
+
+	Int4MultirangeArrayOID = 6150
+	NumMultirangeArrayOID  = 6151
+	TsMultirangeArrayOID   = 6152
+	TstzMultirangeArrayOID = 6153
+	DateMultirangeArrayOID = 6155
+	Int8MultirangeArrayOID = 6157
 )
 
 // kind is the codec family of a type.
@@ -90,12 +124,22 @@ const (
 	kindJSON
 	kindJSONB
 	kindArray
-	kindInet      // inet, cidr
-	kindMacaddr   // macaddr (size 6), macaddr8 (size 8)
-	kindRange     // elem is the subtype
-	kindHstore    // registered by name
-	kindComposite // fields, or none for record (the field OIDs come with each value)
-	kindCodec     // a user Codec
+	kindInet    // inet, cidr
+	kindMacaddr // macaddr (size 6), macaddr8 (size 8)
+	kindRange   // elem is the subtype
+	kindHstore  // registered by name
+	kindPoint
+	kindLseg
+	kindBox
+	kindPath
+	kindPolygon
+	kindLine
+	kindCircle
+	kindBits       // bit and varbit
+	kindTimetz     // time of day with time zone
+	kindMultirange // elem is the range type
+	kindComposite  // fields, or none for record (the field OIDs come with each value)
+	kindCodec      // a user Codec
 )
 
 // typeInfo describes one type OID.
@@ -146,6 +190,22 @@ var builtinTypes = []struct {
 	{MacaddrOID, MacaddrArrayOID, "macaddr", kindMacaddr, 6},
 	{Macaddr8OID, Macaddr8ArrayOID, "macaddr8", kindMacaddr, 8},
 	{RecordOID, RecordArrayOID, "record", kindComposite, 0},
+	{PointOID, PointArrayOID, "point", kindPoint, 16},
+	{LsegOID, LsegArrayOID, "lseg", kindLseg, 32},
+	{PathOID, PathArrayOID, "path", kindPath, 0},
+	{BoxOID, BoxArrayOID, "box", kindBox, 32},
+	{PolygonOID, PolygonArrayOID, "polygon", kindPolygon, 0},
+	{LineOID, LineArrayOID, "line", kindLine, 24},
+	{CircleOID, CircleArrayOID, "circle", kindCircle, 24},
+	{BitOID, BitArrayOID, "bit", kindBits, 0},
+	{VarbitOID, VarbitArrayOID, "varbit", kindBits, 0},
+	{TimetzOID, TimetzArrayOID, "timetz", kindTimetz, 12},
+	{Int4MultirangeOID, Int4MultirangeArrayOID, "int4multirange", kindMultirange, 0},
+	{Int8MultirangeOID, Int8MultirangeArrayOID, "int8multirange", kindMultirange, 0},
+	{NumMultirangeOID, NumMultirangeArrayOID, "nummultirange", kindMultirange, 0},
+	{TsMultirangeOID, TsMultirangeArrayOID, "tsmultirange", kindMultirange, 0},
+	{TstzMultirangeOID, TstzMultirangeArrayOID, "tstzmultirange", kindMultirange, 0},
+	{DateMultirangeOID, DateMultirangeArrayOID, "datemultirange", kindMultirange, 0},
 }
 
 // builtinRanges lists the range types and their subtypes.
@@ -159,4 +219,24 @@ var builtinRanges = []struct {
 	{TsRangeOID, TsRangeArrayOID, TimestampOID, "tsrange"},
 	{TstzRangeOID, TstzRangeArrayOID, TimestamptzOID, "tstzrange"},
 	{DateRangeOID, DateRangeArrayOID, DateOID, "daterange"},
+}
+
+// multirangeRange returns the range type OID of the built-in multirange
+// type oid, and 0 for any other OID.
+func multirangeRange(oid uint32) uint32 {
+	switch oid {
+	case Int4MultirangeOID:
+		return Int4RangeOID
+	case Int8MultirangeOID:
+		return Int8RangeOID
+	case NumMultirangeOID:
+		return NumRangeOID
+	case TsMultirangeOID:
+		return TsRangeOID
+	case TstzMultirangeOID:
+		return TstzRangeOID
+	case DateMultirangeOID:
+		return DateRangeOID
+	}
+	return 0
 }

@@ -198,6 +198,14 @@ func (m *Map) planKind(t *typeInfo, format int16, dst any) ScanPlan {
 		return planHstore(t, format, dst)
 	case kindComposite:
 		return m.planComposite(t, format, dst)
+	case kindPoint, kindLseg, kindBox, kindPath, kindPolygon, kindLine, kindCircle:
+		return planGeo(t, format, dst)
+	case kindBits:
+		return planBits(t, format, dst)
+	case kindTimetz:
+		return planTimetz(t, format, dst)
+	case kindMultirange:
+		return m.planMultirange(t, format, dst)
 	case kindCodec:
 		return t.codec.PlanScan(format, dst)
 	}

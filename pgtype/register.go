@@ -90,6 +90,20 @@ func (m *Map) RegisterRange(name string, oid, arrayOID, subtypeOID uint32) error
 	})
 }
 
+// RegisterMultirange registers a multirange type over rangeOID, a range
+// type the Map knows (PostgreSQL 14 makes one for each range type: for
+// CREATE TYPE floatrange AS RANGE, floatmultirange). Its values scan into
+// *Multirange[T] and *[]Range[T] and encode from them.
+func (m *Map) RegisterMultirange(name string, oid, arrayOID, rangeOID uint32) error {
+	return m.update(func(tt typeTable) error {
+		r, ok := tt[rangeOID]
+		if !ok || r.kind != kindRange {
+			return fmt.Errorf("pgtype: RegisterMultirange %s: OID %d is not a range type the Map knows; register it first", name, rangeOID)
+		}
+		return register(tt, &typeInfo{oid: oid, base: oid, name: name, kind: kindMultirange, elem: r, known: true}, arrayOID)
+	})
+}
+
 // RegisterArray registers arrayOID as the array type of elemOID, a type
 // the Map knows (the other Register methods take the array OID too; this
 // is for arrays registered apart from their element type).

@@ -10,7 +10,7 @@ import (
 // The fixed table of built-in type names agrees with the server's pg_type:
 // each OID exists with that name, and each element type's array OID is the
 // one in the table. A mistyped OID fails here. (The table holds types of
-// PostgreSQL 14 and later: multiranges, pg_brin_*_summary.)
+// PostgreSQL 14 and later: pg_brin_*_summary.)
 func TestBuiltinTypeNamesMatchServer(t *testing.T) {
 	var oids []string
 	for _, b := range builtinTypeNames {

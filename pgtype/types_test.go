@@ -236,9 +236,23 @@ func TestRegisterErrors(t *testing.T) {
 	}
 }
 
-// pointCodec is a user Codec for the built-in type point, which this
-// package does not know: binary x, y float8.
+// pointCodec is a user Codec for a type with the binary form of point
+// (x, y float8), registered at a made-up OID (userPointOID).
 type pointCodec struct{}
+
+// Made-up OIDs of the user type of pointCodec.
+const (
+	userPointOID      = 900050
+	userPointArrayOID = 900051
+)
+
+// withElemOID returns a copy of a binary array with its element type OID
+// set to oid.
+func withElemOID(arr []byte, oid uint32) []byte {
+	out := append([]byte(nil), arr...)
+	binary.BigEndian.PutUint32(out[8:], oid)
+	return out
+}
 
 type pgPoint struct{ X, Y float64 }
 
@@ -271,37 +285,44 @@ func (pointCodec) Encode(arg any, buf []byte) ([]byte, int16, error) {
 
 func TestRegisterType(t *testing.T) {
 	m := NewMap()
-	if err := m.RegisterType(Type{Name: "point", OID: 600, ArrayOID: 1017, Codec: pointCodec{}}); err != nil {
+	if err := m.RegisterType(Type{Name: "userpoint", OID: userPointOID, ArrayOID: userPointArrayOID, Codec: pointCodec{}}); err != nil {
 		t.Fatal(err)
 	}
-	sendFuncs["point"] = "point_send"
+	// The server's point values, whose bytes the user codec decodes.
 	vals := serverValues(t, [][2]string{{"point", "'(1.5,-2)'"}, {"point[]", "'{\"(1,2)\",NULL}'"}})
+	vals[1].bin = withElemOID(vals[1].bin, userPointOID)
 	var p pgPoint
-	if err := mustPlan(t, m, 600, 1, &p).Scan(vals[0].bin, &p); err != nil || p != (pgPoint{1.5, -2}) {
+	if err := mustPlan(t, m, userPointOID, 1, &p).Scan(vals[0].bin, &p); err != nil || p != (pgPoint{1.5, -2}) {
 		t.Errorf("point: %v, %v", p, err)
 	}
 	for _, arg := range []any{pgPoint{1.5, -2}, &pgPoint{1.5, -2}} {
-		out, format, null, err := m.Encode(600, arg, nil)
+		out, format, null, err := m.Encode(userPointOID, arg, nil)
 		if err != nil || format != 1 || null || string(out) != string(vals[0].bin) {
 			t.Errorf("Encode(%v) = %x %d %v %v, server %x", arg, out, format, null, err, vals[0].bin)
 		}
 	}
-	if out, format, _, err := m.Encode(600, "(1,2)", nil); err != nil || format != 0 || string(out) != "(1,2)" {
+	if out, format, _, err := m.Encode(userPointOID, "(1,2)", nil); err != nil || format != 0 || string(out) != "(1,2)" {
 		t.Errorf("string for point: %q %d %v", out, format, err)
 	}
-	if _, _, _, err := m.Encode(600, 42, nil); err == nil {
+	if _, _, _, err := m.Encode(userPointOID, 42, nil); err == nil {
 		t.Error("int for point accepted")
 	}
 	var ps []*pgPoint
-	if err := mustPlan(t, m, 1017, 1, &ps).Scan(vals[1].bin, &ps); err != nil || len(ps) != 2 || *ps[0] != (pgPoint{1, 2}) || ps[1] != nil {
+	if err := mustPlan(t, m, userPointArrayOID, 1, &ps).Scan(vals[1].bin, &ps); err != nil || len(ps) != 2 || *ps[0] != (pgPoint{1, 2}) || ps[1] != nil {
 		t.Errorf("point[]: %v, %v", ps, err)
 	}
 	var a any
-	if err := mustPlan(t, m, 600, 1, &a).Scan(vals[0].bin, &a); err != nil || a != (pgPoint{1.5, -2}) {
+	if err := mustPlan(t, m, userPointOID, 1, &a).Scan(vals[0].bin, &a); err != nil || a != (pgPoint{1.5, -2}) {
 		t.Errorf("point into any: %v, %v", a, err)
 	}
-	if m.ResultFormat(600) != 1 || m.ResultFormat(1017) != 1 {
+	if m.ResultFormat(userPointOID) != 1 || m.ResultFormat(userPointArrayOID) != 1 {
 		t.Error("point is not binary")
+	}
+	// point itself is a built-in type: its OIDs cannot be registered.
+	for _, oid := range []uint32{PointOID, PointArrayOID} {
+		if err := m.RegisterType(Type{Name: "point", OID: oid, Codec: pointCodec{}}); !errors.Is(err, errBuiltin) {
+			t.Errorf("RegisterType at OID %d: %v, want a built-in type error", oid, err)
+		}
 	}
 }
 

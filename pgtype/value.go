@@ -35,6 +35,11 @@ import (
 //	record, composite types    []any of the field defaults (a field of an anonymous record that is
 //	                           itself an anonymous record stays its binary bytes)
 //	hstore                     map[string]*string
+//	point, lseg, box, path,
+//	polygon, line, circle      Point, Lseg, Box, Path, Polygon, Line, Circle
+//	bit, varbit                Bits
+//	timetz                     Timetz
+//	multirange types           Multirange[any] of Range[any] with the subtype's defaults as bounds
 //	RegisterType types         the Codec's DecodeValue
 func (m *Map) DecodeValue(oid uint32, format int16, src []byte) (any, error) {
 	if format != 0 && format != 1 {
@@ -139,6 +144,14 @@ func (m *Map) decodeValue(t *typeInfo, format int16, src []byte) (any, error) {
 		return decodeHstore(t, format, src)
 	case kindComposite:
 		return m.decodeCompositeValue(t, format, src)
+	case kindPoint, kindLseg, kindBox, kindPath, kindPolygon, kindLine, kindCircle:
+		return decodeGeo(t, format, src)
+	case kindBits:
+		return decodeBits(t, format, src)
+	case kindTimetz:
+		return decodeTimetz(t, format, src)
+	case kindMultirange:
+		return m.decodeMultirangeValue(t, format, src)
 	case kindCodec:
 		return t.codec.DecodeValue(format, src)
 	}
@@ -248,6 +261,14 @@ func (m *Map) appendText(b []byte, t *typeInfo, format int16, src []byte) ([]byt
 		return appendHstoreText(b, t, format, src)
 	case kindComposite:
 		return m.appendCompositeText(b, t, format, src)
+	case kindPoint, kindLseg, kindBox, kindPath, kindPolygon, kindLine, kindCircle:
+		return appendGeoText(b, t, format, src)
+	case kindBits:
+		return appendBitsValueText(b, t, format, src)
+	case kindTimetz:
+		return appendTimetzValueText(b, t, format, src)
+	case kindMultirange:
+		return m.appendMultirangeText(b, t, format, src)
 	case kindCodec:
 		return append(b, src...), nil // the bytes as received
 	case kindArray:
@@ -259,13 +280,13 @@ func (m *Map) appendText(b []byte, t *typeInfo, format int16, src []byte) ([]byt
 }
 
 // quoteArrayElem quotes the element text b[start:] in place when the array
-// text syntax requires it.
-func quoteArrayElem(b []byte, start int) []byte {
+// text syntax, with delim separating elements, requires it.
+func quoteArrayElem(b []byte, start int, delim byte) []byte {
 	e := b[start:]
 	need := len(e) == 0 || (len(e) == 4 && (e[0]|0x20) == 'n' && (e[1]|0x20) == 'u' && (e[2]|0x20) == 'l' && (e[3]|0x20) == 'l')
 	for _, c := range e {
 		switch c {
-		case '{', '}', ',', '"', '\\', ' ', '\t', '\n', '\r', '\v', '\f':
+		case '{', '}', delim, '"', '\\', ' ', '\t', '\n', '\r', '\v', '\f':
 			need = true
 		}
 	}
