@@ -143,9 +143,10 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		br.err = err
 		return br
 	}
-	if owner == nil && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return errors.Is(sd.err, errPooler) }) {
-		// A Parse showed a transaction pooler: the statements are
-		// described again, in describe mode now.
+	for retry := 0; owner == nil && retry < maxCancelRetries && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return redescribe(sd.err) }); retry++ {
+		// A Parse showed a transaction pooler, or a CancelRequest meant
+		// for another statement failed a describe: the statements are
+		// described again (in describe mode, after a pooler).
 		c.wmu.Lock()
 		unpinLocked(sds)
 		if sds, err = c.prepareAll(ctx, owner, sqls, true); err != nil {

@@ -145,9 +145,9 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 				// it was never sent, and the error says so.
 				return notSent(err)
 			}
-			if errors.Is(err, errPooler) && cancelRetries < maxCancelRetries && owner == nil {
+			if redescribe(err) && cancelRetries < maxCancelRetries && owner == nil {
 				cancelRetries++
-				continue // prepared again, in describe mode now
+				continue // prepared again (in describe mode, after a pooler)
 			}
 			return err
 		}
@@ -223,6 +223,15 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		}
 		return err
 	}
+}
+
+// redescribe reports whether a statement whose describe failed with err
+// may be described again: the describe ran nothing and failed because of a
+// transaction pooler (errPooler) or a CancelRequest meant for another
+// statement (ErrCanceledByOther). Outside a transaction only: inside one,
+// the failed describe has aborted it.
+func redescribe(err error) bool {
+	return errors.Is(err, errPooler) || errors.Is(err, ErrCanceledByOther)
 }
 
 // staleStatement reports errors that mean a cached statement no longer
@@ -428,6 +437,12 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 					sd.err = notSent(pgErr) // the session ended; nothing ran
 				case c.poolerSign(sd, pgErr): // 42P05: its name exists there
 					sd.err = notSent(fmt.Errorf("%w: %w", errPooler, pgErr))
+				case c.strayCancel(pgErr, req.cancels, false):
+					// A signal of a CancelRequest that was not meant for
+					// this describe (its own caller's ends its wait, not
+					// the describe): it ran nothing, and whoever waits for
+					// it describes again (see Conn.run).
+					sd.err = notSent(fmt.Errorf("%w: %w", ErrCanceledByOther, pgErr))
 				default:
 					sd.err = pgErr
 				}
