@@ -50,13 +50,27 @@ func (r *Rows) ColumnTypeLength(index int) (length int64, ok bool) {
 	return 0, false
 }
 
+// Unconstrained numeric (no declared precision, type modifier -1) reports
+// this precision and scale: the values pgx's and lib/pq's stdlib drivers
+// give it (their decoding of the modifier -1), which tools written against
+// them expect. GORM's AutoMigrate, for one, compares the answer with the
+// model's numeric(p, s) and changes the column only when ok is true.
+const (
+	unconstrainedNumericPrecision = 65535
+	unconstrainedNumericScale     = 65531
+)
+
 // ColumnTypePrecisionScale returns the declared precision and scale of a
-// numeric(p, s) column; ok is false for other types and for numeric
-// without a declared precision.
+// numeric(p, s) column (the scale may be negative), and 65535, 65531 for
+// numeric without a declared precision, as pgx and lib/pq do; ok is false
+// for other types, numeric[] included.
 func (r *Rows) ColumnTypePrecisionScale(index int) (precision, scale int64, ok bool) {
 	f := r.fields[index]
-	if f.DataTypeOID != pgtype.NumericOID || f.TypeModifier < varHeaderSize {
+	if f.DataTypeOID != pgtype.NumericOID {
 		return 0, 0, false
+	}
+	if f.TypeModifier < varHeaderSize {
+		return unconstrainedNumericPrecision, unconstrainedNumericScale, true
 	}
 	return numericTypmod(f.TypeModifier)
 }

@@ -51,7 +51,7 @@ func TestColumnTypes(t *testing.T) {
 		{name: "c_float4", dbType: "FLOAT4", scan: tFloat},
 		{name: "c_float8", dbType: "FLOAT8", scan: tFloat},
 		{name: "c_num", dbType: "NUMERIC", scan: tString, prec: 10, scale: 2, decimalOK: true},
-		{name: "c_numfree", dbType: "NUMERIC", scan: tString},
+		{name: "c_numfree", dbType: "NUMERIC", scan: tString, prec: 65535, scale: 65531, decimalOK: true},
 		{name: "c_numneg", dbType: "NUMERIC", scan: tString, prec: 4, scale: -2, decimalOK: true},
 		{name: "c_text", dbType: "TEXT", scan: tString, length: math.MaxInt64, lengthOK: true},
 		{name: "c_vc", dbType: "VARCHAR", scan: tString, length: 20, lengthOK: true},

@@ -44,6 +44,20 @@
 // connection stays usable, or is discarded when the server does not answer.
 // Result.LastInsertId is an error: use INSERT ... RETURNING.
 //
+// # Libraries on top of database/sql
+//
+// Libraries that choose their SQL dialect by the driver's name need to be
+// told that "pgline" is PostgreSQL: sqlx.BindDriver("pgline",
+// sqlx.DOLLAR) for sqlx, postgres.Config{DriverName: "pgline"} for GORM's
+// gorm.io/driver/postgres, goose.SetDialect("postgres") (or
+// goose.NewProvider with goose.DialectPostgres) for goose; bun takes a
+// *sql.DB and pgdialect, golang-migrate a *sql.DB through its postgres
+// driver's WithInstance. docs/ecosystem.md in the repository has a tested
+// snippet for each. Column types report what those libraries read:
+// DecimalSize is 65535, 65531 for numeric without a declared precision,
+// as with pgx and lib/pq, so that GORM's AutoMigrate changes such a
+// column to numeric(p, s).
+//
 // # The native connection
 //
 // (*sql.Conn).Raw reaches the *pgline.Conn underneath, for what

@@ -1,0 +1,1 @@
+DELETE FROM items WHERE sku IN ('bolt-m6', 'nut-m6');
