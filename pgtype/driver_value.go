@@ -23,9 +23,13 @@ type DriverDecoder func(src []byte) (driver.Value, error)
 //	float4, float8                float64
 //	bytea                         []byte (a copy)
 //	date, timestamp, timestamptz  time.Time (UTC); "infinity" or "-infinity" as a string
-//	json, jsonb, arrays           []byte: the PostgreSQL text form (a copy)
+//	json, jsonb                   []byte: the document (a copy)
 //	every other type              string: the PostgreSQL text form
-//	                              (text, numeric, uuid, time, interval, unknown OIDs)
+//	                              (text, numeric, uuid, time, interval, arrays, unknown OIDs)
+//
+// These are pgx's database/sql values, but for timestamptz (pgx: in
+// time.Local; here UTC, as the native API gives it) and xml (pgx:
+// []byte).
 //
 // An unknown OID in binary format gives its bytes ([]byte, a copy).
 func (m *Map) DriverValue(oid uint32, format int16, src []byte) (driver.Value, error) {
@@ -105,7 +109,7 @@ func (m *Map) DriverScanType(oid uint32) reflect.Type {
 		return int64Type
 	case kindFloat:
 		return float64Type
-	case kindBytea, kindJSON, kindJSONB, kindArray:
+	case kindBytea, kindJSON, kindJSONB:
 		return driverBytesType
 	case kindDate, kindTimestamp, kindTimestamptz:
 		return driverTimeType

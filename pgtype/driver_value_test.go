@@ -48,7 +48,7 @@ func TestDriverValue(t *testing.T) {
 		{"numeric text", NumericOID, 0, []byte("1.50"), "1.50"},
 		{"uuid", UUIDOID, 1, bytes.Repeat([]byte{0xab}, 16), "abababab-abab-abab-abab-abababababab"},
 		{"jsonb", JSONBOID, 1, []byte("\x01{}"), []byte("{}")},
-		{"int4[] empty", Int4ArrayOID, 1, append(append(dvBE32(0), dvBE32(0)...), dvBE32(Int4OID)...), []byte("{}")},
+		{"int4[] empty", Int4ArrayOID, 1, append(append(dvBE32(0), dvBE32(0)...), dvBE32(Int4OID)...), "{}"},
 	} {
 		got, err := m.DriverValue(tc.oid, tc.format, tc.src)
 		if err != nil {

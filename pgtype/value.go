@@ -159,9 +159,9 @@ func (m *Map) decodeValue(t *typeInfo, format int16, src []byte) (any, error) {
 }
 
 // driverValue decodes src into the database/sql driver value handed to a
-// sql.Scanner: int64, float64, bool, []byte (bytea, json, arrays in their
-// text form), string (text, numeric, uuid, time, interval, ±infinity) or
-// time.Time.
+// sql.Scanner: int64, float64, bool, []byte (bytea; json and jsonb in
+// their text form), string (text, numeric, uuid, time, interval, arrays,
+// ±infinity) or time.Time.
 func (m *Map) driverValue(t *typeInfo, format int16, src []byte) (driver.Value, error) {
 	if src == nil {
 		return nil, nil
@@ -191,7 +191,7 @@ func (m *Map) driverValue(t *typeInfo, format int16, src []byte) (driver.Value, 
 			return ts.InfinityModifier.String(), nil
 		}
 		return ts.Time, nil
-	case kindJSON, kindJSONB, kindArray:
+	case kindJSON, kindJSONB:
 		return m.appendText(nil, t, format, src)
 	case kindCodec:
 		return codecDriverValue(t, format, src)

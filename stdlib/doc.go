@@ -31,8 +31,10 @@
 // Values come out as database/sql expects them: int2/int4/int8/oid as
 // int64, float4/float8 as float64, bool, bytea as []byte, date and
 // timestamps as time.Time (±infinity as the strings "infinity" and
-// "-infinity"), json, jsonb and arrays as []byte in their text form, and
-// everything else (text, numeric, uuid, interval, enums...) as a string.
+// "-infinity"; timestamptz in UTC), json and jsonb as []byte, and
+// everything else (text, numeric, uuid, interval, enums, arrays in their
+// text form...) as a string: pgx's stdlib values, but for timestamptz
+// (pgx: time.Local) and xml (pgx: []byte).
 // They scan into the usual destinations, sql.Null* and sql.RawBytes.
 // Arguments are passed to pgline unchanged: any Go value pgline encodes,
 // such as []int64 or []string for arrays, works. Parameters are $1, $2...;
