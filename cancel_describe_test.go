@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +28,11 @@ func TestCancelNoVictimDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	pinned := pinServer(t, s)
+	pinErr := s.PinCPU("0")
+	if pinErr != nil {
+		t.Logf("the server is not pinned, and the race is rarer: %v", pinErr)
+	}
+	pinned := pinErr == nil
 	const rounds = 20
 	for i := range rounds {
 		c := connect(t, s.DSN())
@@ -51,25 +52,4 @@ func TestCancelNoVictimDescribe(t *testing.T) {
 		}
 		c.Close()
 	}
-}
-
-// pinServer pins s's postmaster, and with it the backends and cancel
-// request handlers it forks, to CPU 0, and reports whether it could.
-func pinServer(t *testing.T, s *pgtest.Server) bool {
-	taskset, err := exec.LookPath("taskset")
-	if err != nil {
-		t.Log("no taskset: the server is not pinned, and the race is rarer")
-		return false
-	}
-	b, err := os.ReadFile(s.DataDir + "/postmaster.pid")
-	if err != nil {
-		t.Logf("postmaster.pid: %v", err)
-		return false
-	}
-	pid, _, _ := strings.Cut(string(b), "\n")
-	if out, err := exec.Command(taskset, "-p", "-c", "0", strings.TrimSpace(pid)).CombinedOutput(); err != nil {
-		t.Logf("taskset: %v: %s", err, out)
-		return false
-	}
-	return true
 }

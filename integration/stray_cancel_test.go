@@ -5,9 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +44,11 @@ func TestStrayCancelHitsDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	pinned := pinPostmaster(t, s)
+	pinErr := s.PinCPU("0")
+	if pinErr != nil {
+		t.Logf("the server is not pinned, and the race is rarer: %v", pinErr)
+	}
+	pinned := pinErr == nil
 	dsn := s.DSN()
 
 	// Each round opens a connection (its caches cold, which makes the hit
@@ -98,25 +99,4 @@ func TestStrayCancelHitsDescribe(t *testing.T) {
 			c.Close()
 		}
 	})
-}
-
-// pinPostmaster pins s's postmaster, and so the backends it forks for
-// connections and cancel requests, to CPU 0, and reports whether it could.
-func pinPostmaster(t *testing.T, s *pgtest.Server) bool {
-	taskset, err := exec.LookPath("taskset")
-	if err != nil {
-		t.Log("taskset not found: the server runs unpinned, and the race is rarer")
-		return false
-	}
-	b, err := os.ReadFile(s.DataDir + "/postmaster.pid")
-	if err != nil {
-		t.Logf("postmaster.pid: %v", err)
-		return false
-	}
-	pid, _, _ := strings.Cut(string(b), "\n")
-	if out, err := exec.Command(taskset, "-p", "-c", "0", strings.TrimSpace(pid)).CombinedOutput(); err != nil {
-		t.Logf("taskset: %v: %s", err, out)
-		return false
-	}
-	return true
 }
