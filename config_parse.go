@@ -178,6 +178,7 @@ var knownKeys = map[string]int{
 	"pool_max_conns": keyPgline, "pool_min_conns": keyPgline,
 	"pool_max_conn_lifetime": keyPgline, "pool_max_conn_idle_time": keyPgline,
 	"pool_health_check_period": keyPgline, "pool_max_pipeline": keyPgline, "pool_idle_check": keyPgline,
+	"pool_max_replica_lag": keyPgline,
 }
 
 // isKnownKey reports whether key is a keyword ParseConfig knows, so that

@@ -540,12 +540,15 @@ func FuzzParseConfig(f *testing.F) {
 
 func TestPglineSettings(t *testing.T) {
 	src, _ := testSource(t, nil)
-	c, err := parseConfig("postgres://h/db?pool_max_conns=8&statement_cache_capacity=0&search_path=x&pool_max_conn_lifetime=0&pool_max_conn_idle_time=0s&pool_health_check_period=0&pool_idle_check=0", src)
+	c, err := parseConfig("postgres://h/db?pool_max_conns=8&statement_cache_capacity=0&search_path=x&pool_max_conn_lifetime=0&pool_max_conn_idle_time=0s&pool_health_check_period=0&pool_idle_check=0&pool_max_replica_lag=1500ms", src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.cacheMode != cacheNone {
 		t.Errorf("statement_cache_capacity=0 gave mode %q, want none", c.cacheMode)
+	}
+	if c.Pool.MaxReplicaLag != 1500*time.Millisecond {
+		t.Errorf("pool_max_replica_lag=1500ms gave %v", c.Pool.MaxReplicaLag)
 	}
 	if c.Pool.MaxConnLifetime != -1 || c.Pool.IdleCheck != -1 {
 		t.Errorf("a limit of 0 in the DSN: %+v, want -1 (off)", c.Pool)

@@ -233,7 +233,7 @@ func parsePoolSettings(s settings, pc *PoolConfig) error {
 	for _, k := range []struct {
 		key string
 		dst *time.Duration
-	}{{"pool_max_conn_lifetime", &pc.MaxConnLifetime}, {"pool_max_conn_idle_time", &pc.MaxConnIdleTime}, {"pool_health_check_period", &pc.HealthCheckPeriod}, {"pool_idle_check", &pc.IdleCheck}} {
+	}{{"pool_max_conn_lifetime", &pc.MaxConnLifetime}, {"pool_max_conn_idle_time", &pc.MaxConnIdleTime}, {"pool_health_check_period", &pc.HealthCheckPeriod}, {"pool_idle_check", &pc.IdleCheck}, {"pool_max_replica_lag", &pc.MaxReplicaLag}} {
 		if s.get(k.key) == "" {
 			continue
 		}

@@ -148,6 +148,19 @@
 // separate module github.com/pgline/pgline/otelpgline makes OpenTelemetry
 // spans and metrics of them.
 //
+// # Primary and standbys
+//
+// A Pool over several hosts (host=db1,db2,db3) keeps connections to each
+// and knows which is the primary, which are standbys, and how far each
+// standby's replay lags. It routes by target_session_attrs; Pool.Target
+// gives a view of it, sharing its connections, that routes by other
+// attributes: Target("prefer-standby") sends reads to a standby no more
+// than pool_max_replica_lag behind (one at random with
+// load_balance_hosts=random), else to the primary. After a failover the
+// Pool finds the new primary by itself, and a statement goes to another
+// host only when none of it reached the server. Pool.Stat reports each
+// host's role, lag and connections.
+//
 // # database/sql and tests
 //
 // Package stdlib registers the driver "pgline" for database/sql. Package

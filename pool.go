@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -14,43 +13,36 @@ import (
 	"time"
 )
 
-// Pool is a set of connections that multiplexes statements: each statement
-// goes to the connection with the fewest requests in flight, where it is
-// pipelined with the others, so a few connections serve many goroutines
-// without queueing them one round trip at a time. Connections are opened
-// as load needs them, up to pool_max_conns. When every connection has
-// pool_max_pipeline statements in flight, statements wait in one queue
-// and are served in arrival order, one per freed slot, however many
-// goroutines wait. A Pool is safe for concurrent use.
-//
-// Statements routed by the Pool share connections: session state needs a
-// connection of its own, from Acquire (SET, temporary tables, advisory
-// locks, LISTEN) or Begin (a transaction).
-//
-// DSN parameters: pool_max_conns (default max(4, GOMAXPROCS)),
-// pool_min_conns (0), pool_max_conn_lifetime (1h), pool_max_conn_idle_time
-// (30m), pool_health_check_period (1m), pool_max_pipeline (requests in
-// flight per connection, default 64), pool_idle_check (1s: a connection
-// idle that long is checked before use, see below). A lifetime or idle
-// time of 0 is no limit; a health check period of 0 is the default;
-// pool_idle_check=0 turns the check off.
-//
-// The server may end a session the Pool holds (idle_session_timeout,
-// pg_terminate_backend, a restart, a failover). A connection idle for
-// pool_idle_check is checked before a statement is routed to it, and any
-// idle connection before Acquire, Begin or BeginTx hands it out, with a
-// look at its socket (no round trip unless the server sent something). A statement
-// that failed with an error marked SafeToRetry because its connection
-// broke is sent again on another connection, and Begin and BeginTx
-// start again, as long as the ctx allows. While no host accepts a
-// connection (or none matches target_session_attrs), the Pool retries
-// with jittered exponential backoff (10ms doubling up to 1s), and a call
-// whose ctx has a deadline waits for it; a call without one, or a host
-// refusing the session (a wrong password, an unknown database), gets the
-// error at once.
-type Pool struct {
-	cfg *Config
+// hostPool is the connections of a Pool to one host, and the engine that
+// routes statements over them: each statement goes to the connection
+// with the fewest requests in flight, where it is pipelined with the
+// others; connections are opened as load needs them, up to
+// pool_max_conns; when every connection has pool_max_pipeline statements
+// in flight, statements wait in one line and Acquire and Begin in
+// another, each served in arrival order (see pool_route.go). A Pool is a
+// handle on the hostPools of its hosts (see hostSet): with one host, on
+// exactly one.
+type hostPool struct {
+	cfg *Config // Hosts holds this host only, unless the Pool has one host
 	pc  poolConfig
+
+	// set is the Pool's set of hosts; multi reports that it has more than
+	// this one, and then a failed connection attempt marks the host down
+	// and sends the calls waiting here to choose a host again (see
+	// hostDownLocked), instead of waiting for this host to come back.
+	set   *hostSet
+	multi bool
+	label string // the host, "host:port" or the socket path
+
+	// state is what the last role check or connection attempt found (see
+	// hostSet.check); never nil.
+	state atomic.Pointer[hostState]
+	// checking is set while a role check of this host runs; it alone
+	// uses mon, the monitor connection (see roleQuery), and basicRole.
+	checking  atomic.Bool
+	mon       *Conn
+	monCfg    *Config // cfg with target_session_attrs=any
+	basicRole bool    // the server has no WAL functions: roleSQLBasic
 
 	mu      sync.Mutex  // protects the fields below
 	conns   []*poolConn // open connections that statements are routed to
@@ -80,6 +72,34 @@ type Pool struct {
 	healthDone chan struct{}
 }
 
+// newHostPool starts the hostPool of one host of set; cfg is the Pool's
+// own copy of the Config, with this host only (or all, see hostPool.cfg).
+func newHostPool(cfg *Config, pc poolConfig, set *hostSet, multi bool) *hostPool {
+	p := &hostPool{
+		cfg:        cfg,
+		pc:         pc,
+		set:        set,
+		multi:      multi,
+		label:      hostLabel(cfg.Hosts[0]),
+		changed:    make(chan struct{}),
+		stopHealth: make(chan struct{}),
+		healthDone: make(chan struct{}),
+	}
+	p.state.Store(&hostState{})
+	p.monCfg = cfg
+	if cfg.TargetSessionAttrs != "" && cfg.TargetSessionAttrs != "any" {
+		mc := *cfg
+		mc.TargetSessionAttrs = "any"
+		p.monCfg = &mc
+	}
+	p.closing, p.stopOpens = context.WithCancel(context.Background())
+	p.mu.Lock()
+	p.fillMinLocked()
+	p.mu.Unlock()
+	go p.healthLoop()
+	return p
+}
+
 // PoolConfig is a Pool's settings (Config.Pool), the pool_* DSN keys.
 // Zero fields take the defaults; a negative duration turns its limit off,
 // as 0 does in the DSN.
@@ -104,6 +124,11 @@ type PoolConfig struct {
 	// IdleCheck: a connection idle this long is checked before use
 	// (pool_idle_check; default 1s).
 	IdleCheck time.Duration
+	// MaxReplicaLag: a standby whose replay lag exceeds it gets no
+	// statements (pool_max_replica_lag; default none). With it, the
+	// hosts' roles and lags are checked at least twice per
+	// MaxReplicaLag (see Pool.Target).
+	MaxReplicaLag time.Duration
 }
 
 // settings returns pc with the defaults filled in, in the Pool's form.
@@ -172,10 +197,10 @@ func (pc poolConfig) withDefaults() poolConfig {
 	return pc
 }
 
-// poolConn is a connection of the pool; its counters are guarded by
-// Pool.mu.
+// poolConn is a connection of a hostPool; its counters are guarded by
+// hostPool.mu.
 type poolConn struct {
-	p        *Pool
+	p        *hostPool
 	c        *Conn
 	inflight int  // statements routed to it and not finished
 	openRows int  // Rows from it not closed yet: statements behind them wait
@@ -185,47 +210,9 @@ type poolConn struct {
 	lastUsed time.Time
 }
 
-// ErrPoolClosed is returned by calls on a closed Pool.
-var ErrPoolClosed = errors.New("pgline: pool closed")
-
-// NewPool creates a pool for dsn (see ParseConfig, and Pool for the pool_*
-// parameters). Connections are opened when needed; pool_min_conns of them
-// right away, in the background.
-func NewPool(ctx context.Context, dsn string) (*Pool, error) {
-	cfg, err := ParseConfig(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return NewPoolConfig(ctx, cfg)
-}
-
-// NewPoolConfig creates a pool for cfg.
-func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
-	if err := cfg.Pool.validate(); err != nil {
-		return nil, err
-	}
-	own := *cfg // with the pooler flags its connections share
-	own.Hosts = slices.Clone(cfg.Hosts)
-	own.RuntimeParams = maps.Clone(cfg.RuntimeParams)
-	own.proxies = new(proxyFlags)
-	p := &Pool{
-		cfg:        &own,
-		pc:         cfg.Pool.settings(),
-		changed:    make(chan struct{}),
-		stopHealth: make(chan struct{}),
-		healthDone: make(chan struct{}),
-	}
-	p.closing, p.stopOpens = context.WithCancel(context.Background())
-	p.mu.Lock()
-	p.fillMinLocked()
-	p.mu.Unlock()
-	go p.healthLoop()
-	return p, nil
-}
-
 // signalLocked serves the Acquire and Begin calls waiting in line and
 // wakes Close, waiting for a change (statements wait in route's queue).
-func (p *Pool) signalLocked() {
+func (p *hostPool) signalLocked() {
 	p.serveTakersLocked()
 	if !p.watched {
 		return
@@ -236,17 +223,17 @@ func (p *Pool) signalLocked() {
 }
 
 // changedLocked returns the channel closed at the next change.
-func (p *Pool) changedLocked() <-chan struct{} {
+func (p *hostPool) changedLocked() <-chan struct{} {
 	p.watched = true
 	return p.changed
 }
 
 // totalLocked counts the connections open, being opened and held.
-func (p *Pool) totalLocked() int { return len(p.conns) + p.opening + p.held }
+func (p *hostPool) totalLocked() int { return len(p.conns) + p.opening + p.held }
 
 // openLocked starts opening one connection in the background, once the
 // backoff after failed attempts has passed.
-func (p *Pool) openLocked() {
+func (p *hostPool) openLocked() {
 	p.opening++
 	wait := time.Until(p.nextOpen)
 	go func() {
@@ -279,6 +266,7 @@ func (p *Pool) openLocked() {
 		now := time.Now()
 		p.conns = append(p.conns, &poolConn{p: p, c: c, created: now, lastUsed: now})
 		p.lastErr = nil
+		p.upAgainLocked()
 		p.serveLocked()
 		p.signalLocked()
 	}()
@@ -292,7 +280,7 @@ const (
 )
 
 // openFailedLocked notes a failed connection attempt: the next one waits.
-func (p *Pool) openFailedLocked(err error) {
+func (p *hostPool) openFailedLocked(err error) {
 	p.lastErr = err
 	p.failures++
 	d := backoffMax
@@ -301,6 +289,17 @@ func (p *Pool) openFailedLocked(err error) {
 	}
 	d = d/2 + rand.N(d/2+1)
 	p.nextOpen = time.Now().Add(d)
+	if p.multi {
+		p.hostDownLocked(err)
+	}
+}
+
+// upAgainLocked notes a connection made: when the host was marked down,
+// a role check soon says what it is now.
+func (p *hostPool) upAgainLocked() {
+	if p.multi && p.state.Load().down {
+		p.set.kick()
+	}
 }
 
 // waitsForHost reports whether a call whose connection attempt failed
@@ -324,7 +323,7 @@ func connectWaitErr(ctx context.Context, last error) error {
 }
 
 // fillMinLocked opens connections up to pool_min_conns.
-func (p *Pool) fillMinLocked() {
+func (p *hostPool) fillMinLocked() {
 	for !p.closed && p.totalLocked() < p.pc.minConns {
 		p.openLocked()
 	}
@@ -332,12 +331,12 @@ func (p *Pool) fillMinLocked() {
 
 // pruneClosedLocked drops the connections that have been closed (by a
 // fatal error, or by the server).
-func (p *Pool) pruneClosedLocked() {
+func (p *hostPool) pruneClosedLocked() {
 	p.conns = slices.DeleteFunc(p.conns, func(pc *poolConn) bool { return pc.c.IsClosed() })
 }
 
 // dropLocked removes pc from the routable connections.
-func (p *Pool) dropLocked(pc *poolConn) {
+func (p *hostPool) dropLocked(pc *poolConn) {
 	for i, x := range p.conns {
 		if x == pc {
 			p.conns = append(p.conns[:i], p.conns[i+1:]...)
@@ -348,7 +347,7 @@ func (p *Pool) dropLocked(pc *poolConn) {
 
 // done ends one statement routed to pc; rows reports that it was a Query
 // whose Rows were counted open.
-func (p *Pool) done(pc *poolConn, rows bool) {
+func (p *hostPool) done(pc *poolConn, rows bool) {
 	p.mu.Lock()
 	pc.inflight--
 	if rows {
@@ -363,6 +362,9 @@ func (p *Pool) done(pc *poolConn, rows bool) {
 		pc.retiring = true
 	}
 	if pc.c.IsClosed() || pc.retiring && pc.inflight == 0 {
+		if p.multi && pc.c.IsClosed() {
+			p.set.kick() // a lost connection: is the host still there, and what is it?
+		}
 		p.dropLocked(pc)
 		if pc.inflight == 0 {
 			pc.c.Close()
@@ -376,7 +378,7 @@ func (p *Pool) done(pc *poolConn, rows bool) {
 
 // routeChecked is route, with the connection checked when it was idle
 // for pool_idle_check (see Conn.usableAfterIdle); broken ones are dropped.
-func (p *Pool) routeChecked(ctx context.Context) (*poolConn, error) {
+func (p *hostPool) routeChecked(ctx context.Context) (*poolConn, error) {
 	for {
 		pc, check, err := p.route(ctx)
 		if err != nil || !check || pc.c.usableAfterIdle(ctx) {
@@ -386,142 +388,23 @@ func (p *Pool) routeChecked(ctx context.Context) (*poolConn, error) {
 	}
 }
 
-// retry runs op on a routed connection, and again on another while it
-// fails before reaching the server because its connection broke, as long
-// as ctx allows (and a bounded number of times: a server that ends every
-// session at once must not keep a call without deadline for ever).
-func (p *Pool) retry(ctx context.Context, op func(pc *poolConn) error) error {
-	for attempt := 0; ; attempt++ {
-		pc, err := p.routeChecked(ctx)
-		if err != nil {
-			return err
-		}
-		err = op(pc)
-		if !p.retries(ctx, attempt, pc, err) {
-			return err
-		}
-	}
-}
-
-// retries reports whether a call that failed with err on pc (attempt
-// counting from 0) is made again on another connection: nothing of it
-// ran (SafeToRetry) because pc broke, and its ctx allows.
-func (p *Pool) retries(ctx context.Context, attempt int, pc *poolConn, err error) bool {
-	return err != nil && SafeToRetry(err) && p.mayRetry(ctx, attempt, pc)
-}
-
-// mayRetry reports whether a call whose connection pc broke is made again
-// on another: its ctx allows, and a bounded number of times (a server that
-// ends every session at once must not hold a call without deadline for
-// ever).
-func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *poolConn) bool {
-	return pc.c.IsClosed() && ctx.Err() == nil && attempt < p.pc.maxConns+2
-}
-
-// Query runs sql on one of the pool's connections (see Conn.Query). The
-// connection goes on serving other statements, pipelined behind these
-// rows: close them promptly.
-func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
-	var rows *Rows
-	err := p.retry(ctx, func(pc *poolConn) error {
-		r, err := pc.c.Query(ctx, sql, args...)
-		if err != nil {
-			p.done(pc, false)
-			return err
-		}
-		p.holdRows(pc, r)
-		rows = r
-		return nil
-	})
-	return rows, err
-}
-
 // holdRows counts r as open Rows of pc until they are closed.
-func (p *Pool) holdRows(pc *poolConn, r *Rows) {
+func (p *hostPool) holdRows(pc *poolConn, r *Rows) {
 	p.mu.Lock()
 	pc.openRows++
 	p.mu.Unlock()
 	r.pooled = pc
 }
 
-// QueryRow runs sql on one of the pool's connections (see Conn.QueryRow).
-func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{ctx: ctx, sql: sql, args: args, pool: p}
-	p.runRow(row)
-	return row
-}
-
-// runRow runs row's statement on a routed connection, for QueryRow and
-// for a resend by Row.Scan (routed again: the connection the row came
-// from may be held by Acquire or Begin by then).
-func (p *Pool) runRow(row *Row) {
-	row.err = p.retry(row.ctx, func(pc *poolConn) error {
-		row.c = pc.c
-		err := pc.c.query(row.ctx, nil, &row.rows, row.sql, row.args)
-		if err != nil {
-			p.done(pc, false)
-			return err
-		}
-		p.holdRows(pc, &row.rows)
-		return nil
-	})
-}
-
-// Exec runs sql on one of the pool's connections (see Conn.Exec).
-func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (CommandTag, error) {
-	var tag CommandTag
-	err := p.retry(ctx, func(pc *poolConn) error {
-		var err error
-		tag, err = pc.c.Exec(ctx, sql, args...)
-		p.done(pc, false)
-		return err
-	})
-	return tag, err
-}
-
-// SendBatch sends b on one of the pool's connections (see Conn.SendBatch).
-func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
-	pc, err := p.routeChecked(ctx)
-	if err != nil {
-		return &BatchResults{err: err, closed: true}
-	}
-	br := pc.c.SendBatch(ctx, b)
-	if br.req == nil {
-		p.done(pc, false)
-		return br
-	}
-	p.mu.Lock()
-	pc.openRows++
-	p.mu.Unlock()
-	br.pooled = pc
-	return br
-}
-
-// PoolConn is a connection held exclusively from a Pool by Acquire. Its
-// session state is its own until Release, which resets it (RESET ALL,
-// UNLISTEN *, advisory locks, temporary tables; prepared statements stay).
-type PoolConn struct {
-	*Conn
-	pc       *poolConn
-	released atomic.Bool
-}
-
-// Acquire takes a connection out of the pool for the caller's exclusive
-// use, waiting when every connection is busy and the pool is full. Release
-// it when done.
-func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
-	pc, err := p.take(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &PoolConn{Conn: pc.c, pc: pc}, nil
-}
-
 // take removes an idle connection from routing (or opens one) for
 // exclusive use.
-func (p *Pool) take(ctx context.Context) (*poolConn, error) {
-	tctx, ev := traceStart(ctx, p.cfg, TraceEvent{Kind: TraceAcquire})
-	pc, err := p.takeChecked(ctx)
+func (p *hostPool) take(ctx context.Context) (*poolConn, error) {
+	if p.cfg.Tracer == nil {
+		return p.takeChecked(ctx)
+	}
+	tctx, ev := traceStart(ctx, p.cfg, TraceEvent{Kind: TraceAcquire, Host: hostLabel(p.cfg.Hosts[0]), Database: p.cfg.Database})
+	// tctx: a connection opened for the acquisition is traced under it.
+	pc, err := p.takeChecked(tctx)
 	if ev != nil && pc != nil {
 		ev.setConn(pc.c)
 	}
@@ -531,7 +414,7 @@ func (p *Pool) take(ctx context.Context) (*poolConn, error) {
 
 // takeChecked is takeUntraced, with the connection checked when it was
 // idle for pool_idle_check (see Conn.usableAfterIdle), then by PrepareConn.
-func (p *Pool) takeChecked(ctx context.Context) (*poolConn, error) {
+func (p *hostPool) takeChecked(ctx context.Context) (*poolConn, error) {
 	for refused := 0; ; {
 		pc, check, err := p.takeUntraced(ctx)
 		if err != nil {
@@ -562,7 +445,7 @@ func (p *Pool) takeChecked(ctx context.Context) (*poolConn, error) {
 
 // release returns a connection the caller held (Release, a transaction's
 // end), closed when AfterRelease says so.
-func (p *Pool) release(pc *poolConn) {
+func (p *hostPool) release(pc *poolConn) {
 	if after := p.cfg.AfterRelease; after != nil && !pc.c.IsClosed() {
 		keep := false
 		defer func() {
@@ -580,7 +463,7 @@ func (p *Pool) release(pc *poolConn) {
 // prepareConn runs PrepareConn on a held connection; when it panics, the
 // connection is closed and given back before the panic goes on, so that
 // the pool does not count it held for ever.
-func (p *Pool) prepareConn(ctx context.Context, pc *poolConn) (ok bool, err error) {
+func (p *hostPool) prepareConn(ctx context.Context, pc *poolConn) (ok bool, err error) {
 	done := false
 	defer func() {
 		if !done {
@@ -593,7 +476,7 @@ func (p *Pool) prepareConn(ctx context.Context, pc *poolConn) (ok bool, err erro
 	return ok, err
 }
 
-func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err error) {
+func (p *hostPool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err error) {
 	var failed error // the last connection attempt of this call
 	p.mu.Lock()
 	p.takers++
@@ -634,6 +517,7 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 			}
 			if err == nil {
 				p.failures, p.lastErr = 0, nil
+				p.upAgainLocked()
 				now := time.Now()
 				return &poolConn{p: p, c: c, created: now, lastUsed: now}, false, nil
 			}
@@ -647,6 +531,10 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 			}
 			if p.closed {
 				return nil, false, notSent(ErrPoolClosed)
+			}
+			if p.multi && c == nil && ctx.Err() == nil {
+				// The host is down (hostDownLocked): choose another.
+				return nil, false, notSent(&rerouteError{err})
 			}
 			if !waitsForHost(ctx, err) {
 				if failed != nil && ctx.Err() != nil {
@@ -699,7 +587,7 @@ func (p *Pool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, err 
 
 // idleForTakeLocked removes an idle connection from routing and counts it
 // held; nil when none is idle.
-func (p *Pool) idleForTakeLocked() *poolConn {
+func (p *hostPool) idleForTakeLocked() *poolConn {
 	for i, pc := range p.conns {
 		if pc.inflight == 0 && !pc.retiring && !pc.c.IsClosed() {
 			p.conns = append(p.conns[:i], p.conns[i+1:]...)
@@ -713,7 +601,7 @@ func (p *Pool) idleForTakeLocked() *poolConn {
 
 // reserveOpenLocked counts in held a connection that a take is to open,
 // when the pool may grow: after a failure, one attempt at a time.
-func (p *Pool) reserveOpenLocked() bool {
+func (p *hostPool) reserveOpenLocked() bool {
 	if p.totalLocked() >= p.pc.maxConns || p.failures > 0 && p.opening+p.takeOpens > 0 {
 		return false
 	}
@@ -727,7 +615,7 @@ func (p *Pool) reserveOpenLocked() bool {
 // connection frees (serveLocked): they are short and pipelined, and the
 // connections marked draining for the callers still waiting here
 // (balanceDrainingLocked) take no more of them, so both lines move.
-func (p *Pool) serveTakersLocked() {
+func (p *hostPool) serveTakersLocked() {
 	for w := p.takeLine.head; w != nil; w = p.takeLine.head {
 		if p.closed {
 			p.takeLine.remove(w)
@@ -749,7 +637,7 @@ func (p *Pool) serveTakersLocked() {
 // failTakersLocked ends the wait of the Acquire and Begin calls that do not
 // wait for a host (see waitsForHost) after a failed connection attempt,
 // when they would have made an attempt of their own.
-func (p *Pool) failTakersLocked(err error) {
+func (p *hostPool) failTakersLocked(err error) {
 	if p.totalLocked() >= p.pc.maxConns {
 		return // they wait for a connection to be freed
 	}
@@ -766,7 +654,7 @@ func (p *Pool) failTakersLocked(err error) {
 
 // connectHeld opens a connection for take, after waiting out the backoff;
 // Close, which waits for held connections, ends the attempt.
-func (p *Pool) connectHeld(ctx context.Context, wait time.Duration) (*Conn, error) {
+func (p *hostPool) connectHeld(ctx context.Context, wait time.Duration) (*Conn, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(p.closing, cancel)
@@ -785,7 +673,7 @@ func (p *Pool) connectHeld(ctx context.Context, wait time.Duration) (*Conn, erro
 
 // balanceDrainingLocked keeps as many connections draining as callers wait
 // in take: it marks the least busy ones, or clears marks no longer needed.
-func (p *Pool) balanceDrainingLocked() {
+func (p *hostPool) balanceDrainingLocked() {
 	n := 0
 	for _, pc := range p.conns {
 		if pc.draining {
@@ -818,7 +706,7 @@ func (p *Pool) balanceDrainingLocked() {
 
 // giveBack returns a held connection to routing, or closes it when it is
 // broken, inside a transaction, or past its lifetime.
-func (p *Pool) giveBack(pc *poolConn) {
+func (p *hostPool) giveBack(pc *poolConn) {
 	bad := pc.c.IsClosed() || pc.c.TxStatus() != 'I'
 	p.mu.Lock()
 	p.held--
@@ -869,83 +757,10 @@ func (pc *PoolConn) Release() {
 // connection is closed instead.
 const resetTimeout = 5 * time.Second
 
-// Begin starts a transaction on a connection taken from the pool for it;
-// Commit or Rollback returns the connection. The connection is not reset
-// then: session state set inside the transaction (SET without LOCAL,
-// LISTEN, temporary tables kept past commit, session advisory locks)
-// stays with it and reaches the statements routed to it afterwards. Use
-// SET LOCAL and transaction-level locks, or Acquire for session state.
-func (p *Pool) Begin(ctx context.Context) (*Tx, error) {
-	return p.BeginTx(ctx, TxOptions{})
-}
-
-// BeginTx starts a transaction with opts (see Pool.Begin).
-func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
-	for attempt := 0; ; attempt++ {
-		pc, err := p.take(ctx)
-		if err != nil {
-			return nil, err
-		}
-		tx, err := pc.c.BeginTx(ctx, opts)
-		if err != nil {
-			p.giveBack(pc)
-			// A BEGIN has no effect that outlives its session: on a
-			// connection that broke, it is made again on another, even
-			// when it may have reached the server.
-			if p.mayRetry(ctx, attempt, pc) {
-				continue
-			}
-			return nil, err
-		}
-		tx.onEnd = func() { p.release(pc) }
-		return tx, nil
-	}
-}
-
-// PoolStat is a snapshot of a Pool's counters.
-type PoolStat struct {
-	TotalConns    int // open, being opened, or held
-	IdleConns     int // open, routable, with nothing in flight
-	AcquiredConns int // held by Acquire or Begin
-	OpeningConns  int // being opened
-	InFlight      int // statements in flight on routable connections
-	Waiting       int // statements waiting for a slot (every connection full)
-	// AcquireWaiting counts the Acquire, Begin and BeginTx calls waiting
-	// for a connection of their own; they are served in arrival order.
-	AcquireWaiting int
-	MaxConns       int
-	// PoolerHosts are the hosts found behind a transaction pooler
-	// (PgBouncer): their connections describe statements instead of
-	// preparing them (see statement_cache_mode).
-	PoolerHosts []string
-}
-
-// Stat returns the pool's counters.
-func (p *Pool) Stat() PoolStat {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := PoolStat{
-		TotalConns:     p.totalLocked(),
-		AcquiredConns:  p.held,
-		Waiting:        p.stmtLine.n,
-		AcquireWaiting: p.takeLine.n,
-		OpeningConns:   p.opening,
-		MaxConns:       p.pc.maxConns,
-		PoolerHosts:    p.cfg.proxies.hosts(),
-	}
-	for _, pc := range p.conns {
-		s.InFlight += pc.inflight
-		if pc.inflight == 0 {
-			s.IdleConns++
-		}
-	}
-	return s
-}
-
-// Close stops the pool: new calls fail with ErrPoolClosed, statements in
-// flight and held connections finish (Close waits for them), then every
-// connection is closed.
-func (p *Pool) Close() {
+// close stops the host's pool: new calls fail with ErrPoolClosed,
+// statements in flight and held connections finish (close waits for
+// them), then every connection is closed.
+func (p *hostPool) close() {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -978,13 +793,17 @@ func (p *Pool) Close() {
 	for _, pc := range conns {
 		pc.c.Close()
 	}
+	if p.mon != nil { // the role checks have ended (hostSet.close)
+		p.mon.Close()
+		p.mon = nil
+	}
 	<-p.healthDone
 }
 
 // healthLoop closes idle connections past their idle time or lifetime,
 // retires busy ones past their lifetime, drops broken ones and keeps
 // pool_min_conns open.
-func (p *Pool) healthLoop() {
+func (p *hostPool) healthLoop() {
 	defer close(p.healthDone)
 	t := time.NewTicker(p.pc.healthPeriod)
 	defer t.Stop()

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Routing statements to a Pool's connections.
+// Routing statements to the connections of a Pool's host (hostPool).
 //
 // A statement takes a slot on the open connection with the fewest
 // requests in flight (up to pool_max_pipeline per connection). When every
@@ -16,7 +16,7 @@ import (
 // Acquire and Begin wait the same way in a second line, for a connection
 // of their own (serveTakersLocked).
 
-// poolWaiter is a call waiting in one of a Pool's lines: a statement for
+// poolWaiter is a call waiting in one of a hostPool's lines: a statement for
 // a slot (route), or an Acquire or Begin for a connection of its own
 // (take).
 type poolWaiter struct {
@@ -31,7 +31,7 @@ type poolWaiter struct {
 
 // newWaiter returns a waiter for ctx: a statement's is recycled
 // (putWaiter), so that waiting costs no allocation.
-func (p *Pool) newWaiter(ctx context.Context) *poolWaiter {
+func (p *hostPool) newWaiter(ctx context.Context) *poolWaiter {
 	w, _ := p.waiters.Get().(*poolWaiter)
 	if w == nil {
 		w = &poolWaiter{ready: make(chan struct{}, 1)}
@@ -41,16 +41,16 @@ func (p *Pool) newWaiter(ctx context.Context) *poolWaiter {
 }
 
 // putWaiter recycles w, whose token, if it was woken, has been taken.
-func (p *Pool) putWaiter(w *poolWaiter) {
+func (p *hostPool) putWaiter(w *poolWaiter) {
 	*w = poolWaiter{ready: w.ready}
 	p.waiters.Put(w)
 }
 
-// wake ends w's wait; it is called once, under the Pool's mu.
+// wake ends w's wait; it is called once, under the hostPool's mu.
 func (w *poolWaiter) wake() { w.ready <- struct{}{} }
 
-// waitLine is a Pool's line of waiters, first come first served; the
-// Pool's mu guards it.
+// waitLine is a hostPool's line of waiters, first come first served; the
+// hostPool's mu guards it.
 type waitLine struct {
 	head, tail *poolWaiter
 	n          int
@@ -88,7 +88,7 @@ func (l *waitLine) remove(w *poolWaiter) {
 // another is opened (this statement does not wait for it when a busy one
 // can take it pipelined). It waits, in arrival order, when every
 // connection has pool_max_pipeline requests in flight.
-func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) {
+func (p *hostPool) route(ctx context.Context) (pc *poolConn, check bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -130,7 +130,7 @@ func (p *Pool) route(ctx context.Context) (pc *poolConn, check bool, err error) 
 
 // pickLocked takes a slot for a statement, opening a connection when every
 // one is busy and the pool is below its maximum; nil when none is free.
-func (p *Pool) pickLocked() (pc *poolConn, check bool) {
+func (p *hostPool) pickLocked() (pc *poolConn, check bool) {
 	var best *poolConn
 	bestScore := 0
 	p.pruneClosedLocked()
@@ -159,7 +159,7 @@ func (p *Pool) pickLocked() (pc *poolConn, check bool) {
 
 // serveLocked gives free slots to the waiting statements, first come first
 // served; it is called whenever a slot may have become free.
-func (p *Pool) serveLocked() {
+func (p *hostPool) serveLocked() {
 	for p.stmtLine.head != nil {
 		pc, check := p.pickLocked()
 		if pc == nil {
@@ -174,7 +174,7 @@ func (p *Pool) serveLocked() {
 
 // openForWaitersLocked opens a connection for the waiting statements when
 // the pool may grow.
-func (p *Pool) openForWaitersLocked() {
+func (p *hostPool) openForWaitersLocked() {
 	if p.stmtLine.head != nil {
 		p.growLocked()
 	}
@@ -182,7 +182,7 @@ func (p *Pool) openForWaitersLocked() {
 
 // growLocked opens a connection when the pool is below its maximum: after
 // a failure, one attempt at a time (see openFailedLocked).
-func (p *Pool) growLocked() {
+func (p *hostPool) growLocked() {
 	if p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
 		p.openLocked()
 	}
@@ -191,7 +191,7 @@ func (p *Pool) growLocked() {
 // failWaitersLocked ends the wait of the statements that do not wait for
 // a host after a failed connection attempt (see waitsForHost), when no
 // connection is open to serve them.
-func (p *Pool) failWaitersLocked(err error) {
+func (p *hostPool) failWaitersLocked(err error) {
 	if len(p.conns) > 0 {
 		return
 	}
@@ -207,7 +207,7 @@ func (p *Pool) failWaitersLocked(err error) {
 }
 
 // closeWaitersLocked ends every wait when the pool closes.
-func (p *Pool) closeWaitersLocked() {
+func (p *hostPool) closeWaitersLocked() {
 	for w := p.stmtLine.head; w != nil; w = p.stmtLine.head {
 		p.stmtLine.remove(w)
 		w.err = notSent(ErrPoolClosed)

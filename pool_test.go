@@ -365,10 +365,11 @@ func TestPoolDropsRoutedNotifications(t *testing.T) {
 		}
 	}
 	queued := func() int {
-		p.mu.Lock()
-		defer p.mu.Unlock()
+		hp := p.direct // the Pool's one host
+		hp.mu.Lock()
+		defer hp.mu.Unlock()
 		n := 0
-		for _, pc := range p.conns {
+		for _, pc := range hp.conns {
 			pc.c.notifyMu.Lock()
 			n += len(pc.c.notifications)
 			pc.c.notifyMu.Unlock()

@@ -1,0 +1,453 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// Pool is a set of connections that multiplexes statements: each statement
+// goes to the connection with the fewest requests in flight, where it is
+// pipelined with the others, so a few connections serve many goroutines
+// without queueing them one round trip at a time. Connections are opened
+// as load needs them, up to pool_max_conns. When every connection has
+// pool_max_pipeline statements in flight, statements wait in one queue
+// and are served in arrival order, one per freed slot, however many
+// goroutines wait. A Pool is safe for concurrent use.
+//
+// Statements routed by the Pool share connections: session state needs a
+// connection of its own, from Acquire (SET, temporary tables, advisory
+// locks, LISTEN) or Begin (a transaction).
+//
+// DSN parameters: pool_max_conns (default max(4, GOMAXPROCS)),
+// pool_min_conns (0), pool_max_conn_lifetime (1h), pool_max_conn_idle_time
+// (30m), pool_health_check_period (1m), pool_max_pipeline (requests in
+// flight per connection, default 64), pool_idle_check (1s: a connection
+// idle that long is checked before use, see below), pool_max_replica_lag
+// (none, see Target). A lifetime or idle time of 0 is no limit; a health
+// check period of 0 is the default; pool_idle_check=0 turns the check off.
+//
+// The server may end a session the Pool holds (idle_session_timeout,
+// pg_terminate_backend, a restart, a failover). A connection idle for
+// pool_idle_check is checked before a statement is routed to it, and any
+// idle connection before Acquire, Begin or BeginTx hands it out, with a
+// look at its socket (no round trip unless the server sent something). A statement
+// that failed with an error marked SafeToRetry because its connection
+// broke is sent again on another connection, and Begin and BeginTx
+// start again, as long as the ctx allows. While no host accepts a
+// connection (or none matches target_session_attrs), the Pool retries
+// with jittered exponential backoff (10ms doubling up to 1s), and a call
+// whose ctx has a deadline waits for it; a call without one, or a host
+// refusing the session (a wrong password, an unknown database), gets the
+// error at once.
+//
+// # Several hosts
+//
+// A Pool made from a DSN with several hosts keeps connections to each
+// host it reaches, pool_max_conns and pool_min_conns per host, and knows
+// each host's role: primary or standby (pg_is_in_recovery()), read-only
+// or not (transaction_read_only), and a standby's replay lag. It checks
+// them with one small query per host, on a connection of its own to the
+// host (besides pool_max_conns), when the Pool starts, every
+// pool_health_check_period (and at least twice per pool_max_replica_lag),
+// and soon after a sign of change: a connection to the host lost, a
+// failed connection attempt, a 25006 error (read-only transaction) on a
+// host believed writable. Each statement goes to a host that matches
+// the Pool's target_session_attrs (see Target): the first in the DSN's
+// order, or one at random with load_balance_hosts=random; then to one of
+// that host's connections as above. A statement waiting for a host that
+// goes down or changes role meanwhile, and one that failed with an error
+// marked SafeToRetry because its connection broke, choose a host again;
+// a statement that may have run is never sent again. While no host
+// matches (a failover: the primary gone, a standby not promoted yet),
+// the roles are checked every 10ms doubling up to 250ms, and a call
+// waits as above. BeforeConnect sees one host at a time.
+type Pool struct {
+	cfg *Config  // the Pool's own copy (every host; see Config)
+	set *hostSet // the hosts, shared by the Pool and its views
+	// attrs is the target_session_attrs this view routes by.
+	attrs string
+	// direct is the one hostPool every call goes to when there is no
+	// choice to make (one host, and attrs the DSN's or any): then a call
+	// costs one pointer more than on a hostPool.
+	direct *hostPool
+	err    error // an invalid attrs: every call fails with it
+}
+
+// ErrPoolClosed is returned by calls on a closed Pool.
+var ErrPoolClosed = errors.New("pgline: pool closed")
+
+// NewPool creates a pool for dsn (see ParseConfig, and Pool for the pool_*
+// parameters). Connections are opened when needed; pool_min_conns of them
+// right away, in the background.
+func NewPool(ctx context.Context, dsn string) (*Pool, error) {
+	cfg, err := ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return NewPoolConfig(ctx, cfg)
+}
+
+// NewPoolConfig creates a pool for cfg.
+func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
+	if err := cfg.Pool.validate(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Hosts) == 0 {
+		return nil, errors.New("pgline: config has no host")
+	}
+	own := *cfg // with the pooler flags its connections share
+	own.Hosts = slices.Clone(cfg.Hosts)
+	own.RuntimeParams = maps.Clone(cfg.RuntimeParams)
+	own.proxies = new(proxyFlags)
+	if len(own.Hosts) > 1 {
+		switch own.TargetSessionAttrs {
+		case "", "any", "read-write", "read-only", "primary", "standby", "prefer-standby":
+		default:
+			return nil, errors.New("pgline: invalid target_session_attrs " + own.TargetSessionAttrs)
+		}
+	}
+	s := newHostSet(&own)
+	return s.view(own.TargetSessionAttrs), nil
+}
+
+// Target returns a view of the Pool that sends its statements, Acquire
+// and Begin to the hosts that match attrs, one of target_session_attrs'
+// values: any, read-write, read-only, primary, standby, prefer-standby
+// (a standby, else the primary). The view shares the Pool's connections,
+// settings and Close; the Pool itself routes by the DSN's
+// target_session_attrs. A standby whose replay lag exceeds
+// pool_max_replica_lag matches none of them.
+//
+// The lag is measured at each role check (see Pool): a standby is
+// behind from the first check at which the primary was past the WAL
+// position the standby has replayed, so a standby that has replayed all
+// the primary wrote has lag 0 however long nothing was written. When no
+// primary is known, it is the age of the last transaction the standby
+// replayed, if it has received WAL it has not replayed yet.
+//
+// When no host matches (every standby lagging, for Target("standby")),
+// a call whose ctx has a deadline waits until one does or the deadline
+// passes; a call without one gets an error at once, naming each host and
+// why it does not match. Both errors are SafeToRetry.
+//
+// A Pool with one host makes its connections as the DSN's
+// target_session_attrs asks, and its views use those: they route to the
+// host when its role matches their attrs.
+//
+// An invalid attrs gives a view whose every call fails. Views are made
+// once per attrs: Target may be called for each statement.
+func (p *Pool) Target(attrs string) *Pool { return p.set.view(attrs) }
+
+// pick returns the hostPool a call goes to (see hostSet.pick).
+func (p *Pool) pick(ctx context.Context) (*hostPool, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	return p.set.pick(ctx, p.attrs)
+}
+
+// maxReroutes bounds how many times a call chooses a host again because
+// the one it waited for went down or changed role.
+func (p *Pool) maxReroutes() int { return 2*len(p.set.hosts) + 2 }
+
+// routeChecked takes a slot for one statement on a host of the view (see
+// hostPool.routeChecked).
+func (p *Pool) routeChecked(ctx context.Context) (*poolConn, error) {
+	if hp := p.direct; hp != nil {
+		return hp.routeChecked(ctx)
+	}
+	for n := 0; ; n++ {
+		hp, err := p.pick(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pc, err := hp.routeChecked(ctx)
+		if err == nil || !rerouted(err) || n >= p.maxReroutes() || ctx.Err() != nil {
+			return pc, err
+		}
+	}
+}
+
+// take takes a connection of a host of the view for exclusive use (see
+// hostPool.take).
+func (p *Pool) take(ctx context.Context) (*poolConn, error) {
+	if hp := p.direct; hp != nil {
+		return hp.take(ctx)
+	}
+	for n := 0; ; n++ {
+		hp, err := p.pick(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pc, err := hp.take(ctx)
+		if err == nil || !rerouted(err) || n >= p.maxReroutes() || ctx.Err() != nil {
+			return pc, err
+		}
+	}
+}
+
+// giveBack returns a connection from take.
+func (p *Pool) giveBack(pc *poolConn) { pc.p.giveBack(pc) }
+
+// done ends a statement routed to pc (see hostPool.done).
+func (p *Pool) done(pc *poolConn, rows bool) { pc.p.done(pc, rows) }
+
+// retry runs op on a routed connection, and again on another while it
+// fails before reaching the server because its connection broke, as long
+// as ctx allows (and a bounded number of times: a server that ends every
+// session at once must not keep a call without deadline for ever).
+func (p *Pool) retry(ctx context.Context, op func(pc *poolConn) error) error {
+	for attempt := 0; ; attempt++ {
+		pc, err := p.routeChecked(ctx)
+		if err != nil {
+			return err
+		}
+		err = op(pc)
+		if err == nil || !p.retries(ctx, attempt, pc, err) {
+			return err
+		}
+	}
+}
+
+// retries reports whether a call that failed with err on pc (attempt
+// counting from 0) is made again: nothing of it ran (SafeToRetry) because
+// pc broke, and its ctx allows. With several hosts, a 25006 error
+// (read-only transaction) on a host believed writable has the roles
+// checked at once; the call itself ran, and is not made again.
+func (p *Pool) retries(ctx context.Context, attempt int, pc *poolConn, err error) bool {
+	if p.direct == nil {
+		p.set.noteError(pc, err)
+	}
+	return SafeToRetry(err) && p.mayRetry(ctx, attempt, pc)
+}
+
+// mayRetry reports whether a call whose connection pc broke is made again
+// on another: its ctx allows, and a bounded number of times (a server that
+// ends every session at once must not hold a call without deadline for
+// ever).
+func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *poolConn) bool {
+	return pc.c.IsClosed() && ctx.Err() == nil && attempt < pc.p.pc.maxConns+2
+}
+
+// Query runs sql on one of the pool's connections (see Conn.Query). The
+// connection goes on serving other statements, pipelined behind these
+// rows: close them promptly.
+func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	var rows *Rows
+	err := p.retry(ctx, func(pc *poolConn) error {
+		r, err := pc.c.Query(ctx, sql, args...)
+		if err != nil {
+			pc.p.done(pc, false)
+			return err
+		}
+		pc.p.holdRows(pc, r)
+		rows = r
+		return nil
+	})
+	return rows, err
+}
+
+// QueryRow runs sql on one of the pool's connections (see Conn.QueryRow).
+func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
+	row := &Row{ctx: ctx, sql: sql, args: args, pool: p}
+	p.runRow(row)
+	return row
+}
+
+// runRow runs row's statement on a routed connection, for QueryRow and
+// for a resend by Row.Scan (routed again: the connection the row came
+// from may be held by Acquire or Begin by then).
+func (p *Pool) runRow(row *Row) {
+	row.err = p.retry(row.ctx, func(pc *poolConn) error {
+		row.c = pc.c
+		err := pc.c.query(row.ctx, nil, &row.rows, row.sql, row.args)
+		if err != nil {
+			pc.p.done(pc, false)
+			return err
+		}
+		pc.p.holdRows(pc, &row.rows)
+		return nil
+	})
+}
+
+// Exec runs sql on one of the pool's connections (see Conn.Exec).
+func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (CommandTag, error) {
+	var tag CommandTag
+	err := p.retry(ctx, func(pc *poolConn) error {
+		var err error
+		tag, err = pc.c.Exec(ctx, sql, args...)
+		pc.p.done(pc, false)
+		return err
+	})
+	return tag, err
+}
+
+// SendBatch sends b on one of the pool's connections (see Conn.SendBatch).
+func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
+	pc, err := p.routeChecked(ctx)
+	if err != nil {
+		return &BatchResults{err: err, closed: true}
+	}
+	br := pc.c.SendBatch(ctx, b)
+	if br.req == nil {
+		pc.p.done(pc, false)
+		return br
+	}
+	pc.p.mu.Lock()
+	pc.openRows++
+	pc.p.mu.Unlock()
+	br.pooled = pc
+	return br
+}
+
+// PoolConn is a connection held exclusively from a Pool by Acquire. Its
+// session state is its own until Release, which resets it (RESET ALL,
+// UNLISTEN *, advisory locks, temporary tables; prepared statements stay).
+type PoolConn struct {
+	*Conn
+	pc       *poolConn
+	released atomic.Bool
+}
+
+// Acquire takes a connection out of the pool for the caller's exclusive
+// use, waiting when every connection is busy and the pool is full. Release
+// it when done.
+func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
+	pc, err := p.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &PoolConn{Conn: pc.c, pc: pc}, nil
+}
+
+// Begin starts a transaction on a connection taken from the pool for it;
+// Commit or Rollback returns the connection. The connection is not reset
+// then: session state set inside the transaction (SET without LOCAL,
+// LISTEN, temporary tables kept past commit, session advisory locks)
+// stays with it and reaches the statements routed to it afterwards. Use
+// SET LOCAL and transaction-level locks, or Acquire for session state.
+func (p *Pool) Begin(ctx context.Context) (*Tx, error) {
+	return p.BeginTx(ctx, TxOptions{})
+}
+
+// BeginTx starts a transaction with opts (see Pool.Begin).
+func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
+	for attempt := 0; ; attempt++ {
+		pc, err := p.take(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tx, err := pc.c.BeginTx(ctx, opts)
+		if err != nil {
+			pc.p.giveBack(pc)
+			// A BEGIN has no effect that outlives its session: on a
+			// connection that broke, it is made again on another, even
+			// when it may have reached the server.
+			if p.mayRetry(ctx, attempt, pc) {
+				continue
+			}
+			return nil, err
+		}
+		tx.onEnd = func() { pc.p.release(pc) }
+		return tx, nil
+	}
+}
+
+// PoolStat is a snapshot of a Pool's counters, summed over its hosts.
+type PoolStat struct {
+	TotalConns    int // open, being opened, or held
+	IdleConns     int // open, routable, with nothing in flight
+	AcquiredConns int // held by Acquire or Begin
+	OpeningConns  int // being opened
+	InFlight      int // statements in flight on routable connections
+	Waiting       int // statements waiting for a slot (every connection full)
+	// AcquireWaiting counts the Acquire, Begin and BeginTx calls waiting
+	// for a connection of their own; they are served in arrival order.
+	AcquireWaiting int
+	MaxConns       int
+	// PoolerHosts are the hosts found behind a transaction pooler
+	// (PgBouncer): their connections describe statements instead of
+	// preparing them (see statement_cache_mode).
+	PoolerHosts []string
+	// Hosts has one entry per host of the DSN, in its order.
+	Hosts []HostStat
+}
+
+// HostStat is what a Pool knows of one host, and its counters there.
+type HostStat struct {
+	Host string // "host:port", or the socket path
+	// Role is what the last role check found; HostUnknown before the
+	// first. A Pool with one host checks it only once a Target view
+	// needs to know.
+	Role HostRole
+	// ReadOnly reports that new sessions are read-only
+	// (transaction_read_only): a standby, or default_transaction_read_only.
+	ReadOnly bool
+	// Lag is a standby's replay lag (see Pool.Target): 0 when it has
+	// replayed all the primary had written at the last check.
+	Lag time.Duration
+	// Checked is when the last role check answered (zero: never).
+	Checked time.Time
+	// Down reports that the last connection attempt or role check
+	// failed, with Err.
+	Down bool
+	Err  error
+
+	// The counters, as PoolStat's; the connection of the role checks is
+	// not among them.
+	TotalConns    int // open, being opened, or held
+	IdleConns     int // open, routable, with nothing in flight
+	AcquiredConns int // held by Acquire or Begin
+	InFlight      int // statements in flight on routable connections
+	Waiting       int // statements waiting for a slot on this host
+}
+
+// Stat returns the pool's counters (the whole Pool's, for a view too).
+func (p *Pool) Stat() PoolStat {
+	s := PoolStat{PoolerHosts: p.cfg.proxies.hosts(), Hosts: make([]HostStat, 0, len(p.set.hosts))}
+	now := time.Now()
+	for _, hp := range p.set.hosts {
+		h := hp.stat(&s)
+		st := hp.state.Load()
+		h.Role, h.ReadOnly, h.Lag, h.Checked = st.role, st.readOnly, st.lag(now), st.checked
+		h.Down, h.Err = st.down, st.err
+		s.Hosts = append(s.Hosts, h)
+	}
+	return s
+}
+
+// stat adds the host's counters to s and returns them.
+func (p *hostPool) stat(s *PoolStat) HostStat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := HostStat{
+		Host:          p.label,
+		TotalConns:    p.totalLocked(),
+		AcquiredConns: p.held,
+		Waiting:       p.stmtLine.n,
+	}
+	for _, pc := range p.conns {
+		h.InFlight += pc.inflight
+		if pc.inflight == 0 {
+			h.IdleConns++
+		}
+	}
+	s.TotalConns += h.TotalConns
+	s.IdleConns += h.IdleConns
+	s.AcquiredConns += h.AcquiredConns
+	s.OpeningConns += p.opening
+	s.InFlight += h.InFlight
+	s.Waiting += h.Waiting
+	s.AcquireWaiting += p.takeLine.n
+	s.MaxConns += p.pc.maxConns
+	return h
+}
+
+// Close stops the pool, and every view of it: new calls fail with
+// ErrPoolClosed, statements in flight and held connections finish (Close
+// waits for them), then every connection is closed.
+func (p *Pool) Close() { p.set.close() }
