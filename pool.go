@@ -245,7 +245,19 @@ func (p *hostPool) openLocked() {
 				t.Stop()
 			}
 		}
-		c, err := ConnectConfig(p.closing, p.cfg)
+		ctx, cancel := p.closing, context.CancelFunc(func() {})
+		if p.cfg.ConnectTimeout <= 0 {
+			// A host that accepts but never answers must not hold the
+			// slot for ever.
+			ctx, cancel = context.WithTimeout(p.closing, poolConnectTimeout)
+		}
+		c, err := ConnectConfig(ctx, p.cfg)
+		if err != nil && ctx.Err() != nil && p.closing.Err() == nil {
+			// Not any caller's deadline: say so, without wrapping
+			// context.DeadlineExceeded.
+			err = fmt.Errorf("pgline: connecting to %s: no answer within %v (connect_timeout is not set)", hostLabel(p.cfg.Hosts[0]), poolConnectTimeout)
+		}
+		cancel()
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.opening--
@@ -271,6 +283,10 @@ func (p *hostPool) openLocked() {
 		p.signalLocked()
 	}()
 }
+
+// poolConnectTimeout bounds a connection attempt a Pool makes when
+// connect_timeout is not set.
+const poolConnectTimeout = 10 * time.Second
 
 // Backoff between failed connection attempts: from backoffMin, doubled
 // per failure up to backoffMax, each drawn between half and all of it.

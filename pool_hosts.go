@@ -63,10 +63,13 @@ type hostState struct {
 	checked  time.Time // when a role check last answered
 	role     HostRole
 	readOnly bool // new sessions are read-only (transaction_read_only)
-	// behind is, for a standby, when the primary was first seen past the
-	// position the standby has replayed (zero: it has replayed all the
-	// primary had at the last check): its lag is the time since.
+	// behind is, for a standby, the last time the primary was seen at
+	// or before the position the standby has replayed, when it has been
+	// seen past it since (zero: it has replayed all the primary had at
+	// the last check): the writes it lacks came after, so its lag is at
+	// most the time since (see hostSet.behindLocked).
 	behind time.Time
+	lsn    uint64 // a standby's replayed position at the check
 }
 
 // lag returns a standby's replay lag at now (0 when caught up).
@@ -108,10 +111,11 @@ const (
 	paceMax = 250 * time.Millisecond
 )
 
-// lsnSample is the primary's WAL position at a time (see hostSet.samples).
+// lsnSample is the primary's WAL position, first seen at at and last
+// seen (unchanged) at until (see hostSet.samples).
 type lsnSample struct {
-	at  time.Time
-	lsn uint64
+	at, until time.Time
+	lsn       uint64
 }
 
 // maxSamples bounds hostSet.samples.
@@ -125,7 +129,8 @@ type hostSet struct {
 	random bool          // load_balance_hosts=random
 	maxLag time.Duration // pool_max_replica_lag; noLimit when none
 	// period is the time between two role checks when no call waits:
-	// pool_health_check_period, or half pool_max_replica_lag if shorter.
+	// pool_health_check_period, or a quarter of pool_max_replica_lag if
+	// shorter.
 	period       time.Duration
 	checkTimeout time.Duration // bounds one host's role check
 
@@ -175,7 +180,11 @@ func newHostSet(cfg *Config) *hostSet {
 	}
 	if d := cfg.Pool.MaxReplicaLag; d > 0 {
 		s.maxLag = d
-		s.period = min(s.period, max(s.maxLag/2, paceMin))
+		// A standby is taken for behind since the check before the
+		// one that saw the primary past it (the safe side): with four
+		// checks per bound, one that keeps up with a busy primary looks
+		// at most two periods, half the bound, behind.
+		s.period = min(s.period, max(s.maxLag/4, paceMin))
 	}
 	s.closing, s.cancel = context.WithCancel(context.Background())
 	if len(cfg.Hosts) == 1 {
@@ -478,6 +487,7 @@ var errProbeBackoff = errors.New("pgline: connection attempts to the host are ba
 func (s *hostSet) check(hp *hostPool) {
 	ctx, cancel := context.WithTimeout(s.closing, s.checkTimeout)
 	defer cancel()
+	start := time.Now()
 	r, err := hp.roleQuery(ctx)
 	switch {
 	case s.closed.Load() || errors.Is(err, errProbeBackoff):
@@ -485,7 +495,7 @@ func (s *hostSet) check(hp *hostPool) {
 	case err != nil:
 		s.setDown(hp, err)
 	default:
-		s.apply(hp, r, time.Now())
+		s.apply(hp, r, start, time.Now())
 	}
 }
 
@@ -524,15 +534,18 @@ func (p *hostPool) rerouteWaitersLocked(err error) {
 	}
 }
 
-// apply stores the answer of hp's role check, made at.
-func (s *hostSet) apply(hp *hostPool, r roleResult, at time.Time) {
+// apply stores the answer of hp's role check, started at start and
+// answered at at. A primary's position is taken as of start (it was no
+// further then: the safe side for the lag of the standbys).
+func (s *hostSet) apply(hp *hostPool, r roleResult, start, at time.Time) {
 	st := &hostState{settled: true, checked: at, role: HostPrimary, readOnly: r.readOnly}
 	s.mu.Lock()
 	if r.standby {
 		st.role = HostStandby
-		st.behind = s.behindLocked(r, at)
+		st.behind, st.lsn = s.behindLocked(r, at), r.lsn
 	} else {
-		s.sampleLocked(hp, r.lsn, at)
+		s.sampleLocked(hp, r.lsn, start)
+		s.restateStandbysLocked(hp)
 	}
 	s.mu.Unlock()
 	old := hp.state.Swap(st)
@@ -567,9 +580,10 @@ func (s *hostSet) sampleLocked(hp *hostPool, lsn uint64, at time.Time) {
 		s.sampled, s.samples = hp, s.samples[:0]
 	}
 	if n := len(s.samples); n > 0 && lsn <= s.samples[n-1].lsn {
-		return // no further: the earlier sample says all
+		s.samples[n-1].until = at // no further: still there at at
+		return
 	}
-	s.samples = append(s.samples, lsnSample{at: at, lsn: lsn})
+	s.samples = append(s.samples, lsnSample{at: at, until: at, lsn: lsn})
 	keep := s.keepSamples()
 	// The first sample past a standby's position gives its lag: the
 	// oldest goes only when the next is old as well (a standby below it
@@ -579,15 +593,56 @@ func (s *hostSet) sampleLocked(hp *hostPool, lsn uint64, at time.Time) {
 	}
 }
 
+// restateStandbysLocked sets, from the primary's newest sample, the lag of
+// the standbys whose last check found them caught up, without waiting for
+// their next check: a standby held behind is seen at the primary's check
+// that passed it.
+func (s *hostSet) restateStandbysLocked(primary *hostPool) {
+	if s.sampled != primary || len(s.samples) == 0 {
+		return
+	}
+	newest := s.samples[len(s.samples)-1].lsn
+	for _, h := range s.hosts {
+		st := h.state.Load()
+		if h == primary || st.role != HostStandby || st.down || !st.behind.IsZero() || !walPast(newest, st.lsn) {
+			continue
+		}
+		next := *st
+		next.behind = s.behindLocked(roleResult{standby: true, lsn: st.lsn}, st.checked)
+		h.state.CompareAndSwap(st, &next) // a newer check's answer wins
+	}
+}
+
+// walPast reports whether the primary's WAL insert position primary is
+// past the position a standby has replayed: the primary has written
+// something the standby lacks. The insert position is the primary's
+// (not its write position, which lags commits by up to wal_writer_delay
+// under synchronous_commit=off), but at the start of a WAL page it counts
+// the page's header, which no record fills: a gap of at most a long page
+// header (40 bytes) up to a position that close to a page start (8 KiB
+// pages) is no gap.
+func walPast(primary, standby uint64) bool {
+	const header, page = 40, 8192
+	return primary > standby && !(primary-standby <= header && primary%page <= header)
+}
+
 // behindLocked returns since when a standby that answered r at at is
-// behind (zero: caught up): the first sample of the primary past its
-// replayed position; without one, its own view, the age of the last
+// behind, at most (zero: caught up): when the first sample of the
+// primary past its replayed position is found, the last time the primary
+// was seen before that sample (the writes the standby lacks came after
+// it), or a period before a first sample that is past it already. So a
+// read is never served by a standby more than pool_max_replica_lag
+// behind, and one keeping up with a busy primary looks up to two
+// periods behind. Without samples, its own view: the age of the last
 // transaction it replayed when it has received WAL it has not replayed.
 func (s *hostSet) behindLocked(r roleResult, at time.Time) time.Time {
 	if s.sampled != nil && len(s.samples) > 0 {
-		for _, x := range s.samples {
-			if x.lsn > r.lsn {
-				return x.at
+		for i, x := range s.samples {
+			if walPast(x.lsn, r.lsn) {
+				if i == 0 {
+					return x.at.Add(-s.period)
+				}
+				return s.samples[i-1].until
 			}
 		}
 		return time.Time{}
@@ -605,7 +660,7 @@ func (s *hostSet) behindLocked(r roleResult, at time.Time) time.Time {
 // PostgreSQL 10, without the WAL functions: no lag there.
 const (
 	roleSQL = "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('transaction_read_only'), " +
-		"CASE WHEN pg_catalog.pg_is_in_recovery() THEN pg_catalog.pg_last_wal_replay_lsn() ELSE pg_catalog.pg_current_wal_lsn() END, " +
+		"CASE WHEN pg_catalog.pg_is_in_recovery() THEN pg_catalog.pg_last_wal_replay_lsn() ELSE pg_catalog.pg_current_wal_insert_lsn() END, " +
 		"pg_catalog.pg_last_wal_receive_lsn(), " +
 		"EXTRACT(epoch FROM pg_catalog.now() - pg_catalog.pg_last_xact_replay_timestamp())"
 	roleSQLBasic = "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('transaction_read_only')"
