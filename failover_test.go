@@ -549,37 +549,7 @@ func TestPoolFailover(t *testing.T) {
 	}
 
 	// The table on the new primary.
-	out, err := S.Query("SELECT n, count(*) FROM failover_t GROUP BY n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inTable := map[int64]int{}
-	for line := range strings.Lines(out) {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		a, b, ok := strings.Cut(line, "|")
-		n, err1 := strconv.ParseInt(a, 10, 64)
-		k, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil {
-			t.Fatalf("unexpected psql output line %q", line)
-		}
-		inTable[n] = k
-	}
-	var missing, dup []int64
-	for n := range acked {
-		if inTable[n] == 0 {
-			missing = append(missing, n)
-		}
-	}
-	for n, k := range inTable {
-		if k > 1 {
-			dup = append(dup, n)
-		}
-	}
-	slices.Sort(missing)
-	slices.Sort(dup)
+	inTable, missing, dup := idsOnServer(t, S, "SELECT n, count(*) FROM failover_t GROUP BY n", acked)
 	unacked := 0
 	for n := range inTable {
 		if !acked[n] {
@@ -727,4 +697,42 @@ func TestPoolRestartNoSafeToRetryErrors(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("%d of %d calls failed after a restart, want 0", len(errs), ncalls)
 	}
+}
+
+// idsOnServer runs sql, which lists ids and how often each is in a table
+// (SELECT id, count(*) … GROUP BY id), on s, and returns those counts with
+// the acknowledged ids missing and the ids present more than once, sorted.
+func idsOnServer(t *testing.T, s *pgtest.Server, sql string, acked map[int64]bool) (inTable map[int64]int, missing, dup []int64) {
+	t.Helper()
+	out, err := s.Query(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTable = map[int64]int{}
+	for line := range strings.Lines(out) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		a, b, ok := strings.Cut(line, "|")
+		id, err1 := strconv.ParseInt(a, 10, 64)
+		n, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil {
+			t.Fatalf("unexpected psql output line %q", line)
+		}
+		inTable[id] = n
+	}
+	for id := range acked {
+		if inTable[id] == 0 {
+			missing = append(missing, id)
+		}
+	}
+	for id, n := range inTable {
+		if n > 1 {
+			dup = append(dup, id)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(dup)
+	return inTable, missing, dup
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -514,33 +513,7 @@ func TestPoolPromotion(t *testing.T) {
 
 	// The table on the new primary: every acknowledged id once, none
 	// that failed before it was sent.
-	out, err := S1.Query("SELECT id, count(*) FROM promo_t GROUP BY id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inTable := map[int64]int{}
-	for line := range strings.Lines(out) {
-		a, b, ok := strings.Cut(strings.TrimSpace(line), "|")
-		id, err1 := strconv.ParseInt(a, 10, 64)
-		n, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil {
-			t.Fatalf("psql output line %q", line)
-		}
-		inTable[id] = n
-	}
-	var missing, dup []int64
-	for id := range acked {
-		if inTable[id] == 0 {
-			missing = append(missing, id)
-		}
-	}
-	for id, n := range inTable {
-		if n > 1 {
-			dup = append(dup, id)
-		}
-	}
-	slices.Sort(missing)
-	slices.Sort(dup)
+	inTable, missing, dup := idsOnServer(t, S1, "SELECT id, count(*) FROM promo_t GROUP BY id", acked)
 	t.Logf("on the new primary: %d rows, %d acknowledged missing, %d duplicated", len(inTable), len(missing), len(dup))
 	if len(missing) > 0 || len(dup) > 0 {
 		t.Errorf("acknowledged writes missing: %v; written twice: %v", head(missing, 10), head(dup, 10))
