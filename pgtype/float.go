@@ -50,18 +50,47 @@ func parseFloat(t *typeInfo, src []byte) (float64, error) {
 	return v, nil
 }
 
-// appendFloat appends the PostgreSQL text form of v.
+// appendFloat appends v as the server's float4out or float8out (bits 32
+// or 64) prints it with the default extra_float_digits (1): the shortest
+// decimal that reads back as v, positional for decimal exponents from -4
+// up to 14 for float8 and 5 for float4 (0.0001, 1000000) and with an
+// exponent of at least two digits otherwise (1e-05, 1e+15); NaN,
+// Infinity, -Infinity, and -0 for negative zero.
 func appendFloat(b []byte, v float64, bits int) []byte {
 	switch {
-	case math.IsNaN(v):
+	case v != v:
 		return append(b, "NaN"...)
 	case math.IsInf(v, 1):
 		return append(b, "Infinity"...)
 	case math.IsInf(v, -1):
 		return append(b, "-Infinity"...)
+	case v == 0:
+		if math.Signbit(v) {
+			return append(b, "-0"...)
+		}
+		return append(b, '0')
 	}
-	return strconv.AppendFloat(b, v, 'g', -1, bits)
+	digits := 15 // DBL_DIG
+	if bits == 32 {
+		digits = 6 // FLT_DIG
+	}
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], v, 'e', -1, bits) // d.ddde±XX
+	exp, i := 0, indexByte(e, 'e')
+	for _, c := range e[i+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if e[i+1] == '-' {
+		exp = -exp
+	}
+	if exp >= -4 && exp < digits {
+		return strconv.AppendFloat(b, v, 'f', -1, bits)
+	}
+	return append(b, e...)
 }
+
+// appendFloat8Text is appendFloat for float8.
+func appendFloat8Text(b []byte, v float64) []byte { return appendFloat(b, v, 64) }
 
 // planFloat plans float4/float8 into *float64 and *float32. A float8 into
 // *float32 is rounded to the nearest float32; a finite value beyond

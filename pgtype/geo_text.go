@@ -376,36 +376,3 @@ func parseCircle(t *typeInfo, src []byte) (Circle, error) {
 	return c, nil
 }
 
-// appendFloat8Text appends v as the server's float8out prints it with
-// the default extra_float_digits (1): the shortest decimal that reads
-// back as v, positional for decimal exponents from -4 to 14 (0.0001,
-// 1000000) and with an exponent of at least two digits otherwise (1e-05,
-// 1e+15); NaN, Infinity, -Infinity, and -0 for negative zero.
-func appendFloat8Text(b []byte, v float64) []byte {
-	switch {
-	case v != v:
-		return append(b, "NaN"...)
-	case math.IsInf(v, 1):
-		return append(b, "Infinity"...)
-	case math.IsInf(v, -1):
-		return append(b, "-Infinity"...)
-	case v == 0:
-		if math.Signbit(v) {
-			return append(b, "-0"...)
-		}
-		return append(b, '0')
-	}
-	var tmp [32]byte
-	e := strconv.AppendFloat(tmp[:0], v, 'e', -1, 64) // d.ddde±XX
-	exp, i := 0, indexByte(e, 'e')
-	for _, c := range e[i+2:] {
-		exp = exp*10 + int(c-'0')
-	}
-	if e[i+1] == '-' {
-		exp = -exp
-	}
-	if exp >= -4 && exp < 15 {
-		return strconv.AppendFloat(b, v, 'f', -1, 64)
-	}
-	return append(b, e...)
-}
