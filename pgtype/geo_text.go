@@ -375,4 +375,3 @@ func parseCircle(t *typeInfo, src []byte) (Circle, error) {
 	}
 	return c, nil
 }
-
