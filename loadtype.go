@@ -2,6 +2,7 @@ package pgline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -177,7 +178,7 @@ func (t *catalogType) parts() []uint32 {
 
 // errNoCodec is registerCatalogType's answer for a type it cannot
 // register.
-var errNoCodec = fmt.Errorf("no codec")
+var errNoCodec = errors.New("no codec")
 
 func registerCatalogType(m *pgtype.Map, t catalogType) error {
 	switch {

@@ -159,33 +159,29 @@ func (p *Pool) maxReroutes() int { return 2*len(p.set.hosts) + 2 }
 // routeChecked takes a slot for one statement on a host of the view (see
 // hostPool.routeChecked).
 func (p *Pool) routeChecked(ctx context.Context) (*poolConn, error) {
-	if hp := p.direct; hp != nil {
-		return hp.routeChecked(ctx)
-	}
-	for n := 0; ; n++ {
-		hp, err := p.pick(ctx)
-		if err != nil {
-			return nil, err
-		}
-		pc, err := hp.routeChecked(ctx)
-		if err == nil || !rerouted(err) || n >= p.maxReroutes() || ctx.Err() != nil {
-			return pc, err
-		}
-	}
+	return p.onHost(ctx, (*hostPool).routeChecked)
 }
 
 // take takes a connection of a host of the view for exclusive use (see
 // hostPool.take).
 func (p *Pool) take(ctx context.Context) (*poolConn, error) {
+	return p.onHost(ctx, (*hostPool).take)
+}
+
+// onHost runs get on the view's host: the one host when there is no
+// choice, otherwise a host picked for the view, picked again (up to
+// maxReroutes times, within ctx) when the call was sent back because
+// that host went down or changed role.
+func (p *Pool) onHost(ctx context.Context, get func(*hostPool, context.Context) (*poolConn, error)) (*poolConn, error) {
 	if hp := p.direct; hp != nil {
-		return hp.take(ctx)
+		return get(hp, ctx)
 	}
 	for n := 0; ; n++ {
 		hp, err := p.pick(ctx)
 		if err != nil {
 			return nil, err
 		}
-		pc, err := hp.take(ctx)
+		pc, err := get(hp, ctx)
 		if err == nil || !rerouted(err) || n >= p.maxReroutes() || ctx.Err() != nil {
 			return pc, err
 		}

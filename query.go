@@ -228,8 +228,8 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 // redescribe reports whether a statement whose describe failed with err
 // may be described again: the describe ran nothing and failed because of a
 // transaction pooler (errPooler) or a CancelRequest meant for another
-// statement (ErrCanceledByOther). Outside a transaction only: inside one,
-// the failed describe has aborted it.
+// statement (ErrCanceledByOther). Callers ask it outside a transaction
+// only: inside one, the failed describe has aborted it.
 func redescribe(err error) bool {
 	return errors.Is(err, errPooler) || errors.Is(err, ErrCanceledByOther)
 }

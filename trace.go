@@ -9,9 +9,9 @@ import (
 // Tracer receives the start and end of connection attempts, statements,
 // batches, COPY and pool acquisitions, so that logging, metrics or tracing
 // (SlogTracer; OpenTelemetry in the otelpgline module) can be attached
-// without pgline depending on them. Set it in Config.Tracer. Its methods are called on the goroutine making the
-// call, from many goroutines at once: they must be safe for concurrent use
-// and quick.
+// without pgline depending on them. Set it in Config.Tracer. Its methods
+// are called on the goroutine making the call, from many goroutines at
+// once: they must be safe for concurrent use and quick.
 type Tracer interface {
 	// TraceStart is called when an operation starts. The context it returns
 	// is passed to TraceEnd for the same event.
