@@ -136,3 +136,31 @@ func BenchmarkPlanScan(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDriverValueText: a value database/sql gets as its text (a
+// uuid, an int4[] read in binary) costs one allocation, the string.
+func BenchmarkDriverValueText(b *testing.B) {
+	m := NewMap()
+	uuid := []byte{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11}
+	arr := []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 7, 0, 0, 0, 4, 0, 0, 0, 8}
+	for _, c := range []struct {
+		name string
+		oid  uint32
+		src  []byte
+		want string
+	}{{"uuid", UUIDOID, uuid, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"}, {"int4[]", Int4ArrayOID, arr, "{7,8}"}} {
+		b.Run(c.name, func(b *testing.B) {
+			dec, err := m.DriverDecoder(c.oid, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				v, err := dec(c.src)
+				if err != nil || v != c.want {
+					b.Fatalf("%#v, %v", v, err)
+				}
+			}
+		})
+	}
+}

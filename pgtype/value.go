@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unsafe"
 )
 
 // DecodeValue decodes src (nil means NULL, returned as nil) into the
@@ -197,7 +198,13 @@ func (m *Map) driverValue(t *typeInfo, format int16, src []byte) (driver.Value, 
 		return codecDriverValue(t, format, src)
 	}
 	b, err := m.appendText(nil, t, format, src)
-	return string(b), err
+	return ownedString(b), err
+}
+
+// ownedString returns b as a string without copying it: b is a new slice
+// nobody else holds, and is not used again.
+func ownedString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // appendText appends the PostgreSQL text form of a value of type t.
