@@ -539,7 +539,7 @@ func (p *hostPool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, 
 			}
 			p.held--
 			reserved = false
-			if c == nil && ctx.Err() == nil && !p.closed {
+			if c == nil && ctxEnded(ctx) == nil && !p.closed {
 				p.openFailedLocked(err)
 				p.failWaitersLocked(err)
 				p.failTakersLocked(err)
@@ -548,7 +548,7 @@ func (p *hostPool) takeUntraced(ctx context.Context) (pc *poolConn, check bool, 
 			if p.closed {
 				return nil, false, notSent(ErrPoolClosed)
 			}
-			if p.multi && c == nil && ctx.Err() == nil {
+			if p.multi && c == nil && ctxEnded(ctx) == nil {
 				// The host is down (hostDownLocked): choose another.
 				return nil, false, notSent(&rerouteError{err})
 			}
