@@ -77,6 +77,7 @@ func BenchmarkSelectRows(b *testing.B) {
 				flag    bool
 			)
 			b.ReportAllocs()
+			defer reportCPU(b, c)()
 			for b.Loop() {
 				rows, err := c.Query(ctx, "SELECT id, name, score, created, hash, flag FROM bench_rows ORDER BY id LIMIT $1", n)
 				if err != nil {
@@ -254,6 +255,24 @@ func BenchmarkPipelineGoroutines(b *testing.B) {
 			}
 			wg.Wait()
 		})
+	}
+}
+
+// reportCPU starts counting the CPU time of this process and of c's
+// server process; the function it returns reports both per operation
+// (client-ns/op, server-ns/op), which on a shared machine vary less than
+// the time per operation.
+func reportCPU(b *testing.B, c *Conn) func() {
+	var pid int
+	if err := c.QueryRow(context.Background(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		b.Fatal(err)
+	}
+	server, client := procCPU(pid), procCPU(os.Getpid())
+	return func() {
+		if server >= 0 && client >= 0 && b.N > 0 {
+			b.ReportMetric(float64(procCPU(os.Getpid())-client)/float64(b.N), "client-ns/op")
+			b.ReportMetric(float64(procCPU(pid)-server)/float64(b.N), "server-ns/op")
+		}
 	}
 }
 

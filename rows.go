@@ -6,7 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"reflect"
+	"unsafe"
 
 	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
@@ -366,6 +366,7 @@ func (r *Rows) Scan(dest ...any) error {
 	}
 	row := r.row
 	row.Reset()
+	var short shortStrings
 	for i, d := range dest {
 		v, isNull, _ := row.Next()
 		if d == nil {
@@ -373,12 +374,65 @@ func (r *Rows) Scan(dest ...any) error {
 		}
 		if isNull {
 			v = nil
+		} else if p, ok := d.(*string); ok && p != nil && r.sd.plans[i].copiesString && short.add(p, v) {
+			continue
 		}
 		if err := r.scanValue(i, v, d); err != nil {
+			short.set()
 			return err
 		}
 	}
+	short.set()
 	return nil
+}
+
+// maxShortString is the longest value Rows.Scan copies into a row's shared
+// string block; a longer one gets an allocation of its own, so that a short
+// string kept from a row never keeps more than a few KiB alive.
+const maxShortString = 128
+
+// shortStrings collects a row's short text values bound for *string
+// destinations, to copy them into one allocation instead of one each.
+type shortStrings struct {
+	n     int
+	total int
+	dst   [8]*string
+	src   [8][]byte
+}
+
+// add takes v (which aliases the read buffer until the row's Scan returns)
+// for *p if it is short and there is room, and reports whether it did.
+func (s *shortStrings) add(p *string, v []byte) bool {
+	if len(v) > maxShortString || s.n == len(s.dst) {
+		return false
+	}
+	s.dst[s.n], s.src[s.n] = p, v
+	s.n++
+	s.total += len(v)
+	return true
+}
+
+// set copies the collected values into one new block and points each
+// destination at its part of it.
+func (s *shortStrings) set() {
+	switch s.n {
+	case 0:
+		return
+	case 1:
+		*s.dst[0] = string(s.src[0])
+		return
+	}
+	block := make([]byte, s.total)
+	off := 0
+	for i, v := range s.src[:s.n] {
+		if len(v) == 0 {
+			*s.dst[i] = ""
+			continue
+		}
+		n := copy(block[off:], v)
+		*s.dst[i] = unsafe.String(&block[off], n)
+		off += n
+	}
 }
 
 // ScanColumn decodes column i of the current row into dest, as Scan does
@@ -407,13 +461,14 @@ func (r *Rows) ScanColumn(i int, dest any) error {
 // column's cached scan plan for d's type.
 func (r *Rows) scanValue(i int, v []byte, d any) error {
 	cp := &r.sd.plans[i]
-	t := reflect.TypeOf(d)
+	t := typeWord(d)
 	if cp.dst != t || cp.plan == nil {
 		plan, err := r.planScan(i, d)
 		if err != nil {
 			return err
 		}
 		cp.dst, cp.plan = t, plan
+		cp.copiesString = pgtype.CopiesToString(plan)
 	}
 	if err := cp.plan.Scan(v, d); err != nil {
 		return r.columnErr(i, err)
@@ -544,4 +599,12 @@ func streams(dest []any) bool {
 		}
 	}
 	return false
+}
+
+// typeWord returns the type word of d: the identity of its dynamic type,
+// equal for two values exactly when reflect.TypeOf would be, without the
+// interface comparison (runtime.ifaceeq) that comparing two reflect.Type
+// values costs on every column of every row.
+func typeWord(d any) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&d))[0]
 }

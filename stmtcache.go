@@ -2,7 +2,7 @@ package pgline
 
 import (
 	"container/list"
-	"reflect"
+	"unsafe"
 
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/pgtype"
@@ -86,8 +86,11 @@ func traitsOf(sql string) sqlTraits {
 
 // columnPlan is the scan plan of one column for one destination type.
 type columnPlan struct {
-	dst  reflect.Type
+	dst  unsafe.Pointer // the destination type's word (see typeWord)
 	plan pgtype.ScanPlan
+	// copiesString: plan is for *string and copies the value's bytes
+	// (pgtype.CopiesToString), so Scan may pack it with the row's others.
+	copiesString bool
 }
 
 // setFields records the result columns and picks the result formats:

@@ -11,17 +11,7 @@ import (
 func planText(t *typeInfo, format int16, dst any) ScanPlan {
 	switch dst.(type) {
 	case *string:
-		return planFunc(func(src []byte, dst any) error {
-			d, err := target[string](dst)
-			if err != nil {
-				return err
-			}
-			if src == nil {
-				return errNull(dst)
-			}
-			*d = string(src)
-			return nil
-		})
+		return stringCopyPlan{}
 	case *[]byte:
 		return planFunc(func(src []byte, dst any) error {
 			d, err := target[[]byte](dst)
@@ -119,4 +109,31 @@ func planBytea(t *typeInfo, format int16, dst any) ScanPlan {
 		})
 	}
 	return nil
+}
+
+// stringCopyPlan decodes a value into a *string by copying its bytes
+// unchanged: the text types' plan for *string.
+type stringCopyPlan struct{}
+
+// Scan sets *dst to a copy of src.
+func (stringCopyPlan) Scan(src []byte, dst any) error {
+	d, err := target[string](dst)
+	if err != nil {
+		return err
+	}
+	if src == nil {
+		return errNull(dst)
+	}
+	*d = string(src)
+	return nil
+}
+
+// CopiesToString reports whether plan, made for a *string destination,
+// stores a non-NULL value as a copy of its bytes, unchanged (the text
+// types: text, varchar, bpchar, name, citext...). A caller holding several
+// such values may then copy them into one allocation and set the
+// destinations itself, as Rows.Scan does for a row's short strings.
+func CopiesToString(plan ScanPlan) bool {
+	_, ok := plan.(stringCopyPlan)
+	return ok
 }
