@@ -94,6 +94,15 @@ var (
 	driverBytesType = reflect.TypeFor[[]byte]()
 )
 
+// DriverCopiesText reports whether DriverDecoder's values for oid are the
+// value's bytes unchanged, as a string, in either format (the text types:
+// text, varchar, bpchar, name, citext...). A driver holding several such
+// values of a row may copy them into one allocation, as the stdlib
+// package does.
+func (m *Map) DriverCopiesText(oid uint32) bool {
+	return m.typeOf(oid).kind == kindText
+}
+
 // DriverScanType returns the Go type of the non-NULL values DriverValue
 // gives for oid (int64, float64, bool, []byte, string or time.Time), the
 // type a database/sql driver reports as a column's scan type, for values

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"unsafe"
 
 	"github.com/pgline/pgline"
 	"github.com/pgline/pgline/pgtype"
@@ -67,15 +68,43 @@ func (r *Rows) Next(dest []driver.Value) error {
 	if len(raw) != len(dest) || len(raw) != len(r.cols.dec) {
 		return fmt.Errorf("pgline/stdlib: row has %d columns, want %d", len(raw), len(dest))
 	}
+	short, nShort := 0, 0 // the row's short text values: bytes, count
 	for i, src := range raw {
+		if r.cols.copiesText[i] && src != nil && len(src) <= maxShortText {
+			short += len(src)
+			nShort++
+			continue // set below
+		}
 		v, err := r.cols.dec[i](src)
 		if err != nil {
 			return fmt.Errorf("pgline/stdlib: column %d (%s): %w", i, r.fields[i].Name, err)
 		}
 		dest[i] = v
 	}
+	if nShort > 0 {
+		// One allocation for the row's short strings, not one each.
+		block := make([]byte, 0, short)
+		for i, src := range raw {
+			if r.cols.copiesText[i] && src != nil && len(src) <= maxShortText {
+				block = append(block, src...)
+			}
+		}
+		all := unsafe.String(unsafe.SliceData(block), len(block))
+		off := 0
+		for i, src := range raw {
+			if r.cols.copiesText[i] && src != nil && len(src) <= maxShortText {
+				dest[i] = all[off : off+len(src)]
+				off += len(src)
+			}
+		}
+	}
 	return nil
 }
+
+// maxShortText is the longest text value Next copies into a row's shared
+// block; a longer one gets an allocation of its own, so that a short
+// string kept from a row never keeps more than a few KiB alive.
+const maxShortText = 128
 
 // colInfo is what rows of one result description need: column names and
 // a decoder per column.
@@ -87,6 +116,9 @@ type colInfo struct {
 	// PostgreSQL does), so that scanning it into a string gives the same
 	// as database/sql's conversion (see ScanColumn, Go 1.27).
 	asText []bool
+	// copiesText[i]: column i's driver value is its bytes as a string
+	// (pgtype.Map.DriverCopiesText), which Next packs with the row's others.
+	copiesText []bool
 }
 
 // colCache keeps the colInfo of the result descriptions seen on a
@@ -120,11 +152,13 @@ func (cc *colCache) get(fields []pgline.FieldDescription, types *pgtype.Map) *co
 }
 
 func newColInfo(fields []pgline.FieldDescription, types *pgtype.Map) *colInfo {
-	ci := &colInfo{names: make([]string, len(fields)), dec: make([]pgtype.DriverDecoder, len(fields)), asText: make([]bool, len(fields))}
+	ci := &colInfo{names: make([]string, len(fields)), dec: make([]pgtype.DriverDecoder, len(fields)),
+		asText: make([]bool, len(fields)), copiesText: make([]bool, len(fields))}
 	for i, f := range fields {
 		ci.names[i] = f.Name
 		st := types.DriverScanType(f.DataTypeOID)
 		ci.asText[i] = st == reflect.TypeFor[string]() || st == reflect.TypeFor[int64]()
+		ci.copiesText[i] = types.DriverCopiesText(f.DataTypeOID)
 		dec, err := types.DriverDecoder(f.DataTypeOID, f.Format)
 		if err != nil {
 			dec = func([]byte) (driver.Value, error) { return nil, err }
