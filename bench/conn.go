@@ -33,6 +33,15 @@ type discarder interface {
 	Discard(ctx context.Context, sql string, args ...any) (int, error)
 }
 
+// rowsDecoder is implemented by the floor client for the queries of
+// bench_rows' six columns (selectRows): it runs sql with arg and decodes
+// every row into a rowVals with the least work that gives the drivers'
+// guarantee (each value in a Go variable, strings the caller's to keep),
+// returning the number of rows.
+type rowsDecoder interface {
+	DecodeRows(ctx context.Context, sql string, arg any) (int, error)
+}
+
 // intBatcher is implemented by drivers that can pipeline several queries
 // on one connection. Every query returns one int4 column in one row; args
 // holds one argument per query (nil: none) and out receives the values.

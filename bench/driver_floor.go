@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgline/pgline/bench/internal/floor"
@@ -338,4 +342,55 @@ func (f *floorConn) ReadValue(ctx context.Context, sql string, args ...any) (int
 	}
 	v, err := f.c.ExecValue(name, f.params, f.formats)
 	return len(v), err
+}
+
+// DecodeRows runs sql (bench_rows' six columns, in binary) with arg and
+// decodes each row into a rowVals: the floor for scanning rows. Its two
+// strings share one allocation per row, as pgline's short strings do.
+func (f *floorConn) DecodeRows(ctx context.Context, sql string, arg any) (int, error) {
+	name, err := f.bind(sql, []any{arg})
+	if err != nil {
+		return 0, err
+	}
+	var v rowVals
+	res, err := f.c.ExecRows(name, f.params, f.formats, func(body []byte) error { return decodeBenchRow(body, &v) })
+	return res.Rows, err
+}
+
+// pgEpoch is 2000-01-01 UTC, where binary timestamps count from.
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// decodeBenchRow decodes a DataRow body of bench_rows' columns (int4,
+// text, float8, timestamptz, text, bool; binary) into v.
+func decodeBenchRow(body []byte, v *rowVals) error {
+	if len(body) < 2 || binary.BigEndian.Uint16(body) != 6 {
+		return errors.New("floor: not a row of 6 columns")
+	}
+	var cols [6][]byte
+	off := 2
+	for i := range cols {
+		if len(body)-off < 4 {
+			return errors.New("floor: truncated row")
+		}
+		l := int(int32(binary.BigEndian.Uint32(body[off:])))
+		off += 4
+		if l < 0 || l > len(body)-off {
+			return fmt.Errorf("floor: column %d: NULL or bad length %d", i, l)
+		}
+		cols[i] = body[off : off+l]
+		off += l
+	}
+	if len(cols[0]) != 4 || len(cols[2]) != 8 || len(cols[3]) != 8 || len(cols[5]) != 1 {
+		return errors.New("floor: unexpected column sizes")
+	}
+	v.id = int32(binary.BigEndian.Uint32(cols[0]))
+	v.score = math.Float64frombits(binary.BigEndian.Uint64(cols[2]))
+	v.created = pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(cols[3]))) * time.Microsecond)
+	v.flag = cols[5][0] != 0
+	block := make([]byte, len(cols[1])+len(cols[4]))
+	copy(block, cols[1])
+	copy(block[len(cols[1]):], cols[4])
+	s := unsafe.String(unsafe.SliceData(block), len(block))
+	v.name, v.hash = s[:len(cols[1])], s[len(cols[1]):]
+	return nil
 }

@@ -83,6 +83,13 @@ type structCollector interface {
 // selectRows runs sql with arg, scans every row into rowVals and checks
 // that want rows came back.
 func selectRows(ctx context.Context, c conn, sql string, want int, arg any) error {
+	if f, ok := c.(rowsDecoder); ok {
+		n, err := f.DecodeRows(ctx, sql, arg)
+		if err != nil {
+			return err
+		}
+		return expectRows(n, want)
+	}
 	if f, ok := c.(discarder); ok {
 		n, err := f.Discard(ctx, sql, arg)
 		if err != nil {

@@ -346,3 +346,59 @@ func (c *Conn) readRest(typ byte, body int) (done bool, err error) {
 	}
 	return false, nil
 }
+
+// ExecRows is Exec that hands each DataRow's body (column count, then
+// each column's length and bytes), while it is in the read buffer, to
+// row, which decodes it into values of its own; an error from row ends
+// the query with that error once the reply is read. It is the floor for
+// scanning rows into Go values, as Exec, which discards them, is for
+// counting them. A row larger than the read buffer is an error.
+func (c *Conn) ExecRows(stmt string, params [][]byte, formats []int16, row func(body []byte) error) (Result, error) {
+	if err := c.usable(); err != nil {
+		return Result{}, err
+	}
+	c.wb = appendQuery(c.wb[:0], stmt, params, formats)
+	if err := c.flush(); err != nil {
+		return Result{}, err
+	}
+	var res Result
+	var rowErr error
+	for {
+		h, err := c.r.Peek(5)
+		if err != nil {
+			return res, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+		typ := h[0]
+		n := int(binary.BigEndian.Uint32(h[1:]))
+		if n < 4 {
+			return res, c.fail(fmt.Errorf("floor: protocol error: message %q declares length %d", typ, n))
+		}
+		c.r.Discard(5)
+		res.Bytes += int64(n + 1)
+		if typ != 'D' {
+			done, err := c.readRest(typ, n-4)
+			if done {
+				if err == nil {
+					err = rowErr
+				}
+				return res, err
+			}
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
+		if n-4 > readBufSize {
+			return res, c.fail(fmt.Errorf("floor: DataRow of %d bytes exceeds the read buffer", n-4))
+		}
+		body, err := c.r.Peek(n - 4)
+		if err != nil {
+			return res, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+		}
+		res.Rows++
+		if err := row(body); err != nil && rowErr == nil {
+			rowErr = err
+		}
+		c.r.Discard(n - 4)
+	}
+}
