@@ -58,7 +58,7 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 		if c.fatal.Load() != nil {
 			return 0, nil, 0, c.errFor(req, c.failedErr())
 		}
-		if req != nil && req.watch.interrupts && req.watch.ctx.Err() != nil {
+		if req.interrupted() {
 			return 0, nil, 0, errInterrupted // answered at once, whatever is buffered
 		}
 		switch mode {
@@ -109,6 +109,13 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 		}
 		return typ, body, n, nil
 	}
+}
+
+// interrupted reports whether req's ctx ended while its reply is read in
+// the pipeline's mode, in which the caller is answered at once (see
+// ctxWatch); false for a nil req.
+func (req *request) interrupted() bool {
+	return req != nil && req.watch.interrupts && req.watch.ctx.Err() != nil
 }
 
 // readFailed turns a read error into next's error: errInterrupted when

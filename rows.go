@@ -77,6 +77,12 @@ func (r *Rows) start() error {
 func (r *Rows) readRow() bool {
 	c := r.c
 	r.big = false
+	if r.seen && r.replay == nil && c.fatal.Load() == nil && !r.req.interrupted() {
+		// Most rows of a reply arrive whole in the read buffer.
+		if body, ok := c.rd.BufferedDataRow(); ok {
+			return r.setRow(body)
+		}
+	}
 	for {
 		typ, body, err := r.nextMessage()
 		if err != nil {
@@ -98,15 +104,7 @@ func (r *Rows) readRow() bool {
 		r.seen = true
 		switch typ {
 		case wire.MsgDataRow:
-			row, err := wire.ParseDataRow(body)
-			if err != nil {
-				return r.fatal(protocolErr(err))
-			}
-			if row.NumColumns() != len(r.sd.fields) {
-				return r.fatal(&ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))})
-			}
-			r.row = row
-			return true
+			return r.setRow(body)
 		case wire.MsgRowDescription:
 			if err := r.portalDescribed(body); err != nil {
 				return r.fatal(err)
@@ -183,6 +181,20 @@ func (r *Rows) readRow() bool {
 			return r.fatal(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a query", typ)})
 		}
 	}
+}
+
+// setRow makes the DataRow body the current row, checking it against the
+// result's columns; a malformed row closes the connection.
+func (r *Rows) setRow(body []byte) bool {
+	row, err := wire.ParseDataRow(body)
+	if err != nil {
+		return r.fatal(protocolErr(err))
+	}
+	if row.NumColumns() != len(r.sd.fields) {
+		return r.fatal(&ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))})
+	}
+	r.row = row
+	return true
 }
 
 // portalDescribed takes the portal's RowDescription, sent before the rows

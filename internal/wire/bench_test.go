@@ -114,3 +114,36 @@ func BenchmarkPipelineEncode(b *testing.B) {
 		buf = AppendSync(buf)
 	}
 }
+
+// BenchmarkReaderRows reads a reply's DataRows as pgline's Rows does:
+// through NextHeader and Body (the general path), and through
+// BufferedDataRow with that path as the fallback.
+func BenchmarkReaderRows(b *testing.B) {
+	const rows = 1000
+	data := benchRows(b, rows)
+	for _, mode := range []string{"header-body", "buffered"} {
+		b.Run(mode, func(b *testing.B) {
+			src := bytes.NewReader(data)
+			r := NewReader(src, 0, 0)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				src.Reset(data)
+				for range rows {
+					if mode == "buffered" {
+						if _, ok := r.BufferedDataRow(); ok {
+							continue
+						}
+					}
+					typ, _, err := r.NextHeader()
+					if err == nil {
+						_, err = r.Body()
+					}
+					if err != nil || typ != MsgDataRow {
+						b.Fatal(typ, err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -108,6 +108,24 @@ func (r *Reader) Next() (typ byte, body []byte, err error) {
 	return typ, body, nil
 }
 
+// BufferedDataRow returns the body of the next message and consumes it
+// when that message is a DataRow already whole in the buffer, as Next
+// would; otherwise it reports false and consumes nothing, and the caller
+// reads the next message with Next or NextHeader. It spares a reply's
+// rows, most of which arrive whole, the general path's steps.
+func (r *Reader) BufferedDataRow() (body []byte, ok bool) {
+	if r.err != nil || r.remaining != 0 || r.w-r.r < 5 || r.buf[r.r] != MsgDataRow {
+		return nil, false
+	}
+	n := int(int32(binary.BigEndian.Uint32(r.buf[r.r+1:]))) - 4
+	if n < 0 || n > r.w-r.r-5 || n > r.max {
+		return nil, false // invalid (Next says why) or not whole
+	}
+	body = r.buf[r.r+5 : r.r+5+n : r.r+5+n]
+	r.r += 5 + n
+	return body, true
+}
+
 // NextDiscarding is Next for a caller that throws DataRow and CopyData
 // messages away: one larger than the buffer is skipped a buffer at a time,
 // whatever its size (MaxMessageSize does not apply), and returned with a
