@@ -44,6 +44,9 @@ type Rows struct {
 	tag     CommandTag
 	err     error
 	raw     [][]byte // reused by RawValues
+	// shortBlock holds the short strings Scan has handed out (see
+	// shortStrings.set).
+	shortBlock []byte
 
 	// big is set while the current row is larger than the read buffer:
 	// its columns are read from the socket by Scan, once (see stream.go).
@@ -390,21 +393,28 @@ func (r *Rows) Scan(dest ...any) error {
 			continue
 		}
 		if err := r.scanValue(i, v, d); err != nil {
-			short.set()
+			short.set(&r.shortBlock)
 			return err
 		}
 	}
-	short.set()
+	short.set(&r.shortBlock)
 	return nil
 }
 
-// maxShortString is the longest value Rows.Scan copies into a row's shared
-// string block; a longer one gets an allocation of its own, so that a short
-// string kept from a row never keeps more than a few KiB alive.
+// maxShortString is the longest value Rows.Scan copies into the rows'
+// shared string block (see shortBlock); a longer one gets an allocation
+// of its own.
 const maxShortString = 128
 
+// shortBlock is the size of the blocks the short strings of a Rows' rows
+// are copied into, one after the other: one allocation for many rows'
+// strings instead of one per string. A string kept from the rows keeps
+// at most its block alive, as much as eight short strings of one row
+// would.
+const shortBlock = 1024
+
 // shortStrings collects a row's short text values bound for *string
-// destinations, to copy them into one allocation instead of one each.
+// destinations, to copy them into the rows' block.
 type shortStrings struct {
 	n     int
 	total int
@@ -424,27 +434,31 @@ func (s *shortStrings) add(p *string, v []byte) bool {
 	return true
 }
 
-// set copies the collected values into one new block and points each
-// destination at its part of it.
-func (s *shortStrings) set() {
-	switch s.n {
-	case 0:
-		return
-	case 1:
-		*s.dst[0] = string(s.src[0])
+// set copies the collected values to the end of *block (a new block when
+// they do not fit in what is left of it) and points each destination at
+// its copy. The bytes of *block before its length belong to strings
+// already handed out and are never written again.
+func (s *shortStrings) set(block *[]byte) {
+	if s.n == 0 {
 		return
 	}
-	block := make([]byte, s.total)
-	off := 0
+	b := *block
+	if cap(b)-len(b) < s.total {
+		// Blocks double from the first row's size up to shortBlock: a
+		// query of one or a few rows allocates little more than its
+		// strings take.
+		b = make([]byte, 0, max(s.total, min(shortBlock, 2*cap(b))))
+	}
 	for i, v := range s.src[:s.n] {
 		if len(v) == 0 {
 			*s.dst[i] = ""
 			continue
 		}
-		n := copy(block[off:], v)
-		*s.dst[i] = unsafe.String(&block[off], n)
-		off += n
+		start := len(b)
+		b = append(b, v...)
+		*s.dst[i] = unsafe.String(&b[start], len(v))
 	}
+	*block = b
 }
 
 // ScanColumn decodes column i of the current row into dest, as Scan does

@@ -20,6 +20,8 @@ type Rows struct {
 	r      *pgline.Rows // nil once closed
 	fields []pgline.FieldDescription
 	cols   *colInfo
+	// block holds the short text values Next has handed out (see Next).
+	block []byte
 }
 
 func (c *Conn) newRows(r *pgline.Rows) *Rows {
@@ -82,29 +84,40 @@ func (r *Rows) Next(dest []driver.Value) error {
 		dest[i] = v
 	}
 	if nShort > 0 {
-		// One allocation for the row's short strings, not one each.
-		block := make([]byte, 0, short)
+		// Copied to the end of the rows' block (a new one when they do
+		// not fit): one allocation for many rows' strings. The bytes
+		// before the block's length belong to strings handed out.
+		b := r.block
+		if cap(b)-len(b) < short {
+			// Blocks double from the first row's size up to
+			// shortBlock: a query of one or a few rows allocates
+			// little more than its strings take.
+			b = make([]byte, 0, max(short, min(shortBlock, 2*cap(b))))
+		}
 		for i, src := range raw {
 			if r.cols.copiesText[i] && src != nil && len(src) <= maxShortText {
-				block = append(block, src...)
+				if len(src) == 0 {
+					dest[i] = ""
+					continue
+				}
+				start := len(b)
+				b = append(b, src...)
+				dest[i] = unsafe.String(&b[start], len(src))
 			}
 		}
-		all := unsafe.String(unsafe.SliceData(block), len(block))
-		off := 0
-		for i, src := range raw {
-			if r.cols.copiesText[i] && src != nil && len(src) <= maxShortText {
-				dest[i] = all[off : off+len(src)]
-				off += len(src)
-			}
-		}
+		r.block = b
 	}
 	return nil
 }
 
-// maxShortText is the longest text value Next copies into a row's shared
-// block; a longer one gets an allocation of its own, so that a short
-// string kept from a row never keeps more than a few KiB alive.
+// maxShortText is the longest text value Next copies into the rows'
+// shared block; a longer one gets an allocation of its own.
 const maxShortText = 128
+
+// shortBlock is the size of the blocks short text values are copied into,
+// one after the other: a string kept from the rows keeps at most its
+// block alive.
+const shortBlock = 1024
 
 // colInfo is what rows of one result description need: column names and
 // a decoder per column.
