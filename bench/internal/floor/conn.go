@@ -211,16 +211,10 @@ func (c *Conn) readUntilReady() (Result, error) {
 	var res Result
 	var srvErr error
 	for {
-		h, err := c.r.Peek(5)
+		typ, n, err := c.header()
 		if err != nil {
-			return res, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+			return res, err
 		}
-		typ := h[0]
-		n := int(binary.BigEndian.Uint32(h[1:]))
-		if n < 4 {
-			return res, c.fail(fmt.Errorf("floor: protocol error: message %q declares length %d", typ, n))
-		}
-		c.r.Discard(5)
 		body := n - 4
 		res.Bytes += int64(n + 1)
 		switch typ {
@@ -250,6 +244,23 @@ func (c *Conn) readUntilReady() (Result, error) {
 	}
 }
 
+// header reads the next message's type and length (which counts
+// itself: the body is n-4 bytes); a failed read or a length under 4 makes
+// the connection unusable.
+func (c *Conn) header() (typ byte, n int, err error) {
+	h, err := c.r.Peek(5)
+	if err != nil {
+		return 0, 0, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+	}
+	typ = h[0]
+	n = int(binary.BigEndian.Uint32(h[1:]))
+	if n < 4 {
+		return 0, 0, c.fail(fmt.Errorf("floor: protocol error: message %q declares length %d", typ, n))
+	}
+	c.r.Discard(5)
+	return typ, n, nil
+}
+
 func eofToUnexpected(err error) error {
 	if err == io.EOF {
 		return io.ErrUnexpectedEOF
@@ -273,16 +284,10 @@ func (c *Conn) ExecValue(stmt string, params [][]byte, formats []int16) ([]byte,
 	var val []byte
 	rows := 0
 	for {
-		h, err := c.r.Peek(5)
+		typ, n, err := c.header()
 		if err != nil {
-			return nil, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+			return nil, err
 		}
-		typ := h[0]
-		n := int(binary.BigEndian.Uint32(h[1:]))
-		if n < 4 {
-			return nil, c.fail(fmt.Errorf("floor: protocol error: message %q declares length %d", typ, n))
-		}
-		c.r.Discard(5)
 		if typ != 'D' {
 			res, err := c.readRest(typ, n-4)
 			if res {
@@ -364,16 +369,10 @@ func (c *Conn) ExecRows(stmt string, params [][]byte, formats []int16, row func(
 	var res Result
 	var rowErr error
 	for {
-		h, err := c.r.Peek(5)
+		typ, n, err := c.header()
 		if err != nil {
-			return res, c.fail(fmt.Errorf("floor: read: %w", eofToUnexpected(err)))
+			return res, err
 		}
-		typ := h[0]
-		n := int(binary.BigEndian.Uint32(h[1:]))
-		if n < 4 {
-			return res, c.fail(fmt.Errorf("floor: protocol error: message %q declares length %d", typ, n))
-		}
-		c.r.Discard(5)
 		res.Bytes += int64(n + 1)
 		if typ != 'D' {
 			done, err := c.readRest(typ, n-4)

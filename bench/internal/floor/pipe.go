@@ -1,7 +1,6 @@
 package floor
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"runtime"
@@ -216,16 +215,10 @@ func (p *Pipe) popLocked() *waiter {
 // next reads one message; the body is valid until the next call and kept
 // only for ErrorResponse.
 func (p *Pipe) next() (byte, []byte, error) {
-	h, err := p.c.r.Peek(5)
+	typ, n, err := p.c.header()
 	if err != nil {
-		return 0, nil, fmt.Errorf("floor: read: %w", eofToUnexpected(err))
+		return 0, nil, err
 	}
-	typ := h[0]
-	n := int(binary.BigEndian.Uint32(h[1:]))
-	if n < 4 {
-		return 0, nil, fmt.Errorf("floor: protocol error: message %q declares length %d", typ, n)
-	}
-	p.c.r.Discard(5)
 	if typ == 'E' {
 		if n-4 > 1<<20 {
 			return 0, nil, fmt.Errorf("floor: protocol error: ErrorResponse of %d bytes", n-4)
