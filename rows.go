@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/pgline/pgline/internal/strblock"
 	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
 )
@@ -44,9 +45,8 @@ type Rows struct {
 	tag     CommandTag
 	err     error
 	raw     [][]byte // reused by RawValues
-	// shortBlock holds the short strings Scan has handed out (see
-	// shortStrings.set).
-	shortBlock []byte
+	// short holds the short strings Scan has handed out (see scanOne).
+	short strblock.Block
 
 	// big is set while the current row is larger than the read buffer:
 	// its columns are read from the socket by Scan, once (see stream.go).
@@ -381,7 +381,6 @@ func (r *Rows) Scan(dest ...any) error {
 	}
 	row := r.row
 	row.Reset()
-	var short shortStrings
 	for i, d := range dest {
 		v, isNull, _ := row.Next()
 		if d == nil {
@@ -389,76 +388,24 @@ func (r *Rows) Scan(dest ...any) error {
 		}
 		if isNull {
 			v = nil
-		} else if p, ok := d.(*string); ok && p != nil && r.sd.plans[i].copiesString && short.add(p, v) {
-			continue
 		}
-		if err := r.scanValue(i, v, d); err != nil {
-			short.set(&r.shortBlock)
+		if err := r.scanOne(i, v, d); err != nil {
 			return err
 		}
 	}
-	short.set(&r.shortBlock)
 	return nil
 }
 
-// maxShortString is the longest value Rows.Scan copies into the rows'
-// shared string block (see shortBlock); a longer one gets an allocation
-// of its own.
-const maxShortString = 128
-
-// shortBlock is the size of the blocks the short strings of a Rows' rows
-// are copied into, one after the other: one allocation for many rows'
-// strings instead of one per string. A string kept from the rows keeps
-// at most its block alive, as much as eight short strings of one row
-// would.
-const shortBlock = 1024
-
-// shortStrings collects a row's short text values bound for *string
-// destinations, to copy them into the rows' block.
-type shortStrings struct {
-	n     int
-	total int
-	dst   [8]*string
-	src   [8][]byte
-}
-
-// add takes v (which aliases the read buffer until the row's Scan returns)
-// for *p if it is short and there is room, and reports whether it did.
-func (s *shortStrings) add(p *string, v []byte) bool {
-	if len(v) > maxShortString || s.n == len(s.dst) {
-		return false
+// scanOne decodes column i's value (nil for NULL) into d: a short text
+// value bound for a *string is copied into the rows' shared block (one
+// allocation for many values and rows; a string kept keeps at most 1 KiB
+// alive), anything else goes through the column's scan plan.
+func (r *Rows) scanOne(i int, v []byte, d any) error {
+	if p, ok := d.(*string); ok && p != nil && v != nil && len(v) <= strblock.MaxLen && r.sd.plans[i].copiesString {
+		*p = r.short.String(v)
+		return nil
 	}
-	s.dst[s.n], s.src[s.n] = p, v
-	s.n++
-	s.total += len(v)
-	return true
-}
-
-// set copies the collected values to the end of *block (a new block when
-// they do not fit in what is left of it) and points each destination at
-// its copy. The bytes of *block before its length belong to strings
-// already handed out and are never written again.
-func (s *shortStrings) set(block *[]byte) {
-	if s.n == 0 {
-		return
-	}
-	b := *block
-	if cap(b)-len(b) < s.total {
-		// Blocks double from the first row's size up to shortBlock: a
-		// query of one or a few rows allocates little more than its
-		// strings take.
-		b = make([]byte, 0, max(s.total, min(shortBlock, 2*cap(b))))
-	}
-	for i, v := range s.src[:s.n] {
-		if len(v) == 0 {
-			*s.dst[i] = ""
-			continue
-		}
-		start := len(b)
-		b = append(b, v...)
-		*s.dst[i] = unsafe.String(&b[start], len(v))
-	}
-	*block = b
+	return r.scanValue(i, v, d)
 }
 
 // ScanColumn decodes column i of the current row into dest, as Scan does
@@ -480,7 +427,7 @@ func (r *Rows) ScanColumn(i int, dest any) error {
 	if isNull {
 		v = nil
 	}
-	return r.scanValue(i, v, dest)
+	return r.scanOne(i, v, dest)
 }
 
 // scanValue decodes column i's value (nil for NULL) into d through the

@@ -9,15 +9,15 @@ import (
 	"github.com/pgline/pgline/pgtype"
 )
 
-// TestScanShortStrings: a row's short text values, which Scan copies into
-// one block, are each the right value, outlive the read buffer (kept from
-// every row of a reply larger than it), and mix with long values, empty
-// strings, NULLs, other destination types and more columns than one block
-// takes.
+// TestScanShortStrings: short text values, which Scan copies into blocks
+// shared by the rows, are each the right value, outlive the read buffer
+// (kept from every row of a reply larger than it) and the blocks' growth,
+// and mix with long values, empty strings, NULLs and other destination
+// types.
 func TestScanShortStrings(t *testing.T) {
 	c := connect(t, srv.DSN("read_buffer_size=4096"))
 	ctx := testCtx(t)
-	const cols = 12 // more than shortStrings holds
+	const cols = 12
 	var sel []string
 	for j := range cols {
 		switch j {

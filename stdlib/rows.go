@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"unsafe"
 
 	"github.com/pgline/pgline"
+	"github.com/pgline/pgline/internal/strblock"
 	"github.com/pgline/pgline/pgtype"
 )
 
@@ -20,8 +20,8 @@ type Rows struct {
 	r      *pgline.Rows // nil once closed
 	fields []pgline.FieldDescription
 	cols   *colInfo
-	// block holds the short text values Next has handed out (see Next).
-	block []byte
+	// short holds the short text values Next has handed out.
+	short strblock.Block
 }
 
 func (c *Conn) newRows(r *pgline.Rows) *Rows {
@@ -70,12 +70,12 @@ func (r *Rows) Next(dest []driver.Value) error {
 	if len(raw) != len(dest) || len(raw) != len(r.cols.dec) {
 		return fmt.Errorf("pgline/stdlib: row has %d columns, want %d", len(raw), len(dest))
 	}
-	short, nShort := 0, 0 // the row's short text values: bytes, count
 	for i, src := range raw {
-		if r.cols.copiesText[i] && src != nil && len(src) <= maxShortText {
-			short += len(src)
-			nShort++
-			continue // set below
+		if r.cols.copiesText[i] && src != nil && len(src) <= strblock.MaxLen {
+			// A short text value goes into the rows' shared block: one
+			// allocation for many values and rows.
+			dest[i] = r.short.String(src)
+			continue
 		}
 		v, err := r.cols.dec[i](src)
 		if err != nil {
@@ -83,41 +83,8 @@ func (r *Rows) Next(dest []driver.Value) error {
 		}
 		dest[i] = v
 	}
-	if nShort > 0 {
-		// Copied to the end of the rows' block (a new one when they do
-		// not fit): one allocation for many rows' strings. The bytes
-		// before the block's length belong to strings handed out.
-		b := r.block
-		if cap(b)-len(b) < short {
-			// Blocks double from the first row's size up to
-			// shortBlock: a query of one or a few rows allocates
-			// little more than its strings take.
-			b = make([]byte, 0, max(short, min(shortBlock, 2*cap(b))))
-		}
-		for i, src := range raw {
-			if r.cols.copiesText[i] && src != nil && len(src) <= maxShortText {
-				if len(src) == 0 {
-					dest[i] = ""
-					continue
-				}
-				start := len(b)
-				b = append(b, src...)
-				dest[i] = unsafe.String(&b[start], len(src))
-			}
-		}
-		r.block = b
-	}
 	return nil
 }
-
-// maxShortText is the longest text value Next copies into the rows'
-// shared block; a longer one gets an allocation of its own.
-const maxShortText = 128
-
-// shortBlock is the size of the blocks short text values are copied into,
-// one after the other: a string kept from the rows keeps at most its
-// block alive.
-const shortBlock = 1024
 
 // colInfo is what rows of one result description need: column names and
 // a decoder per column.

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestShortTextValues: a row's short text values, which Next copies into
-// one block, are each their own value as database/sql sees it (string),
+// TestShortTextValues: short text values, which Next copies into blocks
+// shared by the rows, are each their own value as database/sql sees it (string),
 // kept across rows, beside empty strings, NULLs, long values and other
 // types.
 func TestShortTextValues(t *testing.T) {
