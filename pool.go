@@ -252,7 +252,8 @@ func (p *hostPool) openLocked() {
 			ctx, cancel = context.WithTimeout(p.closing, poolConnectTimeout)
 		}
 		c, err := ConnectConfig(ctx, p.cfg)
-		if err != nil && ctx.Err() != nil && p.closing.Err() == nil {
+		bounded := err != nil && ctx.Err() != nil && p.closing.Err() == nil
+		if bounded {
 			// Not any caller's deadline: say so, without wrapping
 			// context.DeadlineExceeded.
 			err = fmt.Errorf("pgline: connecting to %s: no answer within %v (connect_timeout is not set)", hostLabel(p.cfg.Hosts[0]), poolConnectTimeout)
@@ -263,8 +264,16 @@ func (p *hostPool) openLocked() {
 		p.opening--
 		if err != nil {
 			p.openFailedLocked(err)
-			p.failWaitersLocked(err)
-			p.failTakersLocked(err)
+			if !bounded {
+				// The Pool's own bound is no outcome for the calls
+				// waiting: a host that is slow rather than down answers
+				// a later attempt, and without connect_timeout they wait
+				// for it, as a connection does in libpq (their ctx ends
+				// the wait). A multi-host Pool has rerouted them
+				// (openFailedLocked).
+				p.failWaitersLocked(err)
+				p.failTakersLocked(err)
+			}
 			p.openForWaitersLocked() // the next attempt, after the backoff
 			p.signalLocked()
 			return
@@ -284,8 +293,10 @@ func (p *hostPool) openLocked() {
 	}()
 }
 
-// poolConnectTimeout bounds a connection attempt a Pool makes when
-// connect_timeout is not set.
+// poolConnectTimeout bounds a connection attempt a Pool makes in the
+// background when connect_timeout is not set, so that a host that accepts
+// and never answers does not hold the slot for ever; the attempt is made
+// again after the backoff, and the calls waiting go on waiting.
 const poolConnectTimeout = 10 * time.Second
 
 // Backoff between failed connection attempts: from backoffMin, doubled

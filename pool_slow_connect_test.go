@@ -1,0 +1,81 @@
+package pgline
+
+import (
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestPoolSlowServerNoDeadline: a server that answers its first connection
+// only after the Pool's own bound on a background connection attempt (10s
+// without connect_timeout) is slow, not down. A statement whose ctx has
+// no deadline waits for the next attempt, as a connection without
+// connect_timeout waits in libpq, instead of getting the bound's expiry,
+// which is no outcome of its own (seen under load in the bench's
+// rtt/sweep/pool100/G5000).
+func TestPoolSlowServerNoDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the Pool's 10s bound")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	first := true
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			slow := first
+			first = false
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() {
+				if slow {
+					time.Sleep(poolConnectTimeout + 2*time.Second)
+				}
+				u, err := net.Dial("tcp", srv.Addr())
+				if err != nil {
+					c.Close()
+					return
+				}
+				mu.Lock()
+				conns = append(conns, u)
+				mu.Unlock()
+				go func() { io.Copy(u, c); u.Close() }()
+				io.Copy(c, u)
+				c.Close()
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	port := ln.Addr().(*net.TCPAddr).Port
+	p, err := NewPool(context.Background(), srv.DSN("host=127.0.0.1 port="+strconv.Itoa(port)+" pool_max_conns=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	start := time.Now()
+	var n int
+	err = p.QueryRow(context.Background(), "SELECT 42").Scan(&n)
+	t.Logf("answered after %v: %d, %v", time.Since(start).Round(time.Millisecond), n, err)
+	if err != nil || n != 42 {
+		t.Fatalf("a statement without a deadline failed while the server was only slow: %v", err)
+	}
+}
