@@ -252,11 +252,10 @@ func (p *hostPool) openLocked() {
 			ctx, cancel = context.WithTimeout(p.closing, poolConnectTimeout)
 		}
 		c, err := ConnectConfig(ctx, p.cfg)
-		bounded := err != nil && ctx.Err() != nil && p.closing.Err() == nil
-		if bounded {
+		if err != nil && ctx.Err() != nil && p.closing.Err() == nil {
 			// Not any caller's deadline: say so, without wrapping
 			// context.DeadlineExceeded.
-			err = fmt.Errorf("pgline: connecting to %s: no answer within %v (connect_timeout is not set)", hostLabel(p.cfg.Hosts[0]), poolConnectTimeout)
+			err = fmt.Errorf("pgline: connecting to %s: %w within %v (connect_timeout is not set)", hostLabel(p.cfg.Hosts[0]), errNoAnswer, poolConnectTimeout)
 		}
 		cancel()
 		p.mu.Lock()
@@ -264,16 +263,8 @@ func (p *hostPool) openLocked() {
 		p.opening--
 		if err != nil {
 			p.openFailedLocked(err)
-			if !bounded {
-				// The Pool's own bound is no outcome for the calls
-				// waiting: a host that is slow rather than down answers
-				// a later attempt, and without connect_timeout they wait
-				// for it, as a connection does in libpq (their ctx ends
-				// the wait). A multi-host Pool has rerouted them
-				// (openFailedLocked).
-				p.failWaitersLocked(err)
-				p.failTakersLocked(err)
-			}
+			p.failWaitersLocked(err)
+			p.failTakersLocked(err)
 			p.openForWaitersLocked() // the next attempt, after the backoff
 			p.signalLocked()
 			return
@@ -298,6 +289,11 @@ func (p *hostPool) openLocked() {
 // and never answers does not hold the slot for ever; the attempt is made
 // again after the backoff, and the calls waiting go on waiting.
 const poolConnectTimeout = 10 * time.Second
+
+// errNoAnswer is wrapped by the error of a connection attempt that ran
+// out of poolConnectTimeout: the Pool's own bound, no outcome for the
+// calls waiting (see waitsForHost).
+var errNoAnswer = errors.New("no answer")
 
 // Backoff between failed connection attempts: from backoffMin, doubled
 // per failure up to backoffMax, each drawn between half and all of it.
@@ -332,8 +328,14 @@ func (p *hostPool) upAgainLocked() {
 // waitsForHost reports whether a call whose connection attempt failed
 // with err waits for the next one: only with a deadline, and unless a
 // server refused the session (see refusedByServer) for another reason
-// than too many connections (53300).
+// than too many connections (53300). The Pool's own bound on an attempt
+// (errNoAnswer) fails nobody: a host slow rather than down answers a
+// later one, and without connect_timeout a call waits for it, as a
+// connection does in libpq, until its ctx ends.
 func waitsForHost(ctx context.Context, err error) bool {
+	if errors.Is(err, errNoAnswer) {
+		return ctx.Err() == nil
+	}
 	_, ok := ctx.Deadline()
 	var pgErr *PgError
 	refused := refusedByServer(err) && !(errors.As(err, &pgErr) && pgErr.Code == "53300")

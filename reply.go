@@ -58,7 +58,7 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 		if c.fatal.Load() != nil {
 			return 0, nil, 0, c.errFor(req, c.failedErr())
 		}
-		if req.interrupted() {
+		if req != nil && req.watch.interrupts && req.watch.ctx.Err() != nil {
 			return 0, nil, 0, errInterrupted // answered at once, whatever is buffered
 		}
 		switch mode {
@@ -69,6 +69,11 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 			typ, body, err = c.rd.NextDiscarding()
 			n = len(body)
 		case readHeader:
+			if body, ok := c.rd.BufferedDataRow(); ok {
+				// Most rows of a reply arrive whole in the read buffer:
+				// taken in one step.
+				return wire.MsgDataRow, body, len(body), nil
+			}
 			typ, n, err = c.rd.NextHeader()
 			if err == nil && typ != wire.MsgCopyData && (typ != wire.MsgDataRow || n <= c.rd.Size()) {
 				body, err = c.rd.Body()
@@ -109,13 +114,6 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 		}
 		return typ, body, n, nil
 	}
-}
-
-// interrupted reports whether req's ctx ended while its reply is read in
-// the pipeline's mode, in which the caller is answered at once (see
-// ctxWatch); false for a nil req.
-func (req *request) interrupted() bool {
-	return req != nil && req.watch.interrupts && req.watch.ctx.Err() != nil
 }
 
 // readFailed turns a read error into next's error: errInterrupted when

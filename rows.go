@@ -80,12 +80,6 @@ func (r *Rows) start() error {
 func (r *Rows) readRow() bool {
 	c := r.c
 	r.big = false
-	if r.seen && r.replay == nil && c.fatal.Load() == nil && !r.req.interrupted() {
-		// Most rows of a reply arrive whole in the read buffer.
-		if body, ok := c.rd.BufferedDataRow(); ok {
-			return r.setRow(body)
-		}
-	}
 	for {
 		typ, body, err := r.nextMessage()
 		if err != nil {
@@ -107,7 +101,15 @@ func (r *Rows) readRow() bool {
 		r.seen = true
 		switch typ {
 		case wire.MsgDataRow:
-			return r.setRow(body)
+			row, err := wire.ParseDataRow(body)
+			if err != nil {
+				return r.fatal(protocolErr(err))
+			}
+			if row.NumColumns() != len(r.sd.fields) {
+				return r.fatal(&ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))})
+			}
+			r.row = row
+			return true
 		case wire.MsgRowDescription:
 			if err := r.portalDescribed(body); err != nil {
 				return r.fatal(err)
@@ -184,20 +186,6 @@ func (r *Rows) readRow() bool {
 			return r.fatal(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a query", typ)})
 		}
 	}
-}
-
-// setRow makes the DataRow body the current row, checking it against the
-// result's columns; a malformed row closes the connection.
-func (r *Rows) setRow(body []byte) bool {
-	row, err := wire.ParseDataRow(body)
-	if err != nil {
-		return r.fatal(protocolErr(err))
-	}
-	if row.NumColumns() != len(r.sd.fields) {
-		return r.fatal(&ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))})
-	}
-	r.row = row
-	return true
 }
 
 // portalDescribed takes the portal's RowDescription, sent before the rows
@@ -401,7 +389,7 @@ func (r *Rows) Scan(dest ...any) error {
 // allocation for many values and rows; a string kept keeps at most 1 KiB
 // alive), anything else goes through the column's scan plan.
 func (r *Rows) scanOne(i int, v []byte, d any) error {
-	if p, ok := d.(*string); ok && p != nil && v != nil && len(v) <= strblock.MaxLen && r.sd.plans[i].copiesString {
+	if p, ok := d.(*string); ok && p != nil && v != nil && len(v) <= strblock.MaxLen && pgtype.CopiesToString(r.sd.plans[i].plan) {
 		*p = r.short.String(v)
 		return nil
 	}
@@ -441,7 +429,6 @@ func (r *Rows) scanValue(i int, v []byte, d any) error {
 			return err
 		}
 		cp.dst, cp.plan = t, plan
-		cp.copiesString = pgtype.CopiesToString(plan)
 	}
 	if err := cp.plan.Scan(v, d); err != nil {
 		return r.columnErr(i, err)

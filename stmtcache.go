@@ -88,9 +88,6 @@ func traitsOf(sql string) sqlTraits {
 type columnPlan struct {
 	dst  unsafe.Pointer // the destination type's word (see typeWord)
 	plan pgtype.ScanPlan
-	// copiesString: plan is for *string and copies the value's bytes
-	// (pgtype.CopiesToString), so Scan may pack it with the row's others.
-	copiesString bool
 }
 
 // setFields records the result columns and picks the result formats:

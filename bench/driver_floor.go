@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgline/pgline/bench/internal/floor"
+	"github.com/pgline/pgline/internal/strblock"
 )
 
 // floorClientDriver is the raw floor: the same Bind/Execute/Sync, the
@@ -346,15 +346,15 @@ func (f *floorConn) ReadValue(ctx context.Context, sql string, args ...any) (int
 
 // DecodeRows runs sql (bench_rows' six columns, in binary) with arg and
 // decodes each row into a rowVals: the floor for scanning rows. Its
-// strings are copied into blocks of up to 1 KiB shared by the query's
-// rows, as pgline's short strings are.
+// strings are copied into blocks shared by the query's rows, as pgline's
+// short strings are (strblock).
 func (f *floorConn) DecodeRows(ctx context.Context, sql string, arg any) (int, error) {
 	name, err := f.bind(sql, []any{arg})
 	if err != nil {
 		return 0, err
 	}
 	var v rowVals
-	var block []byte
+	var block strblock.Block
 	res, err := f.c.ExecRows(name, f.params, f.formats, func(body []byte) error { return decodeBenchRow(body, &v, &block) })
 	return res.Rows, err
 }
@@ -364,8 +364,8 @@ var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // decodeBenchRow decodes a DataRow body of bench_rows' columns (int4,
 // text, float8, timestamptz, text, bool; binary) into v, its strings
-// appended to *block (a new block of up to 1 KiB when they do not fit).
-func decodeBenchRow(body []byte, v *rowVals, block *[]byte) error {
+// copied into block (short: pgline's blocks, see strblock).
+func decodeBenchRow(body []byte, v *rowVals, block *strblock.Block) error {
 	if len(body) < 2 || binary.BigEndian.Uint16(body) != 6 {
 		return errors.New("floor: not a row of 6 columns")
 	}
@@ -390,15 +390,9 @@ func decodeBenchRow(body []byte, v *rowVals, block *[]byte) error {
 	v.score = math.Float64frombits(binary.BigEndian.Uint64(cols[2]))
 	v.created = pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(cols[3]))) * time.Microsecond)
 	v.flag = cols[5][0] != 0
-	n := len(cols[1]) + len(cols[4])
-	b := *block
-	if cap(b)-len(b) < n {
-		b = make([]byte, 0, max(n, 1024))
+	if len(cols[1]) > strblock.MaxLen || len(cols[4]) > strblock.MaxLen {
+		return errors.New("floor: text column longer than a short string")
 	}
-	start := len(b)
-	b = append(append(b, cols[1]...), cols[4]...)
-	*block = b
-	s := unsafe.String(unsafe.SliceData(b[start:]), n)
-	v.name, v.hash = s[:len(cols[1])], s[len(cols[1]):]
+	v.name, v.hash = block.String(cols[1]), block.String(cols[4])
 	return nil
 }

@@ -96,9 +96,9 @@ var (
 
 // DriverCopiesText reports whether DriverDecoder's values for oid are the
 // value's bytes unchanged, as a string, in either format (the text types:
-// text, varchar, bpchar, name, citext...). A driver holding several such
-// values of a row may copy them into one allocation, as the stdlib
-// package does.
+// text, varchar, bpchar, name, citext...). A driver may then make that
+// copy itself, as the stdlib package does into blocks shared by many short
+// strings.
 func (m *Map) DriverCopiesText(oid uint32) bool {
 	return m.typeOf(oid).kind == kindText
 }

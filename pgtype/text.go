@@ -130,9 +130,9 @@ func (stringCopyPlan) Scan(src []byte, dst any) error {
 
 // CopiesToString reports whether plan, made for a *string destination,
 // stores a non-NULL value as a copy of its bytes, unchanged (the text
-// types: text, varchar, bpchar, name, citext...). A caller holding several
-// such values may then copy them into one allocation and set the
-// destinations itself, as Rows.Scan does for a row's short strings.
+// types: text, varchar, bpchar, name, citext...). A caller may then make
+// that copy itself, as Rows.Scan does into blocks shared by many short
+// strings.
 func CopiesToString(plan ScanPlan) bool {
 	_, ok := plan.(stringCopyPlan)
 	return ok

@@ -97,7 +97,7 @@ type colInfo struct {
 	// as database/sql's conversion (see ScanColumn, Go 1.27).
 	asText []bool
 	// copiesText[i]: column i's driver value is its bytes as a string
-	// (pgtype.Map.DriverCopiesText), which Next packs with the row's others.
+	// (pgtype.Map.DriverCopiesText), which Next copies into r.short.
 	copiesText []bool
 }
 
