@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,48 +23,16 @@ import (
 func TestPoolSilentHostRecovers(t *testing.T) {
 	P := startPrimary(t)
 	S := startStandby(t, P, pgtest.StandbyOptions{Name: "silent_host_s"})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var forward atomic.Bool
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			if !forward.Load() {
-				go io.Copy(io.Discard, c)
-				continue
-			}
-			u, err := net.Dial("tcp", S.Addr())
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, u)
-			mu.Unlock()
-			go func() { io.Copy(u, c); u.Close() }()
-			go func() { io.Copy(c, u); c.Close() }()
+	px := newTestProxy(t, S.Addr, func(_ int, c net.Conn) bool {
+		if !forward.Load() {
+			io.Copy(io.Discard, c) // accepted, never answered
+			return false
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
+		return true
 	})
 	before := runtime.NumGoroutine()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port, _ := strconv.Atoi(px.port())
 	dsn := hostsDSN([]int{port, P.Port}, P.User, P.Database, "application_name=silent_host", "pool_max_conns=2")
 	cfg, err := ParseConfig(dsn)
 	if err != nil {

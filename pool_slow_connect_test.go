@@ -2,10 +2,7 @@ package pgline
 
 import (
 	"context"
-	"io"
 	"net"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 )
@@ -21,52 +18,13 @@ func TestPoolSlowServerNoDeadline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the Pool's 10s bound")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	first := true
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			slow := first
-			first = false
-			conns = append(conns, c)
-			mu.Unlock()
-			go func() {
-				if slow {
-					time.Sleep(poolConnectTimeout + 2*time.Second)
-				}
-				u, err := net.Dial("tcp", srv.Addr())
-				if err != nil {
-					c.Close()
-					return
-				}
-				mu.Lock()
-				conns = append(conns, u)
-				mu.Unlock()
-				go func() { io.Copy(u, c); u.Close() }()
-				io.Copy(c, u)
-				c.Close()
-			}()
+	px := newTestProxy(t, srv.Addr, func(i int, _ net.Conn) bool {
+		if i == 0 {
+			time.Sleep(poolConnectTimeout + 2*time.Second)
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
+		return true
 	})
-	port := ln.Addr().(*net.TCPAddr).Port
-	p, err := NewPool(context.Background(), srv.DSN("host=127.0.0.1 port="+strconv.Itoa(port)+" pool_max_conns=1"))
+	p, err := NewPool(context.Background(), srv.DSN("host=127.0.0.1 port="+px.port()+" pool_max_conns=1"))
 	if err != nil {
 		t.Fatal(err)
 	}

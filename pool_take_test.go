@@ -7,7 +7,6 @@ package pgline
 
 import (
 	"context"
-	"io"
 	"net"
 	"runtime/pprof"
 	"strconv"
@@ -61,56 +60,25 @@ func takeRun(t *testing.T, d time.Duration, what string, body func()) {
 	}
 }
 
-// takeProxy is a TCP forwarder to the test server that can refuse
-// connections (accept and close at once) while down.
+// takeProxy is a proxy to the test server that refuses connections
+// (accepts and closes them at once) while down.
 type takeProxy struct {
-	ln   net.Listener
-	up   atomic.Bool
-	mu   sync.Mutex
-	open []net.Conn
+	*testProxy
+	up atomic.Bool
 }
 
 func newTakeProxy(t *testing.T) *takeProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := &takeProxy{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if !px.up.Load() {
-				c.Close()
-				continue
-			}
-			s, err := net.Dial("tcp", srv.Addr())
-			if err != nil {
-				c.Close()
-				continue
-			}
-			px.mu.Lock()
-			px.open = append(px.open, c, s)
-			px.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		px.mu.Lock()
-		for _, c := range px.open {
+	px := &takeProxy{}
+	px.testProxy = newTestProxy(t, srv.Addr, func(_ int, c net.Conn) bool {
+		if !px.up.Load() {
 			c.Close()
+			return false
 		}
-		px.mu.Unlock()
+		return true
 	})
 	return px
 }
-
-func (px *takeProxy) port() string { return strconv.Itoa(px.ln.Addr().(*net.TCPAddr).Port) }
 
 // Unreachable host: an Acquire without deadline arriving while one with
 // a (long) deadline waits for the host must still get its error at once
