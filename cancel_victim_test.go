@@ -643,9 +643,13 @@ func (wk *victimWorker) op(ctx context.Context, p *Pool, shape, key int) (int, e
 // fails with 57014 while a cancel meant for another statement was under
 // way since the batch was queued is sent again on its own; the statements
 // after it are read back from memory, and every result is the batch's
-// own. The 57014 is raised by the statement itself the first time
+// own. The 57014 is raised by the statement itself the first time it runs
 // (fail_once), so that no second signal of a real cancel can reach the
-// statement sent again.
+// statement sent again. The real cancel's second signal may instead hit
+// the statement before fail_once ran: then the run sent again is
+// fail_once's first, and its own 57014 (queued after the cancel ended) is
+// the caller's answer. That outcome is checked too, and the scenario run
+// again until the path under test was taken.
 func TestCancelNoVictimBatchResent(t *testing.T) {
 	c := connect(t, srv.DSN("cancel_grace=400ms"))
 	admin := connect(t, srv.DSN())
@@ -654,7 +658,7 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 		CREATE FUNCTION pg_temp.fail_once() RETURNS int LANGUAGE plpgsql AS $$
 		BEGIN
 			IF nextval('fail_seq') = 1 THEN
-				RAISE EXCEPTION USING ERRCODE = '57014', MESSAGE = 'canceling statement due to user request';
+				RAISE EXCEPTION USING ERRCODE = '57014', MESSAGE = 'fail_once: first call';
 			END IF;
 			RETURN 2;
 		END $$`); err != nil {
@@ -666,6 +670,28 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for attempt := 1; ; attempt++ {
+		if _, err := c.Exec(ctx, "SELECT setval('fail_seq', 1, false)"); err != nil {
+			t.Fatal(err)
+		}
+		if cancelBatchResent(ctx, t, c, admin) {
+			break
+		}
+		if attempt == 5 {
+			t.Fatal("statement 1 got fail_once's own error 5 times in a row: its 57014, raised while a cancel for A was under way, was not sent again (or the cancel's second signal reached fail_once first each time)")
+		}
+	}
+	var one int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the connection after the batch: %d, %v", one, err)
+	}
+}
+
+// cancelBatchResent runs TestCancelNoVictimBatchResent's scenario once. It
+// reports false when the batch got fail_once's own 57014 from the run
+// sent again (a correct answer, but not the path under test).
+func cancelBatchResent(ctx context.Context, t *testing.T, c, admin *Conn) bool {
+	t.Helper()
 	aDone := make(chan error, 1)
 	actx, giveUpA := context.WithCancel(ctx)
 	defer giveUpA()
@@ -679,7 +705,9 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 	c.wmu.Unlock()
 	type result struct {
 		vals []int
-		err  error
+		errs []error // each statement's
+		exec error   // statement 3's
+		cl   error   // Close's
 	}
 	done := make(chan result, 1)
 	go func() { // B, queued behind A before A's cancel
@@ -693,18 +721,11 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 		var res result
 		for range 3 {
 			var v int
-			if err := br.QueryRow().Scan(&v); err != nil && res.err == nil {
-				res.err = err
-			}
-			res.vals = append(res.vals, v)
+			err := br.QueryRow().Scan(&v)
+			res.vals, res.errs = append(res.vals, v), append(res.errs, err)
 		}
-		var pgErr *PgError
-		if _, err := br.Exec(); !errors.As(err, &pgErr) || pgErr.Code != "22012" {
-			res.err = fmt.Errorf("statement 3: %v, want division by zero", err)
-		}
-		if err := br.Close(); !errors.As(err, &pgErr) || pgErr.Code != "22012" {
-			res.err = fmt.Errorf("Close: %v, want the batch's first error", err)
-		}
+		_, res.exec = br.Exec()
+		res.cl = br.Close()
 		done <- res
 	}()
 	// B is queued behind A before A is given up, so that the driver's
@@ -719,11 +740,35 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 		t.Fatalf("A: %v", err)
 	}
 	res := <-done
-	if res.err != nil || len(res.vals) != 3 || res.vals[0] != 1 || res.vals[1] != 2 || res.vals[2] != 3 {
-		t.Fatalf("batch: %v, %v; want [1 2 3] and no error", res.vals, res.err)
+	if res.errs[0] != nil || res.vals[0] != 1 || res.errs[2] != nil || res.vals[2] != 3 {
+		t.Fatalf("statements 0 and 2: %v, %v; want 1 and 3", res.vals, res.errs)
 	}
-	var one int
-	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
-		t.Fatalf("the connection after the batch: %d, %v", one, err)
+	var pgErr *PgError
+	if !errors.As(res.exec, &pgErr) || pgErr.Code != "22012" {
+		t.Fatalf("statement 3: %v, want division by zero", res.exec)
 	}
+	if res.errs[1] == nil {
+		if res.vals[1] != 2 {
+			t.Fatalf("statement 1: %d, want 2", res.vals[1])
+		}
+		if !errors.As(res.cl, &pgErr) || pgErr.Code != "22012" {
+			t.Fatalf("Close: %v, want the batch's first error (division by zero)", res.cl)
+		}
+		return true
+	}
+	// The other correct outcome: fail_once's own error, from its first
+	// call, which was the run sent again; not a cancel's.
+	if !errors.As(res.errs[1], &pgErr) || pgErr.Message != "fail_once: first call" || errors.Is(res.errs[1], ErrCanceledByOther) {
+		t.Fatalf("statement 1: %v, want 2 or fail_once's own error", res.errs[1])
+	}
+	var last int64
+	var called bool
+	if err := c.QueryRow(ctx, "SELECT last_value, is_called FROM fail_seq").Scan(&last, &called); err != nil || last != 1 || !called {
+		t.Fatalf("statement 1 failed with fail_once's error but the sequence is at %d, called %v (%v), want fail_once called once", last, called, err)
+	}
+	if !errors.As(res.cl, &pgErr) || pgErr.Message != "fail_once: first call" {
+		t.Fatalf("Close: %v, want the batch's first error (%v)", res.cl, res.errs[1])
+	}
+	t.Logf("the cancel's second signal reached fail_once before its first call; running the scenario again")
+	return false
 }
