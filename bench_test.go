@@ -227,34 +227,45 @@ func BenchmarkPipelineConcurrent(b *testing.B) {
 // running SELECT $1::int back to back; bench/internal/floor's BenchmarkPipe
 // runs the same through the least machinery that gives each goroutine its
 // own reply (the floor of the bench command's pipeline/*/concN cases).
+// With a ctx that can end (the bench command's, and most servers'), every
+// statement's ctx is watched.
 func BenchmarkPipelineGoroutines(b *testing.B) {
-	ctx := context.Background()
 	for _, n := range []int{20, 40} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			c, err := Connect(ctx, srv.DSN(""))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						var v int32
-						if err := c.QueryRow(ctx, "SELECT $1::int", int32(7)).Scan(&v); err != nil || v != 7 {
-							b.Error(v, err)
-							return
+		for _, kind := range []string{"background", "cancelable"} {
+			b.Run(strconv.Itoa(n)+"/"+kind, func(b *testing.B) {
+				ctx := context.Background()
+				if kind == "cancelable" {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer cancel()
+				}
+				c, err := Connect(ctx, srv.DSN(""))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ReportAllocs()
+				report := reportCPU(b, c)
+				defer report()
+				b.ResetTimer()
+				for range n {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for next.Add(1) <= int64(b.N) {
+							var v int32
+							if err := c.QueryRow(ctx, "SELECT $1::int", int32(7)).Scan(&v); err != nil || v != 7 {
+								b.Error(v, err)
+								return
+							}
 						}
-					}
-				}()
-			}
-			wg.Wait()
-		})
+					}()
+				}
+				wg.Wait()
+			})
+		}
 	}
 }
 

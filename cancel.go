@@ -60,6 +60,12 @@ type ctxWatch struct {
 // queue, in req's own ctxWatch, in the pipeline's mode. It returns nil
 // when ctx can never end. The watch must be ended (end, or stop and
 // wrap, or Conn.abandon) before req is handed off: req is then reused.
+//
+// In the pipeline's mode the watch is armed (context.AfterFunc) only when
+// the reader is about to block on the socket (see socketReader): a reply
+// already in the read buffer, as most are when requests are pipelined, is
+// read with no registration on ctx, and Conn.next checks ctx before each
+// message instead.
 func (c *Conn) watch(ctx context.Context, req *request) *ctxWatch {
 	return c.startWatch(ctx, req, true)
 }
@@ -78,9 +84,32 @@ func (c *Conn) startWatch(ctx context.Context, req *request, interrupts bool) *c
 	}
 	w.start = time.Now()
 	w.fired.Store(false)
-	w.cancelled.Add(1) // Done by fire, or by stop when fire will never run
-	w.stopAfter = context.AfterFunc(ctx, w.cancelFn)
+	if interrupts {
+		c.unarmed = w // armed by the first read that reaches the socket
+	} else {
+		w.arm()
+	}
 	return w
+}
+
+// arm registers fire to run when ctx ends.
+func (w *ctxWatch) arm() {
+	w.cancelled.Add(1) // Done by fire, or by stop when fire will never run
+	w.stopAfter = context.AfterFunc(w.ctx, w.cancelFn)
+}
+
+// socketReader is what the reply reader reads from: the socket, arming
+// first the watch of the request reading (Conn.unarmed), whose read may
+// now block.
+type socketReader struct{ c *Conn }
+
+func (s socketReader) Read(p []byte) (int, error) {
+	c := s.c
+	if w := c.unarmed; w != nil {
+		c.unarmed = nil
+		w.arm()
+	}
+	return c.netConn.Read(p)
 }
 
 // fire runs when ctx ends.
@@ -104,7 +133,13 @@ func (w *ctxWatch) fire() {
 // late cancel nor a late deadline reaches the connection's next request,
 // and clears the deadline fire set. It reports whether ctx ended.
 func (w *ctxWatch) stop() bool {
-	if w == nil || w.stopAfter == nil {
+	if w == nil {
+		return false
+	}
+	if w.c != nil && w.c.unarmed == w {
+		w.c.unarmed = nil
+	}
+	if w.stopAfter == nil {
 		return false
 	}
 	stopped := w.stopAfter()
@@ -128,11 +163,17 @@ func (w *ctxWatch) end(err error) error {
 	return w.wrap(err)
 }
 
+// ended reports whether the watched ctx ended: while armed (fired), or
+// at all (a watch armed late, or never).
+func (w *ctxWatch) ended() bool {
+	return w.fired.Load() || w.ctx != nil && w.ctx.Err() != nil
+}
+
 // wrap returns the error for a request whose ctx may have ended: when it
 // did, the result wraps ctx.Err() as well as err (the server's 57014, or
 // the I/O error of a closed connection).
 func (w *ctxWatch) wrap(err error) error {
-	if err == nil || w == nil || !w.fired.Load() {
+	if err == nil || w == nil || !w.ended() {
 		return err
 	}
 	ctxErr := w.ctx.Err()

@@ -72,9 +72,12 @@ type Conn struct {
 	shared, resent uint64
 
 	// rd is used by the request at the head of the queue only, and so is
-	// scratch (small columns of rows larger than the read buffer).
+	// scratch (small columns of rows larger than the read buffer), and
+	// unarmed: the watch of the request reading, armed by the first read
+	// that reaches the socket (see Conn.watch).
 	rd      *wire.Reader
 	scratch []byte
+	unarmed *ctxWatch
 	types   *pgtype.Map
 	label   string // the host as host:port or socket path (hostLabel)
 

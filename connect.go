@@ -276,7 +276,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 			return nil, ctxWrap(ctx, err)
 		}
 	}
-	c.rd = wire.NewReader(c.netConn, cfg.ReadBufferSize, cfg.MaxMessageSize)
+	c.rd = wire.NewReader(socketReader{c}, cfg.ReadBufferSize, cfg.MaxMessageSize)
 	if err := c.startup(h); err != nil {
 		err = ctxWrap(ctx, err)
 		if plan == tlsTry && !c.tls {

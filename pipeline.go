@@ -444,9 +444,13 @@ func (c *Conn) enqueueLocked(req *request) {
 	c.tail = req
 }
 
-// flushLocked gets the write buffer written and releases wmu. When req is
-// the only request queued and nobody is writing, this goroutine writes its
-// own bytes; otherwise a flusher goroutine writes (see the file comment).
+// flushLocked gets the write buffer written and releases wmu. Whoever
+// finds nobody writing writes, itself (no goroutine is started, and no
+// idle processor woken to run one). When other requests are in flight it
+// first yields the processor: the goroutines it handed the reader to, and
+// those about to queue their next statement, run first and queue theirs,
+// so that one write carries them all. What it writes for others is
+// bounded by maxSyncWrite (see writeLocked).
 func (c *Conn) flushLocked(req *request) {
 	if !c.takeWriterLocked() {
 		c.wmu.Unlock() // the writer writes these bytes too, or the cancel's end
@@ -454,30 +458,47 @@ func (c *Conn) flushLocked(req *request) {
 	}
 	if c.tail != req || req.state.Load() != reqHead {
 		c.wmu.Unlock()
-		go c.flushLoop()
+		runtime.Gosched()
+		c.wmu.Lock()
+		c.writeLocked(false)
 		return
 	}
-	buf, from := c.swapBuffersLocked()
-	c.wmu.Unlock()
-	err := c.writeQueued(buf, from)
-	c.wmu.Lock()
-	c.spare = buf[:0]
-	if err != nil || len(c.wbuf) == 0 {
-		c.dropWriterLocked()
-		c.wmu.Unlock()
-		return
-	}
-	// Others queued behind while this goroutine wrote: leave their bytes
-	// to a flusher.
-	c.wmu.Unlock()
-	go c.flushLoop()
+	c.writeLocked(true)
 }
 
-// flushLoop writes the write buffer until it is empty.
+// writeLocked writes the write buffer until it is empty, as the writer
+// (see takeWriterLocked), then gives the role up and releases wmu. A
+// caller writes at most maxSyncWrite at a time, except its own bytes when
+// its request is alone (own), which the server reads before it answers
+// them: more is left to a flusher goroutine, so that a goroutine never
+// blocks in Write while its own reply waits to be read (the server stops
+// reading when nobody reads its output: that would deadlock).
+func (c *Conn) writeLocked(own bool) {
+	for len(c.wbuf) > 0 && !c.cancelling {
+		if !own && len(c.wbuf) > maxSyncWrite {
+			c.wmu.Unlock()
+			go c.flushLoop()
+			return
+		}
+		own = false
+		buf, from := c.swapBuffersLocked()
+		c.wmu.Unlock()
+		err := c.writeQueued(buf, from)
+		c.wmu.Lock()
+		c.spare = buf[:0]
+		if err != nil {
+			break
+		}
+	}
+	c.dropWriterLocked()
+	c.wmu.Unlock()
+}
+
+// flushLoop writes the write buffer until it is empty, as the writer,
+// from a goroutine that waits for no reply.
 func (c *Conn) flushLoop() {
 	// Other requests are in flight: let the goroutines about to queue
-	// theirs do so first, so that one syscall writes them all
-	// (BenchmarkPoolParallel: -16% time per query).
+	// theirs do so first, so that one syscall writes them all.
 	runtime.Gosched()
 	c.wmu.Lock()
 	for len(c.wbuf) > 0 && !c.cancelling {

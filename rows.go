@@ -235,7 +235,7 @@ func (r *Rows) nextMessage() (typ byte, body []byte, err error) {
 // another statement (see Conn.strayCancel).
 func (r *Rows) strayCancel(e *PgError) bool {
 	if r.req != nil {
-		return r.c.strayCancel(e, r.req.cancels, r.req.watch.fired.Load())
+		return r.c.strayCancel(e, r.req.cancels, r.req.watch.ended())
 	}
 	if br := r.batch; br != nil { // read from a replay
 		return r.c.strayCancel(e, br.cancels, br.ctx.Err() != nil)

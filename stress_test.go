@@ -40,6 +40,71 @@ func Test1000GoroutinesOneConn(t *testing.T) {
 	}
 }
 
+// TestLargeWritesAndRepliesShared: goroutines sharing one Conn send
+// parameters larger than the socket buffers take at once while others'
+// large replies are on their way. A goroutine that wrote others' bytes
+// while its own reply waited to be read would deadlock with the server,
+// which stops reading while nobody reads its output; every answer must
+// come, and be its own. Both with a ctx that can end and without.
+func TestLargeWritesAndRepliesShared(t *testing.T) {
+	c := connect(t, srv.DSN())
+	for _, kind := range []string{"background", "cancelable"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			if kind == "cancelable" {
+				ctx = testCtx(t)
+			}
+			done := make(chan struct{})
+			timer := time.AfterFunc(2*time.Minute, func() {
+				select {
+				case <-done:
+				default:
+					buf := make([]byte, 1<<20)
+					t.Errorf("no answer after 2 minutes:\n%s", buf[:runtime.Stack(buf, true)])
+					c.Close()
+				}
+			})
+			defer timer.Stop()
+			defer close(done)
+			var wg sync.WaitGroup
+			for g := range 12 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 6 {
+						var n int
+						var err error
+						switch (g + i) % 3 {
+						case 0: // a large parameter: 8 MB, with a small reply
+							big := string(make([]byte, 8<<20+g))
+							err = c.QueryRow(ctx, "SELECT length($1::bytea)", []byte(big)).Scan(&n)
+							if err == nil && n != 8<<20+g {
+								err = fmt.Errorf("length %d, want %d", n, 8<<20+g)
+							}
+						case 1: // a large reply: 8 MB
+							var s string
+							err = c.QueryRow(ctx, "SELECT repeat(chr(65 + $1::int), 8 << 20)", g%26).Scan(&s)
+							if err == nil && (len(s) != 8<<20 || s[0] != byte('A'+g%26) || s[len(s)-1] != byte('A'+g%26)) {
+								err = fmt.Errorf("a reply of %d bytes starting %q, want 8 MiB of %q", len(s), s[:min(len(s), 1)], string(rune('A'+g%26)))
+							}
+						default: // a small one
+							err = c.QueryRow(ctx, "SELECT $1::int", g*100+i).Scan(&n)
+							if err == nil && n != g*100+i {
+								err = fmt.Errorf("%d, want %d", n, g*100+i)
+							}
+						}
+						if err != nil {
+							t.Errorf("goroutine %d, query %d: %v", g, i, err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
 // TestOkErrorOk: three goroutines, pipelined: ok / *PgError / ok.
 func TestOkErrorOk(t *testing.T) {
 	c := connect(t, srv.DSN())

@@ -20,6 +20,7 @@ type options struct {
 	rtt     time.Duration
 	rounds  int
 	out     string
+	cpuprof string // -cpuprofile: write the run's Go CPU profile there
 	args    []string
 }
 
@@ -42,6 +43,7 @@ func newFlagSet(o *options) (*flag.FlagSet, *string, *string, *string) {
 	fs.DurationVar(&o.rtt, "rtt", time.Millisecond, "round-trip time the delay proxy adds in the rtt workload")
 	fs.IntVar(&o.rounds, "rounds", 5, "measured rounds per case (the median is reported); -quick makes the default 1")
 	fs.StringVar(&o.out, "out", "report", "directory for results.json, index.html and the charts")
+	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (for go tool pprof); the server's time is not in it")
 	match := fs.String("match", "", "regular expression: run only the cases whose name it matches (e.g. 'cached/(batch|conc)1000')")
 	return fs, only, drivers, match
 }
