@@ -50,7 +50,7 @@ type ctxWatch struct {
 	cancelFn   func() // fire, bound once: requests are reused, and their watch with them
 	stopAfter  func() bool
 	interrupts bool      // the pipeline's mode (see above); false for a COPY
-	start      time.Time // when the request became the head
+	start      time.Time // when the watch was armed: the reply's first wait on the socket
 	fired      atomic.Bool
 	cancelled  sync.WaitGroup // done when fire has finished
 	timer      *time.Timer    // a COPY's: closes the socket after the cancel timeout
@@ -82,7 +82,7 @@ func (c *Conn) startWatch(ctx context.Context, req *request, interrupts bool) *c
 	if ctx.Done() == nil {
 		return nil
 	}
-	w.start = time.Now()
+	w.start = time.Time{}
 	w.fired.Store(false)
 	if interrupts {
 		c.unarmed = w // armed by the first read that reaches the socket
@@ -94,6 +94,7 @@ func (c *Conn) startWatch(ctx context.Context, req *request, interrupts bool) *c
 
 // arm registers fire to run when ctx ends.
 func (w *ctxWatch) arm() {
+	w.start = time.Now()
 	w.cancelled.Add(1) // Done by fire, or by stop when fire will never run
 	w.stopAfter = context.AfterFunc(w.ctx, w.cancelFn)
 }

@@ -90,7 +90,9 @@ type Config struct {
 	// CancelGrace is how long a statement whose ctx ended must have run
 	// before its CancelRequest is sent when other requests are already
 	// written behind it (DSN key cancel_grace): until then it may end on
-	// its own, and the signal would land on the next statement. A
+	// its own, and the signal would land on the next statement. It is
+	// counted from the first wait on the socket for the statement's reply
+	// (from its caller leaving when there was none). A
 	// statement alone on the connection is cancelled at once. Zero means
 	// 100 milliseconds.
 	CancelGrace time.Duration

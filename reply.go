@@ -221,7 +221,7 @@ func (c *Conn) drainAbandoned(req *request) {
 		// Never canceled, but not waited for for ever either.
 		req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
 	} else {
-		start := req.watch.start // zero when it was abandoned before its turn
+		start := req.watch.start // zero when its reply never waited on the socket
 		if start.IsZero() {
 			start = now
 		}
