@@ -460,10 +460,10 @@ func (c *Conn) flushLocked(req *request) {
 		c.wmu.Unlock()
 		runtime.Gosched()
 		c.wmu.Lock()
-		c.writeLocked(false)
+		c.writeLocked(false, false)
 		return
 	}
-	c.writeLocked(true)
+	c.writeLocked(true, false)
 }
 
 // writeLocked writes the write buffer until it is empty, as the writer
@@ -472,10 +472,11 @@ func (c *Conn) flushLocked(req *request) {
 // its request is alone (own), which the server reads before it answers
 // them: more is left to a flusher goroutine, so that a goroutine never
 // blocks in Write while its own reply waits to be read (the server stops
-// reading when nobody reads its output: that would deadlock).
-func (c *Conn) writeLocked(own bool) {
+// reading when nobody reads its output: that would deadlock). A flusher,
+// which waits for no reply, writes any amount.
+func (c *Conn) writeLocked(own, flusher bool) {
 	for len(c.wbuf) > 0 && !c.cancelling {
-		if !own && len(c.wbuf) > maxSyncWrite {
+		if !own && !flusher && len(c.wbuf) > maxSyncWrite {
 			c.wmu.Unlock()
 			go c.flushLoop()
 			return
@@ -501,18 +502,7 @@ func (c *Conn) flushLoop() {
 	// theirs do so first, so that one syscall writes them all.
 	runtime.Gosched()
 	c.wmu.Lock()
-	for len(c.wbuf) > 0 && !c.cancelling {
-		buf, from := c.swapBuffersLocked()
-		c.wmu.Unlock()
-		err := c.writeQueued(buf, from)
-		c.wmu.Lock()
-		c.spare = buf[:0]
-		if err != nil {
-			break
-		}
-	}
-	c.dropWriterLocked()
-	c.wmu.Unlock()
+	c.writeLocked(false, true)
 }
 
 // swapBuffersLocked takes the filled write buffer and leaves the spare one
