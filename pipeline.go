@@ -34,11 +34,14 @@ package pgline
 // at all, and are sent again (see request.skipped). pipeline_sync=each
 // turns this off.
 //
-// Writes: a request alone on the connection writes its own bytes, one
-// syscall, no goroutine switch. When other requests are in flight the
-// write is left to a short-lived flusher goroutine, so that a goroutine
-// never blocks in Write while its own reply waits to be read (the server
-// stops reading when nobody reads its output: that would deadlock).
+// Writes: the caller that finds nobody writing writes the buffer itself:
+// a request alone on the connection its own bytes, one syscall, no
+// goroutine switch; with other requests in flight, after yielding the
+// processor so that the goroutines about to queue theirs do so first, and
+// then at most maxSyncWrite at a time. More than that is left to a
+// short-lived flusher goroutine, so that a goroutine never blocks in
+// Write while its own reply waits to be read (the server stops reading
+// when nobody reads its output: that would deadlock).
 
 import (
 	"context"
