@@ -621,6 +621,11 @@ func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte)
 // abandoned (its reply will be drained by whoever hands it the turn) and
 // ctx's error returned.
 func (c *Conn) waitTurn(ctx context.Context, req *request) error {
+	done := ctx.Done()
+	if done == nil { // a ctx that never ends: no select
+		<-req.turn
+		return nil
+	}
 	select {
 	case <-req.turn:
 		return nil
@@ -629,7 +634,7 @@ func (c *Conn) waitTurn(ctx context.Context, req *request) error {
 	select {
 	case <-req.turn:
 		return nil
-	case <-ctx.Done():
+	case <-done:
 		owner := req.owner // req is not ours once abandoned
 		if req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 			owner.doom()
