@@ -3,6 +3,7 @@ package pgline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,6 +166,57 @@ func TestCancelByContext(t *testing.T) {
 	cancel()
 	if _, err := c.Exec(ctx, "SELECT 1"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("done ctx: %v", err)
+	}
+}
+
+// TestCtxEndsWhileRowsBuffered: the head's ctx ends while the rest of its
+// rows is already in the read buffer, where its ctx is not registered
+// (the watch is armed only for a read that waits on the socket): the next
+// Next answers at once with ctx's error, the statements queued behind
+// get their own answers, and the connection goes on.
+func TestCtxEndsWhileRowsBuffered(t *testing.T) {
+	c := connect(t, srv.DSN())
+	ctx := testCtx(t)
+	for round := range 20 {
+		qctx, cancel := context.WithCancel(ctx)
+		rows, err := c.Query(qctx, "SELECT g FROM generate_series(1, 200) g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g int
+		if !rows.Next() || rows.Scan(&g) != nil || g != 1 {
+			t.Fatalf("round %d: first row %d, %v", round, g, rows.Err())
+		}
+		behind := make(chan error, 1)
+		go func() {
+			var v int
+			err := c.QueryRow(ctx, "SELECT $1::int", round).Scan(&v)
+			if err == nil && v != round {
+				err = fmt.Errorf("got %d, want %d", v, round)
+			}
+			behind <- err
+		}()
+		for queued := false; !queued; time.Sleep(100 * time.Microsecond) {
+			c.wmu.Lock()
+			queued = c.tail != rows.req
+			c.wmu.Unlock()
+		}
+		cancel()
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if n != 0 || !errors.Is(rows.Err(), context.Canceled) {
+			t.Fatalf("round %d: %d more rows after the ctx ended, Err %v; want none and context.Canceled", round, n, rows.Err())
+		}
+		rows.Close()
+		if err := <-behind; err != nil {
+			t.Fatalf("round %d: the statement behind: %v", round, err)
+		}
+	}
+	var one int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after: %d, %v", one, err)
 	}
 }
 
