@@ -119,6 +119,16 @@ func (c *Conn) query(ctx context.Context, owner *holder, r *Rows, sql string, ar
 	if c.cfg.Tracer == nil {
 		return c.run(ctx, owner, r, sql, args)
 	}
+	return c.runTraced(ctx, owner, r, sql, args)
+}
+
+// runTraced is run with the statement traced. Kept out of query, whose
+// frame is on the stack of every statement: a smaller stack there spares
+// goroutines that park between statements (a Pool's waiting line) a
+// stack copy each time they run one.
+//
+//go:noinline
+func (c *Conn) runTraced(ctx context.Context, owner *holder, r *Rows, sql string, args []any) error {
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql, Args: args})
 	err := c.run(ctx, owner, r, sql, args)
 	if err != nil {

@@ -302,17 +302,17 @@ func encodeInt(t *typeInfo, arg any, v int64, buf []byte) ([]byte, int16, bool, 
 		switch {
 		case t.base == OIDOID:
 			if v < 0 || v > math.MaxUint32 {
-				return buf, 0, false, encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
+				return buf, 0, false, intRangeErr(t, arg, v)
 			}
 			return binary.BigEndian.AppendUint32(buf, uint32(v)), 1, false, nil
 		case t.size == 2:
 			if int64(int16(v)) != v {
-				return buf, 0, false, encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
+				return buf, 0, false, intRangeErr(t, arg, v)
 			}
 			return binary.BigEndian.AppendUint16(buf, uint16(v)), 1, false, nil
 		case t.size == 4:
 			if int64(int32(v)) != v {
-				return buf, 0, false, encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
+				return buf, 0, false, intRangeErr(t, arg, v)
 			}
 			return binary.BigEndian.AppendUint32(buf, uint32(v)), 1, false, nil
 		}
@@ -320,7 +320,7 @@ func encodeInt(t *typeInfo, arg any, v int64, buf []byte) ([]byte, int16, bool, 
 	case kindFloat:
 		f := float64(v)
 		if f >= math.MaxInt64 || int64(f) != v || (t.size == 4 && int64(float32(f)) != v) {
-			return buf, 0, false, encErr(t, arg, fmt.Errorf("%d is not exact as %s", v, t.name))
+			return buf, 0, false, intInexactErr(t, arg, v)
 		}
 		return appendFloatBinary(buf, t, f), 1, false, nil
 	case kindNumeric:
@@ -331,6 +331,20 @@ func encodeInt(t *typeInfo, arg any, v int64, buf []byte) ([]byte, int16, bool, 
 		return strconv.AppendInt(buf, v, 10), textFormat(t), false, nil
 	}
 	return buf, 0, false, encErr(t, arg, errUnsupported)
+}
+
+// intRangeErr and intInexactErr are encodeInt's errors, kept out of its
+// frame, which is on the stack of every statement with an integer
+// argument.
+//
+//go:noinline
+func intRangeErr(t *typeInfo, arg any, v int64) error {
+	return encErr(t, arg, fmt.Errorf("%d: %w", v, ErrOutOfRange))
+}
+
+//go:noinline
+func intInexactErr(t *typeInfo, arg any, v int64) error {
+	return encErr(t, arg, fmt.Errorf("%d is not exact as %s", v, t.name))
 }
 
 // textFormat is the format for text bytes sent for t: binary for the
