@@ -650,6 +650,13 @@ func (c *Conn) waitTurn(ctx context.Context, req *request) error {
 // drainAbandoned), so that no caller waits for another's reply. req is
 // recycled: the caller must not use it afterwards.
 func (c *Conn) handoff(req *request) {
+	if c.unarmed == &req.watch {
+		// Its watch was never armed: no read may arm it once req is
+		// recycled (its ctx is gone). Cleared while req still holds the
+		// reader: with nothing queued behind, the next request queued
+		// becomes the head as soon as wmu is released.
+		c.unarmed = nil
+	}
 	c.wmu.Lock()
 	next := req.next
 	if next == nil {
