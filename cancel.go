@@ -82,7 +82,6 @@ func (c *Conn) startWatch(ctx context.Context, req *request, interrupts bool) *c
 	if ctx.Done() == nil {
 		return nil
 	}
-	w.start = time.Time{}
 	w.fired.Store(false)
 	if interrupts {
 		c.unarmed = w // armed by the first read that reaches the socket
@@ -164,10 +163,10 @@ func (w *ctxWatch) end(err error) error {
 	return w.wrap(err)
 }
 
-// ended reports whether the watched ctx ended: while armed (fired), or
-// at all (a watch armed late, or never).
+// ended reports whether the watched ctx ended, whether or not the watch
+// was armed then (fire runs only after ctx ended).
 func (w *ctxWatch) ended() bool {
-	return w.fired.Load() || w.ctx != nil && w.ctx.Err() != nil
+	return w.ctx != nil && w.ctx.Err() != nil
 }
 
 // wrap returns the error for a request whose ctx may have ended: when it
