@@ -158,10 +158,11 @@ func selectWide(ctx context.Context, c conn, grp int32) error {
 	}
 	defer r.Close()
 	var v wideVals
+	dest := []any{&v.id, &v.grp, &v.name, &v.email, &v.city, &v.country, &v.zip, &v.phone,
+		&v.amount, &v.qty, &v.active, &v.created, &v.updated, &v.note} // once (see selectRows)
 	n := 0
 	for r.Next() {
-		if err := r.Scan(&v.id, &v.grp, &v.name, &v.email, &v.city, &v.country, &v.zip, &v.phone,
-			&v.amount, &v.qty, &v.active, &v.created, &v.updated, &v.note); err != nil {
+		if err := r.Scan(dest...); err != nil {
 			return err
 		}
 		n++
