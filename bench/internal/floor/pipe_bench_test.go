@@ -1,6 +1,7 @@
 package floor
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -9,38 +10,55 @@ import (
 
 // BenchmarkPipe: 20 and 40 goroutines sharing one connection through a
 // Pipe, each running SELECT $1::int; the root module's
-// BenchmarkPipelineGoroutines runs the same through a pgline Conn.
+// BenchmarkPipelineGoroutines runs the same through a pgline Conn. turn is
+// NewPipe's Pipe, which looks at no ctx; reader/cancelable is
+// NewReaderPipe's under a ctx that can end (each caller's deadline kept,
+// as pgline's cancelable case), reader/background the same Pipe under a
+// ctx that cannot.
 func BenchmarkPipe(b *testing.B) {
 	for _, n := range []int{20, 40} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			c, err := Connect(b.Context(), Config{Addr: srv.Addr(), User: srv.User, Database: "postgres"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, st := range [][2]string{{"q", "SELECT $1::int"}, {"begin", "BEGIN"}, {"commit", "COMMIT"}} {
-				if err := c.Prepare(st[0], st[1]); err != nil {
+		for _, kind := range []string{"turn", "reader/background", "reader/cancelable"} {
+			b.Run(strconv.Itoa(n)+"/"+kind, func(b *testing.B) {
+				c, err := Connect(b.Context(), Config{Addr: srv.Addr(), User: srv.User, Database: "postgres"})
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			p := NewPipe(c, "begin", "commit")
-			defer p.Close()
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			for range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						var a [12]byte
-						if n, err := p.Exec("q", [][]byte{strconv.AppendInt(a[:0], 7, 10)}, nil); err != nil || n != 1 {
-							b.Error(n, err)
-							return
-						}
+				for _, st := range [][2]string{{"q", "SELECT $1::int"}, {"begin", "BEGIN"}, {"commit", "COMMIT"}} {
+					if err := c.Prepare(st[0], st[1]); err != nil {
+						b.Fatal(err)
 					}
-				}()
-			}
-			wg.Wait()
-		})
+				}
+				var p *Pipe
+				if kind == "turn" {
+					p = NewPipe(c, "begin", "commit")
+				} else {
+					p = NewReaderPipe(c, "begin", "commit")
+				}
+				ctx := context.Background()
+				if kind == "reader/cancelable" {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer cancel()
+				}
+				defer p.Close()
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for range n {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for next.Add(1) <= int64(b.N) {
+							var a [12]byte
+							if n, err := p.ExecContext(ctx, "q", [][]byte{strconv.AppendInt(a[:0], 7, 10)}, nil); err != nil || n != 1 {
+								b.Error(n, err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+			})
+		}
 	}
 }
