@@ -35,6 +35,9 @@ type Conn struct {
 	netConn net.Conn // the socket, or the TLS connection over it
 	rawConn net.Conn // the socket
 	tls     bool     // netConn is a *tls.Conn
+	// sock writes to the socket without waiting (see writeLocked); set
+	// once the startup is done, when netConn is the socket itself.
+	sock sockWriter
 
 	pid, secretKey uint32 // BackendKeyData, for CancelRequest
 

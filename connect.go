@@ -301,6 +301,9 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		return nil, ctx.Err()
 	}
 	netConn.SetDeadline(time.Time{})
+	if !c.tls {
+		c.sock = newSockWriter(netConn)
+	}
 	ok = true
 	return c, nil
 }

@@ -34,14 +34,14 @@ package pgline
 // at all, and are sent again (see request.skipped). pipeline_sync=each
 // turns this off.
 //
-// Writes: the caller that finds nobody writing writes the buffer itself:
-// a request alone on the connection its own bytes, one syscall, no
-// goroutine switch; with other requests in flight, after yielding the
-// processor so that the goroutines about to queue theirs do so first, and
-// then at most maxSyncWrite at a time. More than that is left to a
-// short-lived flusher goroutine, so that a goroutine never blocks in
-// Write while its own reply waits to be read (the server stops reading
-// when nobody reads its output: that would deadlock).
+// Writes: the caller that finds nobody writing writes the buffer itself
+// (with other requests in flight, after yielding the processor so that
+// the goroutines about to queue theirs do so first): one syscall, no
+// goroutine switch. It never waits for the socket: what the socket does
+// not take at once is left to a short-lived flusher goroutine, so that a
+// caller is never held in Write, where its ctx could not end its wait,
+// nor blocked writing while its own reply waits to be read (the server
+// stops reading when nobody reads its output: that would deadlock).
 
 import (
 	"context"
@@ -220,8 +220,8 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 	if share {
 		c.syncHolder, c.syncHolderEnd = req, len(c.wbuf)
 	}
-	if ctx.Done() != nil && len(c.wbuf) > maxSyncWrite {
-		// A write this large may block (a server that stops reading):
+	if ctx.Done() != nil && len(c.wbuf) > maxSyncWrite && !c.sock.ok() {
+		// Over TLS, a write this large may wait long for the socket:
 		// left to a flusher, so that the caller waits for its reply,
 		// where its ctx is watched.
 		c.flushAsyncLocked()
@@ -231,9 +231,10 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 	return req, nil
 }
 
-// maxSyncWrite is the most a caller writes itself (see flushLocked) when
-// its ctx can end: a connection with nothing in flight takes that much
-// at once.
+// maxSyncWrite: over TLS, a write buffer larger than this, queued by a
+// caller whose ctx can end, is left to a flusher at once (a caller alone
+// on the connection otherwise writes its own bytes, waiting for the
+// socket: see flushLocked).
 const maxSyncWrite = 64 << 10
 
 // flushAsyncLocked gets the write buffer written by a flusher goroutine
@@ -449,45 +450,62 @@ func (c *Conn) enqueueLocked(req *request) {
 
 // flushLocked gets the write buffer written and releases wmu. Whoever
 // finds nobody writing writes, itself (no goroutine is started, and no
-// idle processor woken to run one). When other requests are in flight it
+// idle processor woken to run one), but never waits for the socket: what
+// the socket does not take at once (the server is not reading: it runs an
+// earlier statement, or waits for someone to read its output) is left to
+// a flusher goroutine, so that a caller is never held in Write, where its
+// ctx could not end its wait, nor blocked writing while its own reply
+// waits to be read (the server stops reading when nobody reads its
+// output: that would deadlock). When other requests are in flight it
 // first yields the processor: the goroutines it handed the reader to, and
 // those about to queue their next statement, run first and queue theirs,
-// so that one write carries them all. What it writes for others is
-// bounded by maxSyncWrite (see writeLocked).
+// so that one write carries them all. Over TLS, which cannot write
+// without waiting, the caller writes its own request when it is alone
+// (the server is then reading) and leaves the rest to a flusher.
 func (c *Conn) flushLocked(req *request) {
 	if !c.takeWriterLocked() {
 		c.wmu.Unlock() // the writer writes these bytes too, or the cancel's end
 		return
 	}
-	if c.tail != req || req.state.Load() != reqHead {
-		c.wmu.Unlock()
-		runtime.Gosched()
-		c.wmu.Lock()
-		c.writeLocked(false, false)
-		return
-	}
-	c.writeLocked(true, false)
-}
-
-// writeLocked writes the write buffer until it is empty, as the writer
-// (see takeWriterLocked), then gives the role up and releases wmu. A
-// caller writes at most maxSyncWrite at a time, except its own bytes when
-// its request is alone (own), which the server reads before it answers
-// them: more is left to a flusher goroutine, so that a goroutine never
-// blocks in Write while its own reply waits to be read (the server stops
-// reading when nobody reads its output: that would deadlock). A flusher,
-// which waits for no reply, writes any amount.
-func (c *Conn) writeLocked(own, flusher bool) {
-	for len(c.wbuf) > 0 && !c.cancelling {
-		if !own && !flusher && len(c.wbuf) > maxSyncWrite {
+	alone := c.tail == req && req.state.Load() == reqHead
+	if !alone {
+		if !c.sock.ok() {
 			c.wmu.Unlock()
 			go c.flushLoop()
 			return
 		}
-		own = false
+		c.wmu.Unlock()
+		runtime.Gosched()
+		c.wmu.Lock()
+	}
+	c.writeLocked(alone && !c.sock.ok())
+}
+
+// writeLocked writes the write buffer until it is empty, as the writer
+// (see takeWriterLocked), then gives the role up and releases wmu. A
+// caller (see flushLocked) writes without waiting, except a request alone
+// on a connection that cannot (block: see flushLocked); a flusher (block)
+// waits for the socket.
+func (c *Conn) writeLocked(block bool) {
+	for len(c.wbuf) > 0 && !c.cancelling {
 		buf, from := c.swapBuffersLocked()
 		c.wmu.Unlock()
-		err := c.writeQueued(buf, from)
+		var err error
+		if block || !c.sock.ok() {
+			err = c.writeQueued(buf, 0, from)
+		} else {
+			var n int
+			n, err = c.sock.writeNoWait(buf)
+			if err == nil && n < len(buf) {
+				// The rest waits for the socket: a flusher's, with the
+				// writer's role.
+				go c.flushRest(buf, n, from)
+				return
+			}
+			if err != nil {
+				c.writeFailed(n, from, err)
+			}
+		}
 		c.wmu.Lock()
 		c.spare = buf[:0]
 		if err != nil {
@@ -505,7 +523,22 @@ func (c *Conn) flushLoop() {
 	// theirs do so first, so that one syscall writes them all.
 	runtime.Gosched()
 	c.wmu.Lock()
-	c.writeLocked(false, true)
+	c.writeLocked(true)
+}
+
+// flushRest writes buf[off:], the rest of a write a caller began (see
+// writeLocked), then the write buffer until it is empty, as the writer,
+// from a goroutine that waits for no reply.
+func (c *Conn) flushRest(buf []byte, off int, from uint64) {
+	err := c.writeQueued(buf, off, from)
+	c.wmu.Lock()
+	c.spare = buf[:0]
+	if err != nil {
+		c.dropWriterLocked()
+		c.wmu.Unlock()
+		return
+	}
+	c.writeLocked(true)
 }
 
 // swapBuffersLocked takes the filled write buffer and leaves the spare one
@@ -522,19 +555,26 @@ func (c *Conn) swapBuffersLocked() (buf []byte, from uint64) {
 	return buf, from
 }
 
-// writeQueued writes buf, taken by swapBuffersLocked with from. When the
-// socket took none of it (the server had closed the connection: EPIPE,
-// ECONNRESET), the requests from from on were never sent, and their
-// errors say so (see errFor).
-func (c *Conn) writeQueued(buf []byte, from uint64) error {
-	n, err := c.netConn.Write(buf)
+// writeQueued writes buf[off:], buf taken by swapBuffersLocked with from
+// and its first off bytes written already.
+func (c *Conn) writeQueued(buf []byte, off int, from uint64) error {
+	n, err := c.netConn.Write(buf[off:])
 	if err != nil {
-		if n == 0 {
-			c.unsentFrom.CompareAndSwap(0, from)
-		}
-		c.fail(err)
+		c.writeFailed(off+n, from, err)
 	}
 	return err
+}
+
+// writeFailed closes the connection after a write of buf (see
+// writeQueued) failed with err, n of its bytes written. When the socket
+// took none of them (the server had closed the connection: EPIPE,
+// ECONNRESET), the requests from from on were never sent, and their
+// errors say so (see errFor).
+func (c *Conn) writeFailed(n int, from uint64, err error) {
+	if n == 0 {
+		c.unsentFrom.CompareAndSwap(0, from)
+	}
+	c.fail(err)
 }
 
 // errFor is the error req gets when the connection failed with err:

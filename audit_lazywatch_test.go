@@ -1,0 +1,737 @@
+package pgline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// auditLazyDSNs are the transports the write tests run over: loopback TCP,
+// the Unix socket (whose buffers are smaller: ~200 KiB each way), and TLS
+// (which cannot write without waiting: a flusher writes).
+func auditLazyDSNs() map[string]string {
+	return map[string]string{"tcp": srv.DSN(), "unix": srv.SocketDSN(), "tls": srv.DSN("sslmode=require")}
+}
+
+// auditLazyWatchdog closes c and dumps the goroutines when the test has
+// not ended after d (a deadlock), and returns the stop function.
+func auditLazyWatchdog(t *testing.T, c *Conn, d time.Duration) func() {
+	done := make(chan struct{})
+	timer := time.AfterFunc(d, func() {
+		select {
+		case <-done:
+		default:
+			buf := make([]byte, 1<<20)
+			t.Errorf("deadlock: no progress after %v:\n%s", d, buf[:runtime.Stack(buf, true)])
+			c.Close()
+		}
+	})
+	return func() { timer.Stop(); close(done) }
+}
+
+// TestAuditLazyWriterKeepsDeadline: while the head's statement runs
+// (pg_sleep: the server reads nothing meanwhile), callers with a short
+// deadline queue statements of 60 KiB each, one after the other, each
+// under maxSyncWrite (60 KiB), so each finds nobody writing and writes
+// the buffer itself. Once the socket buffers are full, the caller writing blocks in
+// Write, where its ctx is not watched. Every caller must still return its
+// own ctx's error at its deadline, not when the server reads again.
+func TestAuditLazyWriterKeepsDeadline(t *testing.T) {
+	for name, dsn := range auditLazyDSNs() {
+		t.Run(name, func(t *testing.T) {
+			c := connect(t, dsn)
+			bg := context.Background()
+			param := strings.Repeat("p", 60<<10)
+			var n int
+			// Prepared first, so that no caller waits for a describe.
+			if err := c.QueryRow(bg, "SELECT length($1::text)", param).Scan(&n); err != nil || n != len(param) {
+				t.Fatalf("warm-up: %d, %v", n, err)
+			}
+			const sleep = 3 * time.Second
+			head := make(chan error, 1)
+			go func() {
+				_, err := c.Exec(bg, "SELECT pg_sleep($1)", sleep.Seconds())
+				head <- err
+			}()
+			for queued := false; !queued; time.Sleep(time.Millisecond) {
+				c.wmu.Lock()
+				queued = c.tail != nil && !c.flushing && len(c.wbuf) == 0
+				c.wmu.Unlock()
+			}
+			time.Sleep(50 * time.Millisecond) // the sleep has started on the server
+			const callers, deadline = 250, 300 * time.Millisecond
+			type result struct {
+				late time.Duration
+				err  error
+			}
+			results := make([]result, callers)
+			var wg sync.WaitGroup
+			for i := range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					start := time.Now()
+					ctx, cancel := context.WithTimeout(bg, deadline)
+					defer cancel()
+					var got int
+					err := c.QueryRow(ctx, "SELECT length($1::text)", param).Scan(&got)
+					if err == nil && got != len(param) {
+						err = fmt.Errorf("got %d, want %d", got, len(param))
+					}
+					results[i] = result{time.Since(start) - deadline, err}
+				}()
+				time.Sleep(2 * time.Millisecond)
+			}
+			wg.Wait()
+			if err := <-head; err != nil {
+				t.Fatalf("head: %v", err)
+			}
+			worst := -1
+			for i, r := range results {
+				if r.err != nil && !errors.Is(r.err, context.DeadlineExceeded) {
+					t.Errorf("caller %d: %v; want its own result or context.DeadlineExceeded", i, r.err)
+				}
+				if worst < 0 || r.late > results[worst].late {
+					worst = i
+				}
+			}
+			if r := results[worst]; r.late > 500*time.Millisecond {
+				t.Errorf("caller %d returned %v after its deadline (%v), the head's statement sleeping %v (err %v)", worst, r.late.Round(time.Millisecond), deadline, sleep, r.err)
+			}
+			var v int
+			if err := c.QueryRow(bg, "SELECT $1::int", 4242).Scan(&v); err != nil || v != 4242 {
+				t.Fatalf("after: %d, %v", v, err)
+			}
+		})
+	}
+}
+
+// TestAuditLazyWriterNoDeadlock: many goroutines on one Conn send
+// parameters just under maxSyncWrite whose replies are several times
+// larger. A caller that goes on writing others' bytes (at most
+// maxSyncWrite at a time, but again and again while others queue) after
+// its own were written blocks in Write once the server, whose output
+// nobody reads, stops reading; if its own reply is the one to read, the
+// connection deadlocks. Every answer must come, and be the caller's own.
+func TestAuditLazyWriterNoDeadlock(t *testing.T) {
+	for name, dsn := range auditLazyDSNs() {
+		for _, kind := range []string{"background", "cancelable"} {
+			t.Run(name+"/"+kind, func(t *testing.T) {
+				c := connect(t, dsn)
+				ctx := context.Background()
+				if kind == "cancelable" {
+					ctx = testCtx(t)
+				}
+				defer auditLazyWatchdog(t, c, 20*time.Second)()
+				param := strings.Repeat("q", 40<<10)
+				var wg sync.WaitGroup
+				for g := range 16 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := range 8 {
+							id := g*1000 + i
+							var got int
+							var s string
+							err := c.QueryRow(ctx, "SELECT $1::int, repeat($2::text, 8) || $1::text", id, param).Scan(&got, &s)
+							if want := 8*len(param) + len(fmt.Sprint(id)); err == nil && (got != id || len(s) != want || !strings.HasSuffix(s, fmt.Sprint(id))) {
+								err = fmt.Errorf("got (%d, %d bytes), want (%d, %d bytes ending in the id)", got, len(s), id, want)
+							}
+							if err != nil {
+								t.Errorf("goroutine %d, query %d: %v", g, i, err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+			})
+		}
+	}
+}
+
+// auditLazyOwnErr checks a caller's outcome: its own value, or (when its
+// ctx can end) its own ctx's error, never someone else's cancel.
+func auditLazyOwnErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrCanceledByOther) {
+		return fmt.Errorf("another caller's cancel: %w", err)
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return fmt.Errorf("not its own ctx's error (ctx: %v): %w", ctx.Err(), err)
+}
+
+// TestAuditLazyMixedStorm: many goroutines on one Conn mix QueryRow,
+// Query (rows read slowly), Exec, Batch and CopyTo with ctxs that are
+// already done, end mid-reply, or never end. Every outcome is the
+// caller's own value or its own ctx's error, a ctx's error comes at its
+// deadline, and the connection keeps working.
+func TestAuditLazyMixedStorm(t *testing.T) {
+	dsns := map[string]string{"tcp": srv.DSN(), "tls": srv.DSN("sslmode=require"), "unix": srv.SocketDSN()}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			c := connect(t, dsn+" cancel_grace=20ms")
+			defer auditLazyWatchdog(t, c, 40*time.Second)()
+			bg := context.Background()
+			const late = time.Second // -race on a small machine
+			var wg sync.WaitGroup
+			for g := range 24 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(g), 7))
+					for i := range 30 {
+						id := g*10000 + i
+						ctx, cancel := bg, context.CancelFunc(func() {})
+						var limit time.Duration
+						switch rng.IntN(4) {
+						case 0: // never ends
+						case 1: // already ended
+							ctx, cancel = context.WithCancel(bg)
+							cancel()
+						default: // ends mid-flight
+							limit = time.Duration(rng.IntN(8000)) * time.Microsecond
+							ctx, cancel = context.WithTimeout(bg, limit)
+						}
+						start := time.Now()
+						kind, err := auditLazyOp(ctx, c, rng.IntN(6), id, rng)
+						cancel()
+						if err = auditLazyOwnErr(ctx, err); err != nil {
+							t.Errorf("goroutine %d, op %d (%s): %v", g, i, kind, err)
+							return
+						}
+						if limit > 0 && ctx.Err() != nil && time.Since(start) > limit+late {
+							t.Errorf("goroutine %d, op %d (%s): returned %v after a %v deadline", g, i, kind, time.Since(start), limit)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			var v int
+			if err := c.QueryRow(bg, "SELECT $1::int", 777).Scan(&v); err != nil || v != 777 {
+				t.Fatalf("after: %d, %v", v, err)
+			}
+		})
+	}
+}
+
+// auditLazyOp runs one operation of kind k for id and checks that what
+// it returned is id's.
+func auditLazyOp(ctx context.Context, c *Conn, k, id int, rng *rand.Rand) (string, error) {
+	switch k {
+	case 0:
+		var v int
+		err := c.QueryRow(ctx, "SELECT $1::int", id).Scan(&v)
+		if err == nil && v != id {
+			err = fmt.Errorf("got %d, want %d", v, id)
+		}
+		return "QueryRow", err
+	case 1:
+		var v int
+		err := c.QueryRow(ctx, "SELECT $1::int FROM pg_sleep($2)", id, float64(rng.IntN(3))/1000).Scan(&v)
+		if err == nil && v != id {
+			err = fmt.Errorf("got %d, want %d", v, id)
+		}
+		return "QueryRow sleep", err
+	case 2:
+		rows, err := c.Query(ctx, "SELECT $1::int, g, repeat('x', 200 + g % 7) FROM generate_series(1, 600) g", id)
+		if err != nil {
+			return "Query", err
+		}
+		n := 0
+		for {
+			ended := ctx.Err() != nil
+			if !rows.Next() {
+				break
+			}
+			if ended {
+				rows.Close()
+				return "Query", fmt.Errorf("row %d returned after the ctx ended", n+1)
+			}
+			var v, g int
+			var s string
+			if err := rows.Scan(&v, &g, &s); err != nil {
+				rows.Close()
+				return "Query", err
+			}
+			n++
+			if v != id || g != n || len(s) != 200+g%7 {
+				rows.Close()
+				return "Query", fmt.Errorf("row %d: (%d, %d, %d bytes), want (%d, %d, %d bytes)", n, v, g, len(s), id, n, 200+n%7)
+			}
+			if n%100 == 0 {
+				time.Sleep(200 * time.Microsecond)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return "Query", err
+		}
+		if n != 600 {
+			return "Query", fmt.Errorf("%d rows, want 600", n)
+		}
+		return "Query", nil
+	case 3:
+		tag, err := c.Exec(ctx, "SELECT $1::int, pg_sleep(0.001)", id)
+		if err == nil && tag.String() != "SELECT 1" {
+			err = fmt.Errorf("tag %q", tag)
+		}
+		return "Exec", err
+	case 4:
+		b := &Batch{}
+		for j := range 3 {
+			b.Queue("SELECT $1::int", id*10+j)
+		}
+		br := c.SendBatch(ctx, b)
+		var first error
+		for j := range 3 {
+			var v int
+			err := br.QueryRow().Scan(&v)
+			if err == nil && v != id*10+j {
+				err = fmt.Errorf("batch statement %d: got %d, want %d", j, v, id*10+j)
+			}
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+		if err := br.Close(); err != nil && first == nil {
+			first = err
+		}
+		return "Batch", first
+	default:
+		var buf bytes.Buffer
+		tag, err := c.CopyTo(ctx, &buf, "COPY (SELECT "+strconv.Itoa(id)+" FROM generate_series(1, 300)) TO STDOUT")
+		if err == nil {
+			want := strings.Repeat(strconv.Itoa(id)+"\n", 300)
+			if tag.RowsAffected() != 300 || buf.String() != want {
+				err = fmt.Errorf("tag %q, %d bytes, want 300 lines of %d", tag, buf.Len(), id)
+			}
+		}
+		return "CopyTo", err
+	}
+}
+
+// TestAuditLazyRowsCtxEndsWhileIterating: a reply of ~3 MB that spans
+// many reads is iterated slowly; its ctx ends at a random point, in the
+// read buffer or while a read waits on the socket. Next stops promptly
+// with ctx's error, every row before was the reply's own, and the
+// statements queued behind get their own answers. Over TCP, TLS (a read
+// interrupted mid-record) and the Unix socket.
+func TestAuditLazyRowsCtxEndsWhileIterating(t *testing.T) {
+	dsns := map[string]string{"tcp": srv.DSN(), "tls": srv.DSN("sslmode=require"), "unix": srv.SocketDSN()}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			c := connect(t, dsn)
+			defer auditLazyWatchdog(t, c, 30*time.Second)()
+			bg := context.Background()
+			rng := rand.New(rand.NewPCG(1, 2))
+			for round := range 12 {
+				ctx, cancel := context.WithCancel(bg)
+				rows, err := c.Query(ctx, "SELECT g, repeat(chr(65 + g % 26), 150) FROM generate_series(1, 20000) g")
+				if err != nil {
+					t.Fatal(err)
+				}
+				behind := make(chan error, 4)
+				for j := range 4 {
+					go func() {
+						var v int
+						want := round*10 + j
+						err := c.QueryRow(bg, "SELECT $1::int", want).Scan(&v)
+						if err == nil && v != want {
+							err = fmt.Errorf("got %d, want %d", v, want)
+						}
+						behind <- err
+					}()
+				}
+				stopAt := 1 + rng.IntN(19000)
+				var cancelled time.Time
+				n := 0
+				for {
+					ended := ctx.Err() != nil
+					if !rows.Next() {
+						break
+					}
+					if ended {
+						t.Fatalf("round %d: Next returned row %d after the ctx ended (at row %d)", round, n+1, stopAt)
+					}
+					var g int
+					var s string
+					if err := rows.Scan(&g, &s); err != nil {
+						t.Fatalf("round %d: Scan: %v", round, err)
+					}
+					n++
+					if g != n || len(s) != 150 || s[0] != byte(65+g%26) {
+						t.Fatalf("round %d: row %d is (%d, %q...)", round, n, g, s[:min(len(s), 3)])
+					}
+					if n == stopAt {
+						if rng.IntN(2) == 0 {
+							cancel()
+						} else {
+							// From another goroutine, while Next may wait on the socket.
+							d := time.Duration(rng.IntN(300)) * time.Microsecond
+							go func() { time.Sleep(d); cancel() }()
+						}
+						cancelled = time.Now()
+					}
+					if n%1000 == 0 {
+						time.Sleep(100 * time.Microsecond)
+					}
+				}
+				returned := time.Now()
+				if n == 20000 {
+					if err := rows.Err(); err != nil {
+						t.Fatalf("round %d: all rows, then %v", round, err)
+					}
+				} else if !errors.Is(rows.Err(), context.Canceled) {
+					t.Fatalf("round %d: stopped after %d rows with %v, want context.Canceled", round, n, rows.Err())
+				} else if d := returned.Sub(cancelled); d > 500*time.Millisecond {
+					t.Fatalf("round %d: Next returned %v after the ctx ended", round, d)
+				}
+				rows.Close()
+				cancel()
+				for range 4 {
+					if err := <-behind; err != nil {
+						t.Fatalf("round %d: a statement behind: %v", round, err)
+					}
+				}
+			}
+			if c.IsClosed() {
+				t.Fatal("connection closed")
+			}
+		})
+	}
+}
+
+// TestAuditLazyRecycledWatch: statements whose ctx is cancelled at random
+// times around their end (before, during, just after the caller
+// returned, while the reader is handed on) share the Conn with Background
+// statements that wait on the socket (pg_sleep). A watch left armed, or
+// armed by a later read after its request was recycled, would put a past
+// read deadline on someone else's read: the Background statements must
+// all succeed with their own value and the connection stay open.
+func TestAuditLazyRecycledWatch(t *testing.T) {
+	c := connect(t, srv.DSN())
+	defer auditLazyWatchdog(t, c, 30*time.Second)()
+	bg := context.Background()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var cancellers sync.WaitGroup
+	for g := range 8 {
+		cancellers.Add(1)
+		go func() {
+			defer cancellers.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 99))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := g*100000 + i
+				ctx, cancel := context.WithCancel(bg)
+				done := make(chan struct{})
+				go func() {
+					if d := rng.IntN(400); d > 0 {
+						time.Sleep(time.Duration(d) * time.Microsecond)
+					}
+					cancel()
+					close(done)
+				}()
+				var v int
+				var err error
+				if i%3 == 0 {
+					rows, qerr := c.Query(ctx, "SELECT $1::int FROM generate_series(1, 50)", id)
+					err = qerr
+					if qerr == nil {
+						for rows.Next() {
+							if rows.Scan(&v); v != id {
+								err = fmt.Errorf("got %d, want %d", v, id)
+							}
+						}
+						if rows.Err() != nil {
+							err = rows.Err()
+						}
+						rows.Close()
+					}
+				} else {
+					err = c.QueryRow(ctx, "SELECT $1::int", id).Scan(&v)
+					if err == nil && v != id {
+						err = fmt.Errorf("got %d, want %d", v, id)
+					}
+				}
+				<-done
+				if err = auditLazyOwnErr(ctx, err); err != nil {
+					t.Errorf("cancelled caller %d: %v", g, err)
+					return
+				}
+				// Paced: callers that leave at once could queue requests
+				// faster than the connection drains them.
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				id := -(g*1000 + i)
+				var v int
+				err := c.QueryRow(bg, "SELECT $1::int FROM pg_sleep(0.002)", id).Scan(&v)
+				if err == nil && v != id {
+					err = fmt.Errorf("got %d, want %d", v, id)
+				}
+				if err != nil {
+					t.Errorf("background caller %d, statement %d: %v", g, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	cancellers.Wait()
+	if c.IsClosed() {
+		t.Fatal("connection closed")
+	}
+	t.Logf("%d requests, %d CancelRequest", c.seqNext, c.cancels.Load()/2)
+}
+
+// TestAuditLazyOpenRowsOthersCtxEnd: a goroutine holds Rows open (the
+// head) and pauses; others queue behind it, half with deadlines that end
+// during the pause. Those return their ctx's error at their deadline,
+// the rows go on to the end with nothing missing, and the Background
+// callers behind get their own values.
+func TestAuditLazyOpenRowsOthersCtxEnd(t *testing.T) {
+	c := connect(t, srv.DSN())
+	defer auditLazyWatchdog(t, c, 30*time.Second)()
+	bg := context.Background()
+	for round := range 4 {
+		hctx, hcancel := context.WithTimeout(bg, 10*time.Second)
+		rows, err := c.Query(hctx, "SELECT g, md5(g::text) FROM generate_series(1, 5000) g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		check := func() {
+			var g int
+			var s string
+			if err := rows.Scan(&g, &s); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if g != n || len(s) != 32 {
+				t.Fatalf("round %d: row %d is (%d, %q)", round, n, g, s)
+			}
+		}
+		for n < 2500 && rows.Next() {
+			check()
+		}
+		type res struct {
+			deadline time.Duration
+			took     time.Duration
+			err      error
+		}
+		results := make(chan res, 30)
+		for j := range 30 {
+			go func() {
+				var d time.Duration
+				ctx, cancel := bg, context.CancelFunc(func() {})
+				if j%2 == 0 {
+					d = time.Duration(20+j) * time.Millisecond
+					ctx, cancel = context.WithTimeout(bg, d)
+				}
+				defer cancel()
+				start := time.Now()
+				want := round*100 + j
+				var v int
+				var err error
+				switch j % 3 {
+				case 0:
+					err = c.QueryRow(ctx, "SELECT $1::int", want).Scan(&v)
+				case 1:
+					var tag CommandTag
+					tag, err = c.Exec(ctx, "SELECT $1::int", want)
+					v = want
+					if err == nil && tag.String() != "SELECT 1" {
+						err = fmt.Errorf("tag %q", tag)
+					}
+				default:
+					b := &Batch{}
+					b.Queue("SELECT $1::int", want)
+					br := c.SendBatch(ctx, b)
+					err = br.QueryRow().Scan(&v)
+					if cerr := br.Close(); err == nil {
+						err = cerr
+					}
+				}
+				if err == nil && v != want {
+					err = fmt.Errorf("got %d, want %d", v, want)
+				}
+				results <- res{d, time.Since(start), auditLazyOwnErr(ctx, err)}
+			}()
+		}
+		time.Sleep(300 * time.Millisecond) // the deadlines end while the rows are open
+		for rows.Next() {
+			check()
+		}
+		if err := rows.Err(); err != nil || n != 5000 {
+			t.Fatalf("round %d: %d rows, %v", round, n, err)
+		}
+		hcancel()
+		for range 30 {
+			r := <-results
+			if r.err != nil {
+				t.Errorf("round %d: %v", round, r.err)
+			}
+			if r.deadline > 0 && r.took > r.deadline+250*time.Millisecond {
+				t.Errorf("round %d: a caller with a %v deadline returned after %v", round, r.deadline, r.took)
+			}
+		}
+	}
+}
+
+// TestAuditLazyCancelGrace: the head's ctx ends while its statement
+// runs, with requests behind. A statement that ends within cancel_grace
+// (counted from the first wait on the socket) is not cancelled, so the
+// statements behind are never hit; one that goes on is cancelled soon
+// after the grace, so they are not held for its whole run. Each caller
+// behind gets its own value.
+func TestAuditLazyCancelGrace(t *testing.T) {
+	const grace = 300 * time.Millisecond
+	c := connect(t, srv.DSN("cancel_grace=300ms"))
+	bg := context.Background()
+	for _, tc := range []struct {
+		sleep      string
+		wantCancel bool
+	}{
+		{"0.15", false}, // ends on its own within the grace
+		{"20", true},    // cancelled after the grace
+	} {
+		t.Run(tc.sleep, func(t *testing.T) {
+			before := c.cancels.Load()
+			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			head := make(chan error, 1)
+			go func() {
+				_, err := c.Exec(ctx, "SELECT pg_sleep("+tc.sleep+")")
+				head <- err
+			}()
+			for queued := false; !queued; time.Sleep(100 * time.Microsecond) {
+				c.wmu.Lock()
+				queued = c.tail != nil
+				c.wmu.Unlock()
+			}
+			type res struct {
+				took time.Duration
+				err  error
+			}
+			behind := make(chan res, 8)
+			for j := range 8 {
+				go func() {
+					var v int
+					err := c.QueryRow(bg, "SELECT $1::int", j).Scan(&v)
+					if err == nil && v != j {
+						err = fmt.Errorf("got %d, want %d", v, j)
+					}
+					behind <- res{time.Since(start), err}
+				}()
+			}
+			if err := <-head; !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("head: %v, want context.DeadlineExceeded", err)
+			} else if took := time.Since(start); took > 50*time.Millisecond+500*time.Millisecond {
+				t.Errorf("head returned after %v, deadline 50ms", took)
+			}
+			var slowest time.Duration
+			for range 8 {
+				r := <-behind
+				if r.err != nil {
+					t.Errorf("behind: %v", r.err)
+				}
+				slowest = max(slowest, r.took)
+			}
+			cancelled := c.cancels.Load() != before
+			if cancelled != tc.wantCancel {
+				t.Errorf("CancelRequest sent: %v, want %v", cancelled, tc.wantCancel)
+			}
+			if tc.wantCancel && slowest > grace+2*time.Second {
+				t.Errorf("the statements behind waited %v (grace %v)", slowest, grace)
+			}
+			if tc.wantCancel && slowest < grace {
+				t.Errorf("the statements behind answered after %v, before the grace (%v) ended: cancelled early", slowest, grace)
+			}
+		})
+	}
+}
+
+// TestAuditLazyRowsServerStallsMidReply: the first rows of a reply arrive
+// at once, then the server stalls (pg_sleep at row 300). The caller reads
+// slowly through the buffered rows while its deadline passes: Next
+// returns the deadline's error at it, whether the end comes while rows
+// are still buffered or while the read waits on the socket, and the
+// statement queued behind gets its own answer.
+func TestAuditLazyRowsServerStallsMidReply(t *testing.T) {
+	c := connect(t, srv.DSN())
+	defer auditLazyWatchdog(t, c, 30*time.Second)()
+	bg := context.Background()
+	for _, d := range []time.Duration{5 * time.Millisecond, 40 * time.Millisecond, 150 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(bg, d)
+		start := time.Now()
+		rows, err := c.Query(ctx, "SELECT g, repeat('r', 100), pg_sleep(CASE WHEN g = 300 THEN 2 ELSE 0 END) FROM generate_series(1, 400) g")
+		behind := make(chan error, 1)
+		go func() {
+			var v int
+			err := c.QueryRow(bg, "SELECT $1::int", int(d)).Scan(&v)
+			if err == nil && v != int(d) {
+				err = fmt.Errorf("got %d, want %d", v, int(d))
+			}
+			behind <- err
+		}()
+		n := 0
+		if err == nil {
+			for {
+				ended := ctx.Err() != nil
+				if !rows.Next() {
+					break
+				}
+				if ended {
+					t.Fatalf("%v: row %d after the deadline", d, n+1)
+				}
+				var g int
+				var s string
+				if err := rows.Scan(&g, &s, nil); err != nil {
+					t.Fatal(err)
+				}
+				if n++; g != n {
+					t.Fatalf("%v: row %d is %d", d, n, g)
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+			err = rows.Err()
+			rows.Close()
+		}
+		took := time.Since(start)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%v: %d rows, then %v; want context.DeadlineExceeded", d, n, err)
+		}
+		if took > d+500*time.Millisecond {
+			t.Errorf("%v deadline: returned after %v (%d rows)", d, took, n)
+		}
+		if err := <-behind; err != nil {
+			t.Fatalf("%v: the statement behind: %v", d, err)
+		}
+	}
+}
