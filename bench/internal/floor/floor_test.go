@@ -217,115 +217,76 @@ func TestBatchOneSync(t *testing.T) {
 	}
 }
 
+// TestPipeSharedByGoroutines: both kinds of Pipe answer every goroutine
+// with its own rows; a failing query gets its error and the Pipe goes on.
+// On a reader Pipe, a caller whose ctx ends is answered at once while the
+// others get theirs.
 func TestPipeSharedByGoroutines(t *testing.T) {
-	c := connect(t, srv.User, "")
-	for _, st := range [][2]string{
-		{"rows", "SELECT generate_series(1, $1::int)"},
-		{"div", "SELECT 1 / $1::int"},
-		{"begin", "BEGIN"},
-		{"commit", "COMMIT"},
-	} {
-		if err := c.Prepare(st[0], st[1]); err != nil {
-			t.Fatal(st[0], err)
-		}
-	}
-	p := NewPipe(c, "begin", "commit")
-	const workers, each = 20, 200
-	errs := make(chan error, workers)
-	for w := range workers {
-		go func() {
-			for i := range each {
-				n := (w*each+i)%7 + 1
-				rows, err := p.Exec("rows", [][]byte{[]byte(strconv.Itoa(n))}, nil)
-				if err != nil || rows != n {
-					errs <- fmt.Errorf("worker %d query %d: %d rows, %v; want %d", w, i, rows, err, n)
-					return
+	for _, kind := range []string{"turn", "reader"} {
+		t.Run(kind, func(t *testing.T) {
+			c := connect(t, srv.User, "")
+			for _, st := range [][2]string{
+				{"rows", "SELECT generate_series(1, $1::int)"},
+				{"sleep", "SELECT pg_sleep($1::float8)"},
+				{"div", "SELECT 1 / $1::int"},
+				{"begin", "BEGIN"},
+				{"commit", "COMMIT"},
+			} {
+				if err := c.Prepare(st[0], st[1]); err != nil {
+					t.Fatal(st[0], err)
 				}
 			}
-			errs <- nil
-		}()
-	}
-	for range workers {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A failing query gets its error; the Pipe goes on.
-	var se *ServerError
-	if _, err := p.Exec("div", [][]byte{[]byte("0")}, nil); !errors.As(err, &se) || se.Code != "22012" {
-		t.Fatalf("division by zero: %v; want 22012", err)
-	}
-	if rows, err := p.Exec("rows", [][]byte{[]byte("3")}, nil); err != nil || rows != 3 {
-		t.Fatalf("after the failure: %d rows, %v", rows, err)
-	}
-	p.Close()
-	if _, err := p.Exec("rows", [][]byte{[]byte("1")}, nil); !errors.Is(err, ErrBroken) {
-		t.Fatalf("after Close: %v; want ErrBroken", err)
-	}
-}
-
-// TestReaderPipe: a Pipe whose replies readLoop reads answers every
-// goroutine with its own rows; a caller whose ctx ends is answered at once
-// while the others get theirs.
-func TestReaderPipe(t *testing.T) {
-	c := connect(t, srv.User, "")
-	for _, st := range [][2]string{
-		{"rows", "SELECT generate_series(1, $1::int)"},
-		{"sleep", "SELECT pg_sleep($1::float8)"},
-		{"div", "SELECT 1 / $1::int"},
-		{"begin", "BEGIN"},
-		{"commit", "COMMIT"},
-	} {
-		if err := c.Prepare(st[0], st[1]); err != nil {
-			t.Fatal(st[0], err)
-		}
-	}
-	p := NewReaderPipe(c, "begin", "commit")
-	const workers, each = 20, 200
-	errs := make(chan error, workers+1)
-	// One caller gives up on a slow query; the others' replies come
-	// behind it.
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		_, err := p.ExecContext(ctx, "sleep", [][]byte{[]byte("0.5")}, nil)
-		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 300*time.Millisecond {
-			errs <- fmt.Errorf("slow query under a 50ms deadline: %v after %v", err, time.Since(start))
-			return
-		}
-		errs <- nil
-	}()
-	for w := range workers {
-		go func() {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			for i := range each {
-				n := (w*each+i)%7 + 1
-				rows, err := p.ExecContext(ctx, "rows", [][]byte{[]byte(strconv.Itoa(n))}, nil)
-				if err != nil || rows != n {
-					errs <- fmt.Errorf("worker %d query %d: %d rows, %v; want %d", w, i, rows, err, n)
-					return
+			var p *Pipe
+			if kind == "turn" {
+				p = NewPipe(c, "begin", "commit")
+			} else {
+				p = NewReaderPipe(c, "begin", "commit")
+			}
+			const workers, each = 20, 200
+			errs := make(chan error, workers+1)
+			for w := range workers {
+				go func() {
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					for i := range each {
+						n := (w*each+i)%7 + 1
+						rows, err := p.ExecContext(ctx, "rows", [][]byte{[]byte(strconv.Itoa(n))}, nil)
+						if err != nil || rows != n {
+							errs <- fmt.Errorf("worker %d query %d: %d rows, %v; want %d", w, i, rows, err, n)
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			if kind == "reader" {
+				// One caller gives up on a slow query; the others'
+				// replies come behind it.
+				ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+				start := time.Now()
+				_, err := p.ExecContext(ctx, "sleep", [][]byte{[]byte("0.5")}, nil)
+				cancel()
+				if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 300*time.Millisecond {
+					t.Errorf("slow query under a 50ms deadline: %v after %v", err, time.Since(start))
 				}
 			}
-			errs <- nil
-		}()
-	}
-	for range workers + 1 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	var se *ServerError
-	if _, err := p.Exec("div", [][]byte{[]byte("0")}, nil); !errors.As(err, &se) || se.Code != "22012" {
-		t.Fatalf("division by zero: %v; want 22012", err)
-	}
-	if rows, err := p.Exec("rows", [][]byte{[]byte("3")}, nil); err != nil || rows != 3 {
-		t.Fatalf("after the failure: %d rows, %v", rows, err)
-	}
-	p.Close()
-	if _, err := p.Exec("rows", [][]byte{[]byte("1")}, nil); !errors.Is(err, ErrBroken) {
-		t.Fatalf("after Close: %v; want ErrBroken", err)
+			for range workers {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			var se *ServerError
+			if _, err := p.Exec("div", [][]byte{[]byte("0")}, nil); !errors.As(err, &se) || se.Code != "22012" {
+				t.Fatalf("division by zero: %v; want 22012", err)
+			}
+			if rows, err := p.Exec("rows", [][]byte{[]byte("3")}, nil); err != nil || rows != 3 {
+				t.Fatalf("after the failure: %d rows, %v", rows, err)
+			}
+			p.Close()
+			if _, err := p.Exec("rows", [][]byte{[]byte("1")}, nil); !errors.Is(err, ErrBroken) {
+				t.Fatalf("after Close: %v; want ErrBroken", err)
+			}
+		})
 	}
 }
 
