@@ -88,8 +88,10 @@ type request struct {
 	step int8
 	// preparesCommit: the messages that replaced its Sync prepare the
 	// named BEGIN and COMMIT (see commitMsgsLocked); parsed counts their
-	// ParseComplete.
-	preparesCommit bool
+	// ParseComplete. Set under wmu by the run that takes its Sync, which
+	// may happen after the request became the head (its bytes still
+	// unwritten), read by the head: atomic.
+	preparesCommit atomic.Bool
 	parsed         int8
 	// skipped is set, before its turn, on a run whose Sync group failed
 	// before reaching it: the server skipped its messages, so it has no
@@ -144,7 +146,8 @@ func (r *request) free() {
 	}
 	r.next, r.describes, r.extended, r.cancels, r.onDrained, r.owner = nil, nil, false, 0, nil, nil
 	r.chained.Store(false)
-	r.step, r.skipped, r.preparesCommit, r.parsed = 0, false, false, 0
+	r.step, r.skipped, r.parsed = 0, false, 0
+	r.preparesCommit.Store(false)
 	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached = 0, 0, 0, false, false, false
 	r.watch.interrupts, r.watch.start = false, time.Time{}
 	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
@@ -170,7 +173,7 @@ func (c *Conn) sendDetachedLocked(sql string) {
 			c.drainAbandoned(req)
 		}()
 	}
-	c.flushLocked(req)
+	c.flushLocked(req, false)
 }
 
 // send appends the messages built by build to the write buffer, queues a
@@ -226,7 +229,7 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 		// where its ctx is watched.
 		c.flushAsyncLocked()
 	} else {
-		c.flushLocked(req)
+		c.flushLocked(req, ctx.Done() == nil)
 	}
 	return req, nil
 }
@@ -320,7 +323,7 @@ func (c *Conn) commitMsgsLocked(prev *request) []byte {
 			c.commitNamed = commitMessages(c.stmts.prefix, false)
 		}
 		c.commitState = commitPending
-		prev.preparesCommit = true
+		prev.preparesCommit.Store(true)
 		return c.commitPrepare
 	}
 	return commitUnnamed
@@ -344,7 +347,7 @@ func (req *request) inCommit() bool { return req != nil && req.step > 0 }
 // run that prepares the named BEGIN and COMMIT, the second one confirms
 // them: the runs after it may bind them.
 func (c *Conn) parsed(req *request) {
-	if req == nil || !req.preparesCommit || req.step <= 0 {
+	if req == nil || !req.preparesCommit.Load() || req.step <= 0 {
 		return
 	}
 	if req.parsed++; req.parsed == 2 {
@@ -373,7 +376,7 @@ func (c *Conn) failed(req *request, e *PgError) (pooler bool) {
 			c.toDescribeMode("the named BEGIN or COMMIT: " + e.Message + " (SQLSTATE " + e.Code + ")")
 		}
 	}
-	if req.preparesCommit {
+	if req.preparesCommit.Load() {
 		switch req.parsed {
 		case 0:
 			c.setCommitState(commitNone)
@@ -419,7 +422,7 @@ func (c *Conn) groupEnded(req *request) error {
 		r = r.next
 		r.skipped = true
 		c.resent++
-		if r.preparesCommit && c.commitState == commitPending {
+		if r.preparesCommit.Load() && c.commitState == commitPending {
 			c.commitState = commitNone // its Parse was skipped too
 		}
 	}
@@ -460,16 +463,19 @@ func (c *Conn) enqueueLocked(req *request) {
 // first yields the processor: the goroutines it handed the reader to, and
 // those about to queue their next statement, run first and queue theirs,
 // so that one write carries them all. Over TLS, which cannot write
-// without waiting, the caller writes its own request when it is alone
-// (the server is then reading) and leaves the rest to a flusher.
-func (c *Conn) flushLocked(req *request) {
+// without waiting, a caller whose ctx cannot end (patient) writes its own
+// request when it is alone (the server is then reading, unless it
+// misbehaves), and leaves the rest to a flusher; every other write is a
+// flusher's, and the caller waits for its reply, where its ctx is
+// watched.
+func (c *Conn) flushLocked(req *request, patient bool) {
 	if !c.takeWriterLocked() {
 		c.wmu.Unlock() // the writer writes these bytes too, or the cancel's end
 		return
 	}
 	alone := c.tail == req && req.state.Load() == reqHead
 	switch {
-	case !c.sock.ok() && alone:
+	case !c.sock.ok() && alone && patient:
 		c.writeAloneLocked()
 	case !c.sock.ok():
 		c.wmu.Unlock()

@@ -344,7 +344,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 		return nil, err
 	}
 	if req != nil {
-		c.flushLocked(req)
+		c.flushLocked(req, ctx.Done() == nil)
 		if _, err := c.readReply(ctx, req, c.readDescribeReply); err != nil {
 			return fail(err) // whoever drains the reply completes the statements
 		}

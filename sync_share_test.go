@@ -376,7 +376,8 @@ func TestSharedSyncAfterDeallocate(t *testing.T) {
 // BEGIN and COMMIT, those count as not prepared again.
 func TestGroupEndedMarksSkipped(t *testing.T) {
 	c := &Conn{commitState: commitPending}
-	failed, carrier, last, after := &request{step: -1}, &request{preparesCommit: true}, &request{}, &request{}
+	failed, carrier, last, after := &request{step: -1}, &request{}, &request{}, &request{}
+	carrier.preparesCommit.Store(true)
 	failed.chained.Store(true)
 	carrier.chained.Store(true)
 	failed.next, carrier.next, last.next = carrier, last, after
