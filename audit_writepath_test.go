@@ -524,52 +524,7 @@ func TestAuditWriteOwnResults(t *testing.T) {
 	for name, dsn := range auditWriteDSNs() {
 		for _, withDeadline := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/deadline=%v", name, withDeadline), func(t *testing.T) {
-				c := connect(t, dsn)
-				table := "audit_write_own_" + name
-				if _, err := c.Exec(testCtx(t), "DROP TABLE IF EXISTS "+table+"; CREATE TABLE "+table+"(id int, v text)"); err != nil {
-					t.Fatal(err)
-				}
-				defer auditLazyWatchdog(t, c, 25*time.Second)()
-				var wg sync.WaitGroup
-				var mu sync.Mutex
-				var timeouts int
-				for g := range 16 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						rng := rand.New(rand.NewPCG(uint64(g), 99))
-						for i := range 10 {
-							ctx, cancel := context.Background(), func() {}
-							if withDeadline {
-								ctx, cancel = context.WithTimeout(ctx, time.Duration(5+rng.IntN(150))*time.Millisecond)
-							}
-							err := auditWriteOwnOp(ctx, c, table, g, i, rng, !withDeadline)
-							cancel()
-							if withDeadline && err != nil {
-								if e := auditLazyOwnErr(ctx, err); e != nil {
-									t.Errorf("goroutine %d op %d: %v", g, i, e)
-									return
-								}
-								mu.Lock()
-								timeouts++
-								mu.Unlock()
-								continue
-							}
-							if err != nil {
-								t.Errorf("goroutine %d op %d: %v", g, i, err)
-								return
-							}
-						}
-					}()
-				}
-				wg.Wait()
-				var v int
-				if err := c.QueryRow(testCtx(t), "SELECT $1::int", 777).Scan(&v); err != nil || v != 777 {
-					t.Fatalf("after: %d %v", v, err)
-				}
-				if withDeadline {
-					t.Logf("%d ops ended by their ctx", timeouts)
-				}
+				auditWriteOwnStorm(t, connect(t, dsn), "audit_write_own_"+name, 16, 10, 99, withDeadline)
 			})
 		}
 	}
@@ -580,19 +535,45 @@ func TestAuditWriteOwnResults(t *testing.T) {
 func TestAuditWritePgBouncer(t *testing.T) {
 	b := startTestPgBouncer(t, "transaction")
 	c := connect(t, b.DSN("statement_cache_mode=describe"))
-	table := "audit_write_own_bouncer"
+	auditWriteOwnStorm(t, c, "audit_write_own_bouncer", 12, 8, 5, false)
+}
+
+// auditWriteOwnStorm runs ops operations of auditWriteOwnOp from each of
+// goroutines goroutines on c, on table (created afresh), under ctxs that
+// end at random moments when withDeadline: each result is the caller's
+// own, or its own ctx's error. The connection works afterwards.
+func auditWriteOwnStorm(t *testing.T, c *Conn, table string, goroutines, ops int, seed uint64, withDeadline bool) {
+	t.Helper()
 	if _, err := c.Exec(testCtx(t), "DROP TABLE IF EXISTS "+table+"; CREATE TABLE "+table+"(id int, v text)"); err != nil {
 		t.Fatal(err)
 	}
 	defer auditLazyWatchdog(t, c, 25*time.Second)()
 	var wg sync.WaitGroup
-	for g := range 12 {
+	var mu sync.Mutex
+	var timeouts int
+	for g := range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 5))
-			for i := range 8 {
-				if err := auditWriteOwnOp(testCtx(t), c, table, g, i, rng, true); err != nil {
+			rng := rand.New(rand.NewPCG(uint64(g), seed))
+			for i := range ops {
+				ctx, cancel := context.Background(), func() {}
+				if withDeadline {
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(5+rng.IntN(150))*time.Millisecond)
+				}
+				err := auditWriteOwnOp(ctx, c, table, g, i, rng, !withDeadline)
+				cancel()
+				if withDeadline && err != nil {
+					if e := auditLazyOwnErr(ctx, err); e != nil {
+						t.Errorf("goroutine %d op %d: %v", g, i, e)
+						return
+					}
+					mu.Lock()
+					timeouts++
+					mu.Unlock()
+					continue
+				}
+				if err != nil {
 					t.Errorf("goroutine %d op %d: %v", g, i, err)
 					return
 				}
@@ -600,4 +581,11 @@ func TestAuditWritePgBouncer(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	var v int
+	if err := c.QueryRow(testCtx(t), "SELECT $1::int", 777).Scan(&v); err != nil || v != 777 {
+		t.Fatalf("after: %d %v", v, err)
+	}
+	if withDeadline {
+		t.Logf("%d ops ended by their ctx", timeouts)
+	}
 }
