@@ -212,10 +212,14 @@ func TestAuditWriteCloseWhileFlusherBlocked(t *testing.T) {
 					done <- err
 				}()
 			}
-			time.Sleep(300 * time.Millisecond)
-			c.wmu.Lock()
-			flushing := c.flushing
-			c.wmu.Unlock()
+			// A writer blocks once the socket buffers are full (slow
+			// under -race on a busy machine: up to 10 s).
+			flushing := false
+			for wait := time.Now(); !flushing && time.Since(wait) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+				c.wmu.Lock()
+				flushing = c.flushing && len(c.wbuf) > 0
+				c.wmu.Unlock()
+			}
 			if !flushing {
 				t.Error("no writer blocked before Close: the scenario was not reached")
 			}

@@ -67,6 +67,10 @@ type Conn struct {
 	// seqNext numbers the requests queued; swappedSeq is the last one
 	// whose bytes left the write buffer (see writeQueued).
 	seqNext, swappedSeq uint64
+	// writtenSeq is the last request whose bytes have all reached the
+	// socket (see wroteLocked): a drain cancels nothing before its
+	// request's have (see drainTick).
+	writtenSeq uint64
 	// commitPrepare and commitNamed are the named BEGIN and COMMIT,
 	// parsed or only bound, made at their first use.
 	commitPrepare, commitNamed []byte

@@ -663,8 +663,9 @@ func (c *Conn) claimWriter() error {
 		c.flushIdle.Wait() // signalled when a writer stops or a cancel was delivered
 	}
 	var pending []byte
+	var to uint64
 	if len(c.wbuf) > 0 {
-		pending, _ = c.swapBuffersLocked()
+		pending, _, to = c.swapBuffersLocked()
 	}
 	c.wmu.Unlock()
 	if pending == nil {
@@ -673,6 +674,9 @@ func (c *Conn) claimWriter() error {
 	err := c.write(pending)
 	c.wmu.Lock()
 	c.spare = pending[:0]
+	if err == nil {
+		c.wroteLocked(to)
+	}
 	c.wmu.Unlock()
 	if err != nil {
 		c.releaseWriter()

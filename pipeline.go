@@ -495,11 +495,14 @@ func (c *Conn) flushLocked(req *request, patient bool) {
 // waiting for the socket: nothing is in flight before it, so the server
 // reads. What was queued meanwhile is left to a flusher. It releases wmu.
 func (c *Conn) writeAloneLocked() {
-	buf, from := c.swapBuffersLocked()
+	buf, from, to := c.swapBuffersLocked()
 	c.wmu.Unlock()
 	err := c.writeQueued(buf, 0, from)
 	c.wmu.Lock()
 	c.spare = buf[:0]
+	if err == nil {
+		c.wroteLocked(to)
+	}
 	if err == nil && len(c.wbuf) > 0 && !c.cancelling {
 		c.wmu.Unlock()
 		go c.flushLoop()
@@ -524,7 +527,7 @@ func (c *Conn) writeLocked(flusher bool) {
 			go c.flushLoop()
 			return
 		}
-		buf, from := c.swapBuffersLocked()
+		buf, from, to := c.swapBuffersLocked()
 		c.wmu.Unlock()
 		var err error
 		if flusher {
@@ -535,7 +538,7 @@ func (c *Conn) writeLocked(flusher bool) {
 			if err == nil && n < len(buf) {
 				// The rest waits for the socket: a flusher's, with the
 				// writer's role.
-				go c.flushRest(buf, n, from)
+				go c.flushRest(buf, n, from, to)
 				return
 			}
 			if err != nil {
@@ -547,6 +550,7 @@ func (c *Conn) writeLocked(flusher bool) {
 		if err != nil {
 			break
 		}
+		c.wroteLocked(to)
 	}
 	c.dropWriterLocked()
 	c.wmu.Unlock()
@@ -572,7 +576,7 @@ func (c *Conn) flushLoop() {
 // flushRest writes buf[off:], the rest of a write a caller began (see
 // writeLocked), then the write buffer until it is empty, as the writer,
 // from a goroutine that waits for no reply.
-func (c *Conn) flushRest(buf []byte, off int, from uint64) {
+func (c *Conn) flushRest(buf []byte, off int, from, to uint64) {
 	err := c.writeQueued(buf, off, from)
 	c.wmu.Lock()
 	c.spare = buf[:0]
@@ -581,21 +585,28 @@ func (c *Conn) flushRest(buf []byte, off int, from uint64) {
 		c.wmu.Unlock()
 		return
 	}
+	c.wroteLocked(to)
 	c.writeLocked(true)
 }
 
 // swapBuffersLocked takes the filled write buffer and leaves the spare one
 // to be appended to.
 //
-// It also returns the sequence number of the first request whose bytes
-// buf may hold (see writeQueued).
-func (c *Conn) swapBuffersLocked() (buf []byte, from uint64) {
+// It also returns the sequence numbers of the first request whose bytes
+// buf may hold (see writeQueued) and of the last (see wroteLocked).
+func (c *Conn) swapBuffersLocked() (buf []byte, from, to uint64) {
 	c.syncHolder = nil // its Sync is on its way
 	buf = c.wbuf
 	c.wbuf, c.spare = c.spare, nil
 	from = c.swappedSeq + 1
 	c.swappedSeq = c.seqNext
-	return buf, from
+	return buf, from, c.swappedSeq
+}
+
+// wroteLocked notes that the bytes of the requests up to to (see
+// swapBuffersLocked) have all reached the socket.
+func (c *Conn) wroteLocked(to uint64) {
+	c.writtenSeq = max(c.writtenSeq, to)
 }
 
 // writeQueued writes buf[off:], buf taken by swapBuffersLocked with from

@@ -260,6 +260,17 @@ func (c *Conn) drainTick(req *request) error {
 			break
 		}
 		c.wmu.Lock()
+		if req.seq > c.writtenSeq {
+			// Its statement has not all reached the server (a flusher is
+			// writing it): there is nothing to cancel yet, and holding
+			// writes (cancelHeld) would keep it from ever arriving.
+			c.wmu.Unlock()
+			if now.After(req.giveUpAt) {
+				return c.fail(fmt.Errorf("pgline: a statement whose ctx ended was not sent within cancel_timeout (%v) after cancel_grace", c.cancelTimeout()))
+			}
+			req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.rd.InputBytes()
+			break
+		}
 		if req.next != nil {
 			// Requests wait behind: cancel only a statement that has run
 			// for the grace period and whose reply is not arriving (its

@@ -104,12 +104,16 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byt
 	c.enqueueLocked(req)
 	c.wbuf, c.spare = c.spare[:0], nil
 	c.swappedSeq = c.seqNext // written here, piece by piece (not writeQueued)
+	to := c.swappedSeq
 	c.wmu.Unlock()
 
 	werr := c.writeWithStop(ctx, func() error { return c.writeWithHoles(buf, holes) })
 
 	c.wmu.Lock()
 	c.spare = buf[:0]
+	if werr == nil {
+		c.wroteLocked(to)
+	}
 	if werr == nil && len(c.wbuf) > 0 {
 		c.wmu.Unlock()
 		go c.flushLoop()
