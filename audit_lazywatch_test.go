@@ -39,11 +39,11 @@ func auditLazyWatchdog(t *testing.T, c *Conn, d time.Duration) func() {
 
 // TestAuditLazyWriterKeepsDeadline: while the head's statement runs
 // (pg_sleep: the server reads nothing meanwhile), callers with a short
-// deadline queue statements of 60 KiB each, one after the other, each
-// under maxSyncWrite (60 KiB), so each finds nobody writing and writes
-// the buffer itself. Once the socket buffers are full, the caller writing blocks in
-// Write, where its ctx is not watched. Every caller must still return its
-// own ctx's error at its deadline, not when the server reads again.
+// deadline queue statements of 60 KiB each, one after the other, so that
+// each finds nobody writing and writes the buffer itself. Once the socket
+// buffers are full, a caller that waited for the socket would sit in
+// Write, where its ctx is not watched. Every caller must return its own
+// ctx's error at its deadline, not when the server reads again.
 func TestAuditLazyWriterKeepsDeadline(t *testing.T) {
 	for name, dsn := range auditLazyDSNs() {
 		t.Run(name, func(t *testing.T) {
@@ -114,13 +114,12 @@ func TestAuditLazyWriterKeepsDeadline(t *testing.T) {
 	}
 }
 
-// TestAuditLazyWriterNoDeadlock: many goroutines on one Conn send
-// parameters just under maxSyncWrite whose replies are several times
-// larger. A caller that goes on writing others' bytes (at most
-// maxSyncWrite at a time, but again and again while others queue) after
-// its own were written blocks in Write once the server, whose output
-// nobody reads, stops reading; if its own reply is the one to read, the
-// connection deadlocks. Every answer must come, and be the caller's own.
+// TestAuditLazyWriterNoDeadlock: many goroutines on one Conn send 40 KiB
+// parameters whose replies are several times larger. A caller that went
+// on writing others' bytes after its own, waiting for the socket, would
+// block in Write once the server, whose output nobody reads, stops
+// reading; if its own reply is the one to read, the connection
+// deadlocks. Every answer must come, and be the caller's own.
 func TestAuditLazyWriterNoDeadlock(t *testing.T) {
 	for name, dsn := range auditLazyDSNs() {
 		for _, kind := range []string{"background", "cancelable"} {

@@ -1,7 +1,7 @@
 package pgline
 
-// Audit of the write path (flushLocked, writeAloneLocked, writeLocked,
-// flushRest, writeFailed): deadlines kept while the server does not read,
+// Audit of the write path (flushLocked, writeLocked, flushRest,
+// writeFailed): deadlines kept while the server does not read,
 // SafeToRetry only for requests none of whose bytes reached the socket,
 // every caller its own result, no goroutine left behind after Close.
 
@@ -109,7 +109,7 @@ func auditWriteLeftovers() []string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		for _, fn := range []string{"(*Conn).flushLoop", "(*Conn).flushRest", "(*Conn).writeLocked", "(*Conn).writeAloneLocked", "(*Conn).drainAbandoned", "(*Conn).writeQueued"} {
+		for _, fn := range []string{"(*Conn).flushLoop", "(*Conn).flushRest", "(*Conn).writeLocked", "(*Conn).drainAbandoned", "(*Conn).writeQueued"} {
 			if strings.Contains(g, fn) {
 				out = append(out, g)
 				break
@@ -130,6 +130,20 @@ func auditWriteNoLeftovers(t *testing.T) {
 	t.Errorf("%d write-path goroutines left 3 s after Close:\n%s", len(left), strings.Join(left, "\n\n"))
 }
 
+// auditWriteSilent connects to a fake server (auditWriteFake) that
+// completes the startup and then never reads, until the test ends.
+func auditWriteSilent(t *testing.T, useTLS bool) *Conn {
+	t.Helper()
+	stop := make(chan struct{})
+	dsn := auditWriteFake(t, useTLS, func(c net.Conn) { <-stop })
+	t.Cleanup(func() { close(stop) })
+	c, err := Connect(testCtx(t), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestAuditWriteSilentServerDeadlines: a server that completes the
 // startup and then never reads. Many callers with deadlines send large
 // and small statements; each must return its ctx's error at its deadline.
@@ -137,13 +151,7 @@ func auditWriteNoLeftovers(t *testing.T) {
 func TestAuditWriteSilentServerDeadlines(t *testing.T) {
 	for _, useTLS := range []bool{false, true} {
 		t.Run(map[bool]string{false: "tcp", true: "tls"}[useTLS], func(t *testing.T) {
-			stop := make(chan struct{})
-			dsn := auditWriteFake(t, useTLS, func(c net.Conn) { <-stop })
-			defer close(stop)
-			c, err := Connect(testCtx(t), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := auditWriteSilent(t, useTLS)
 			big := strings.Repeat("b", 300<<10)
 			mid := strings.Repeat("m", 60<<10)
 			const callers, deadline = 60, 300 * time.Millisecond
@@ -195,13 +203,7 @@ func TestAuditWriteSilentServerDeadlines(t *testing.T) {
 func TestAuditWriteCloseWhileFlusherBlocked(t *testing.T) {
 	for _, useTLS := range []bool{false, true} {
 		t.Run(map[bool]string{false: "tcp", true: "tls"}[useTLS], func(t *testing.T) {
-			stop := make(chan struct{})
-			dsn := auditWriteFake(t, useTLS, func(c net.Conn) { <-stop })
-			defer close(stop)
-			c, err := Connect(testCtx(t), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := auditWriteSilent(t, useTLS)
 			// Simple protocol: no describe to wait for; 24 MiB in all,
 			// more than the socket buffers hold.
 			big := strings.Repeat("c", 2<<20)
@@ -244,8 +246,8 @@ func TestAuditWriteCloseWhileFlusherBlocked(t *testing.T) {
 }
 
 // TestAuditWriteTLSUnreadReplies: over TLS, a caller alone on the
-// connection writes its own request waiting for the socket
-// (writeAloneLocked), assuming the server reads. A hostile server answers
+// connection with a ctx that cannot end writes its own request waiting
+// for the socket, assuming the server reads. A hostile server answers
 // every simple Query after reading one byte of it and never reads the
 // rest: the socket buffers fill, and a caller alone then blocks in Write.
 // Its deadline must still be kept.

@@ -223,32 +223,8 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 	if share {
 		c.syncHolder, c.syncHolderEnd = req, len(c.wbuf)
 	}
-	if ctx.Done() != nil && len(c.wbuf) > maxSyncWrite && !c.sock.ok() {
-		// Over TLS, a write this large may wait long for the socket:
-		// left to a flusher, so that the caller waits for its reply,
-		// where its ctx is watched.
-		c.flushAsyncLocked()
-	} else {
-		c.flushLocked(req, ctx.Done() == nil)
-	}
+	c.flushLocked(req, ctx.Done() == nil)
 	return req, nil
-}
-
-// maxSyncWrite: over TLS, a write buffer larger than this, queued by a
-// caller whose ctx can end, is left to a flusher at once (a caller alone
-// on the connection otherwise writes its own bytes, waiting for the
-// socket: see flushLocked).
-const maxSyncWrite = 64 << 10
-
-// flushAsyncLocked gets the write buffer written by a flusher goroutine
-// and releases wmu.
-func (c *Conn) flushAsyncLocked() {
-	if !c.takeWriterLocked() {
-		c.wmu.Unlock() // written by the writer, or after the cancel
-		return
-	}
-	c.wmu.Unlock()
-	go c.flushLoop()
 }
 
 // takeWriterLocked makes the caller the connection's one writer
@@ -476,53 +452,30 @@ func (c *Conn) flushLocked(req *request, patient bool) {
 	alone := c.tail == req && req.state.Load() == reqHead
 	switch {
 	case !c.sock.ok() && alone && patient:
-		c.writeAloneLocked()
+		c.writeLocked(true, 1) // nothing in flight before it: the server reads
 	case !c.sock.ok():
 		c.wmu.Unlock()
 		go c.flushLoop()
 	case alone:
-		c.writeLocked(false)
+		c.writeLocked(false, callerPasses)
 	default:
 		c.wmu.Unlock()
 		runtime.Gosched()
 		c.wmu.Lock()
-		c.writeLocked(false)
+		c.writeLocked(false, callerPasses)
 	}
-}
-
-// writeAloneLocked writes the write buffer, holding a request alone on a
-// connection that cannot write without waiting (TLS), as the writer,
-// waiting for the socket: nothing is in flight before it, so the server
-// reads. What was queued meanwhile is left to a flusher. It releases wmu.
-func (c *Conn) writeAloneLocked() {
-	buf, from, to := c.swapBuffersLocked()
-	c.wmu.Unlock()
-	err := c.writeQueued(buf, 0, from)
-	c.wmu.Lock()
-	c.spare = buf[:0]
-	if err == nil {
-		c.wroteLocked(to)
-	}
-	if err == nil && len(c.wbuf) > 0 && !c.cancelling {
-		c.wmu.Unlock()
-		go c.flushLoop()
-		return
-	}
-	c.dropWriterLocked()
-	c.wmu.Unlock()
 }
 
 // writeLocked writes the write buffer until it is empty, as the writer
-// (see takeWriterLocked), then gives the role up and releases wmu. A
-// flusher waits for the socket. A caller (see flushLocked), on a
-// connection that can (sockWriter), writes without waiting, and at most
-// callerPasses times: what the socket does not take at once, and what is
-// still queued after that, is left to a flusher.
-func (c *Conn) writeLocked(flusher bool) {
+// (see takeWriterLocked), then gives the role up and releases wmu. With
+// wait, it waits for the socket; without (a caller, on a connection that
+// can: sockWriter), what the socket does not take at once is left to a
+// flusher. After passes writes (none: no limit), what is still queued is
+// left to a flusher too, so that a caller goes back to its own reply
+// (and its ctx) while others keep queueing.
+func (c *Conn) writeLocked(wait bool, passes int) {
 	for pass := 0; len(c.wbuf) > 0 && !c.cancelling; pass++ {
-		if !flusher && pass == callerPasses {
-			// Others keep queueing: a flusher goes on, so that the
-			// caller goes back to its own reply (and its ctx).
+		if passes > 0 && pass == passes {
 			c.wmu.Unlock()
 			go c.flushLoop()
 			return
@@ -530,7 +483,7 @@ func (c *Conn) writeLocked(flusher bool) {
 		buf, from, to := c.swapBuffersLocked()
 		c.wmu.Unlock()
 		var err error
-		if flusher {
+		if wait {
 			err = c.writeQueued(buf, 0, from)
 		} else {
 			var n int
@@ -570,7 +523,7 @@ func (c *Conn) flushLoop() {
 	// theirs do so first, so that one syscall writes them all.
 	runtime.Gosched()
 	c.wmu.Lock()
-	c.writeLocked(true)
+	c.writeLocked(true, 0)
 }
 
 // flushRest writes buf[off:], the rest of a write a caller began (see
@@ -586,7 +539,7 @@ func (c *Conn) flushRest(buf []byte, off int, from, to uint64) {
 		return
 	}
 	c.wroteLocked(to)
-	c.writeLocked(true)
+	c.writeLocked(true, 0)
 }
 
 // swapBuffersLocked takes the filled write buffer and leaves the spare one
