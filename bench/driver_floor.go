@@ -284,8 +284,11 @@ func (f floorPool) Discard(ctx context.Context, sql string, args ...any) (int, e
 }
 
 // floorPipe is one floor connection shared by goroutines through a
-// floor.Pipe: the floor for goroutines sharing a connection, each getting
-// its own reply, as pgline's Conn is shared.
+// floor.Pipe made by NewReaderPipe: the floor for goroutines sharing a
+// connection, each getting its own reply with its ctx's deadline kept, as
+// pgline's Conn is shared (the floor that gives the same guarantee; its
+// NewPipe, which looks at no ctx, runs within noise of it:
+// go test -bench Pipe ./internal/floor).
 type floorPipe struct {
 	f *floorConn
 	p *floor.Pipe
@@ -302,7 +305,7 @@ func newFloorPipe(c *floorConn) (*floorPipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &floorPipe{f: c, p: floor.NewPipe(c.c, begin, commit)}, nil
+	return &floorPipe{f: c, p: floor.NewReaderPipe(c.c, begin, commit)}, nil
 }
 
 // Discard runs the statement prepared for sql (by Prepare before the
@@ -317,14 +320,14 @@ func (f *floorPipe) Discard(ctx context.Context, sql string, args ...any) (int, 
 	var params [1][]byte
 	switch len(args) {
 	case 0:
-		return f.p.Exec(name, nil, nil)
+		return f.p.ExecContext(ctx, name, nil, nil)
 	case 1:
 		v, ok := args[0].(int32)
 		if !ok {
 			return 0, fmt.Errorf("floor: shared connection takes an int32, not %T", args[0])
 		}
 		params[0] = strconv.AppendInt(arena[:0], int64(v), 10)
-		return f.p.Exec(name, params[:], nil)
+		return f.p.ExecContext(ctx, name, params[:], nil)
 	}
 	return 0, fmt.Errorf("floor: shared connection takes at most one argument, got %d", len(args))
 }

@@ -159,7 +159,7 @@ func batchTask(send func(context.Context, string, []any, []int32) error, sql str
 }
 
 // openConcurrent runs the query from workers goroutines on one shared
-// connection. The floor shares its connection through a floor.Pipe, the
+// connection. The floor shares its connection through a reader floor.Pipe, the
 // least machinery that hands each goroutine its own reply; with
 // batchFloor it sends pipelined batches of workers queries from one
 // goroutine instead, each committing on its own (BEGIN and COMMIT after
@@ -205,7 +205,7 @@ func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, wor
 				}
 				return expectRows(n, 1)
 			}),
-			note:  fmt.Sprintf("%d goroutines sharing one connection: a FIFO of waiters, one writer at a time, one reader; each query committed on its own", workers),
+			note:  fmt.Sprintf("%d goroutines sharing one connection: a FIFO of waiters, one writer at a time, one reader goroutine handing each reply to its caller, whose ctx is kept; each query committed on its own", workers),
 			close: func() { p.Close() },
 		}, nil
 	}

@@ -1,11 +1,14 @@
 package floor
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // BenchmarkPipe: 20 and 40 goroutines sharing one connection through a
@@ -28,6 +31,13 @@ func BenchmarkPipe(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				if err := c.Prepare("pid", "SELECT pg_backend_pid()::text"); err != nil {
+					b.Fatal(err)
+				}
+				pid, err := c.ExecValue("pid", nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
 				var p *Pipe
 				if kind == "turn" {
 					p = NewPipe(c, "begin", "commit")
@@ -43,6 +53,7 @@ func BenchmarkPipe(b *testing.B) {
 				defer p.Close()
 				var next atomic.Int64
 				var wg sync.WaitGroup
+				server, client := procCPU(string(pid)), procCPU("self")
 				b.ResetTimer()
 				for range n {
 					wg.Add(1)
@@ -58,7 +69,36 @@ func BenchmarkPipe(b *testing.B) {
 					}()
 				}
 				wg.Wait()
+				// As the root module's BenchmarkPipelineGoroutines reports.
+				if server >= 0 && client >= 0 && b.N > 0 {
+					b.ReportMetric(float64(procCPU("self")-client)/float64(b.N), "client-ns/op")
+					b.ReportMetric(float64(procCPU(string(pid))-server)/float64(b.N), "server-ns/op")
+				}
 			})
 		}
 	}
+}
+
+// procCPU returns the user and system CPU time of process pid ("self":
+// this one) so far, or -1 when /proc cannot tell.
+func procCPU(pid string) time.Duration {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return -1
+	}
+	// The fields after the command name, which is in parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(string(f[11]), 10, 64)
+	stime, err2 := strconv.ParseInt(string(f[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
