@@ -272,7 +272,7 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 			// Its cached statement went stale (a schema change,
 			// DEALLOCATE): the next use prepares it again.
 			br.c.wmu.Lock()
-			br.c.stmts.remove(sd)
+			br.c.stmts.remove(sd.origin())
 			br.c.wmu.Unlock()
 		}
 		return nil, r.err
@@ -330,6 +330,13 @@ func (br *BatchResults) release() error {
 		rest, start = wire.BeginMessage(rest, typ)
 		rest, _ = wire.FinishMessage(append(rest, body...), start) // it fitted in a message already
 	}
+	// The statements read from memory are scanned while others hold the
+	// turn: with descriptions of their own.
+	c.wmu.Lock()
+	for j := br.i; j < len(br.sds); j++ {
+		br.sds[j] = br.sds[j].offTurn()
+	}
+	c.wmu.Unlock()
 	br.watch.stop()
 	c.handoff(br.req) // br.req and its watch are reused from here on
 	br.req, br.watch, br.released = nil, nil, true

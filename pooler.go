@@ -139,6 +139,7 @@ func (c *Conn) poolerSign(sd *stmtDesc, e *PgError) bool {
 	if e.Code != "26000" && e.Code != "42P05" || sd == nil || sd.name == "" {
 		return false
 	}
+	sd = sd.origin()
 	c.wmu.Lock()
 	sign := !sd.closed && sd.deallocs == c.stmts.deallocs
 	c.wmu.Unlock()

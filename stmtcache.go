@@ -2,6 +2,7 @@ package pgline
 
 import (
 	"container/list"
+	"slices"
 	"unsafe"
 
 	"github.com/pgline/pgline/internal/sqllex"
@@ -69,6 +70,28 @@ type stmtDesc struct {
 	// behind a pooler (see Conn.poolerSign). Guarded by wmu.
 	deallocs uint64
 	closed   bool
+	// cached is the description this one copies (see offTurn), nil for
+	// the connection's own.
+	cached *stmtDesc
+}
+
+// offTurn returns a copy of sd for rows read while the connection serves
+// others (a batch's replay, see BatchResults.release): the connection's
+// turn holder updates sd's scan plans and last command tag as it runs the
+// statement, the copy's are its own. The caller holds the turn and wmu.
+func (sd *stmtDesc) offTurn() *stmtDesc {
+	return &stmtDesc{sql: sd.sql, name: sd.name, paramOIDs: sd.paramOIDs, fields: sd.fields,
+		formats: sd.formats, plans: slices.Clone(sd.plans), lastTag: sd.lastTag, ready: sd.ready,
+		err: sd.err, portalDesc: sd.portalDesc, traits: sd.traits, cached: sd.origin()}
+}
+
+// origin returns the connection's own description of sd's statement: sd,
+// or the one sd copies.
+func (sd *stmtDesc) origin() *stmtDesc {
+	if sd.cached != nil {
+		return sd.cached
+	}
+	return sd
 }
 
 // sqlTraits are what a run needs to know of its SQL text, found once per
