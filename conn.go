@@ -99,6 +99,10 @@ type Conn struct {
 	// proxied is set when the host is found behind a transaction pooler:
 	// shared by the connections of a Pool to the host (see pooler.go).
 	proxied *atomic.Bool
+	// readOnly, set by a Pool over several hosts before the connection is
+	// used, is told of every 25006 error (read-only transaction) the
+	// connection receives, whatever call it answers (see hostPool.connect).
+	readOnly func()
 
 	dead     chan struct{} // closed when the connection closes, for waiters at the gate
 	deadOnce sync.Once
@@ -448,6 +452,9 @@ func (c *Conn) pgError(body []byte) (*PgError, error) {
 	e, err := parsePgError(body)
 	if err == nil && e.fatal() {
 		c.serverFatal.CompareAndSwap(nil, e)
+	}
+	if err == nil && e.Code == "25006" && c.readOnly != nil {
+		c.readOnly()
 	}
 	return e, err
 }

@@ -251,7 +251,7 @@ func (p *hostPool) openLocked() {
 			// slot for ever.
 			ctx, cancel = context.WithTimeout(p.closing, poolConnectTimeout)
 		}
-		c, err := ConnectConfig(ctx, p.cfg)
+		c, err := p.connect(ctx)
 		if err != nil && ctx.Err() != nil && p.closing.Err() == nil {
 			// Not any caller's deadline: say so, without wrapping
 			// context.DeadlineExceeded.
@@ -697,7 +697,25 @@ func (p *hostPool) connectHeld(ctx context.Context, wait time.Duration) (*Conn, 
 			return nil, cctx.Err()
 		}
 	}
-	return ConnectConfig(cctx, p.cfg)
+	return p.connect(cctx)
+}
+
+// connect opens a connection to p's host. With several hosts, a 25006
+// error (read-only transaction) it receives on a host believed writable,
+// in any call (a statement, rows, a batch, a transaction), has the roles
+// checked at once: the host's role changed, or its sessions were made
+// read-only (default_transaction_read_only), and calls for a writable
+// host must go elsewhere.
+func (p *hostPool) connect(ctx context.Context) (*Conn, error) {
+	c, err := ConnectConfig(ctx, p.cfg)
+	if err == nil && p.multi {
+		c.readOnly = func() {
+			if !p.state.Load().readOnly {
+				p.set.kick()
+			}
+		}
+	}
+	return c, err
 }
 
 // balanceDrainingLocked keeps as many connections draining as callers wait

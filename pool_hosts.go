@@ -783,15 +783,6 @@ func (p *hostPool) monitorConn(ctx context.Context) (c *Conn, reused bool, err e
 	return c, false, nil
 }
 
-// noteError looks at the error of a call on pc: a 25006 (read-only
-// transaction) on a host believed writable means its role changed.
-func (s *hostSet) noteError(pc *poolConn, err error) {
-	var pgErr *PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "25006" && !pc.p.state.Load().readOnly {
-		s.kick()
-	}
-}
-
 // close stops the role checks and closes every hostPool, waiting for
 // their statements and held connections (see Pool.Close).
 func (s *hostSet) close() {

@@ -213,13 +213,10 @@ func (p *Pool) retry(ctx context.Context, op func(pc *poolConn) error) error {
 
 // retries reports whether a call that failed with err on pc (attempt
 // counting from 0) is made again: nothing of it ran (SafeToRetry) because
-// pc broke, and its ctx allows. With several hosts, a 25006 error
-// (read-only transaction) on a host believed writable has the roles
-// checked at once; the call itself ran, and is not made again.
+// pc broke, and its ctx allows. (A 25006 error, read-only transaction,
+// ran: it is not made again; with several hosts, the roles are checked
+// at once, see hostPool.connect.)
 func (p *Pool) retries(ctx context.Context, attempt int, pc *poolConn, err error) bool {
-	if p.direct == nil {
-		p.set.noteError(pc, err)
-	}
 	return SafeToRetry(err) && p.mayRetry(ctx, attempt, pc)
 }
 
