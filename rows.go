@@ -212,6 +212,13 @@ func (r *Rows) portalDescribed(body []byte) error {
 	// When the next Bind asks for other formats, the raw description
 	// differs once more and is taken again.
 	sd.portalDesc = append([]byte(nil), body...)
+	if r.replay != nil {
+		// Read off the turn (a batch's replay): the connection's turn
+		// holder would scan the cached description as this one does.
+		sd.cached = r.sd.origin()
+		r.sd = sd
+		return nil
+	}
 	r.c.wmu.Lock()
 	r.c.stmts.put(sd)
 	r.c.wmu.Unlock()
