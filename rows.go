@@ -361,7 +361,9 @@ func (r *Rows) FieldDescriptions() []FieldDescription {
 
 // Scan decodes the current row's columns into dest, one destination per
 // column (nil skips a column). Values are copied: nothing refers to the
-// connection's buffers after Scan returns. A column that does not fit its
+// connection's buffers after Scan returns, except a *sql.RawBytes
+// destination, which aliases the row until the next call to Next or
+// Close, as database/sql documents (Row.Scan copies it). A column that does not fit its
 // destination gives an error naming the column; the row can then still be
 // scanned into other destinations.
 func (r *Rows) Scan(dest ...any) error {
@@ -550,11 +552,26 @@ func (r *Row) scan(dest []any) error {
 		return ErrNoRows
 	}
 	err := rows.Scan(dest...)
+	if err == nil {
+		ownRawBytes(dest)
+	}
 	rows.Close()
 	if err != nil {
 		return err
 	}
 	return rows.Err()
+}
+
+// ownRawBytes copies the values scanned into *sql.RawBytes destinations,
+// which alias the row until the next call to Next or Close: Row.Scan
+// closes the rows, handing the connection on, whose next reply overwrites
+// the buffer they alias.
+func ownRawBytes(dest []any) {
+	for _, d := range dest {
+		if p, ok := d.(*sql.RawBytes); ok && p != nil && *p != nil {
+			*p = bytes.Clone(*p)
+		}
+	}
 }
 
 // streams reports whether a destination writes the value elsewhere
