@@ -3,6 +3,7 @@ package pgline
 import (
 	"container/list"
 	"slices"
+	"strconv"
 	"unsafe"
 
 	"github.com/pgline/pgline/internal/sqllex"
@@ -143,6 +144,14 @@ type stmtCache struct {
 	// appended counts the first names of closing whose Close messages are
 	// in a request being built (see Conn.appendClosesLocked).
 	appended int
+	// dropped counts the descriptions dropped from the cache. A statement
+	// prepared again is named with it (see newDesc): a caller that took
+	// the old description before it was dropped may still send a Bind of
+	// the old name, which must never run the new statement (the same text,
+	// whose result types may have changed since) and be read with the old
+	// description's types. It gets 26000 (Closed) or the server's own
+	// refusal of a changed result type, and prepares again.
+	dropped uint64
 }
 
 func newStmtCache(mode string, capacity int) *stmtCache {
@@ -170,6 +179,11 @@ func (sc *stmtCache) newDesc(sql string) *stmtDesc {
 	sd := &stmtDesc{sql: sql, ready: make(chan struct{}), traits: traitsOf(sql), deallocs: sc.deallocs}
 	if sc.mode == cachePrepare {
 		sd.name = stmtName(sc.prefix, sql, nil) // Parse sends no types
+		if sc.dropped > 0 {
+			// Unique to this description (see dropped): a description of
+			// sql dropped since had a smaller count, or none.
+			sd.name += "_" + strconv.FormatUint(sc.dropped, 36)
+		}
 	}
 	return sd
 }
@@ -214,5 +228,6 @@ func (sc *stmtCache) forget(sd *stmtDesc) bool {
 	sc.lru.Remove(sd.elem)
 	sd.elem = nil
 	delete(sc.m, sd.sql)
+	sc.dropped++
 	return true
 }

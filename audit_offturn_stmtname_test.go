@@ -1,0 +1,127 @@
+package pgline
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestAuditOffTurnStaleDescReboundName: a goroutine takes a cached
+// statement description (Conn.prepare returns it without passing the
+// gate) and then waits at the gate while a transaction holds the
+// connection. Meanwhile the table's column changes type and the statement
+// is evicted and prepared again: the new server-side statement gets the
+// SAME name (stmtName hashes the SQL text only). When the waiting
+// goroutine finally sends its Bind with the old description, it binds the
+// new statement and decodes its rows with the old column types: a float4
+// 42 read as int4.
+func TestAuditOffTurnStaleDescReboundName(t *testing.T) {
+	c := auditConn(t, "statement_cache_mode=prepare", "statement_cache_capacity=1")
+	ctx := testCtx(t)
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS audit_rebind; CREATE TABLE audit_rebind (a int4); INSERT INTO audit_rebind VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	const q = "SELECT a FROM audit_rebind WHERE $1::int4 = 1"
+	var v int32
+	if err := c.QueryRow(ctx, q, 1).Scan(&v); err != nil || v != 42 {
+		t.Fatalf("first run: %d, %v", v, err)
+	}
+
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		v   int32
+		err error
+	}
+	got := make(chan res, 1)
+	go func() {
+		// Finds q cached (int4), then waits at the gate for tx.
+		var v int32
+		err := c.QueryRow(ctx, q, 1).Scan(&v)
+		got <- res{v, err}
+	}()
+	time.Sleep(50 * time.Millisecond) // the goroutine waits at the gate
+	if _, err := tx.Exec(ctx, "ALTER TABLE audit_rebind ALTER COLUMN a TYPE float4"); err != nil {
+		t.Fatal(err)
+	}
+	// Evicts q (capacity 1: Close queued), then prepares q again: same
+	// name, now float4.
+	if _, err := tx.Exec(ctx, "SELECT $1::int4", 1); err != nil {
+		t.Fatal(err)
+	}
+	var f float32
+	if err := tx.QueryRow(ctx, q, 1).Scan(&f); err != nil || f != 42 {
+		t.Fatalf("in tx: %v, %v", f, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.err == nil && r.v != 42 {
+			t.Fatalf("the goroutine that waited at the gate got %d, %v; want 42 (or an error)", r.v, r.err)
+		}
+		t.Logf("got %d, %v", r.v, r.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+	}
+}
+
+// TestAuditOffTurnAlterTableConcurrent: the same without a transaction
+// or eviction. Goroutines run one statement while another goroutine
+// switches its column between int4 and float4 (ALTER TABLE on the same
+// Conn). A run that fails with "cached plan must not change result type"
+// removes the description and prepares the statement again under the
+// same name; a goroutine that took the old description before and queues
+// its Bind after that Parse decodes the new statement's rows with the old
+// types.
+func TestAuditOffTurnAlterTableConcurrent(t *testing.T) {
+	c := auditConn(t, "statement_cache_mode=prepare")
+	ctx := testCtx(t)
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS audit_alt; CREATE TABLE audit_alt (a int4); INSERT INTO audit_alt VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	const q = "SELECT a FROM audit_alt"
+	deadline := time.Now().Add(3 * time.Second)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad error
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				var a any
+				err := c.QueryRow(ctx, q).Scan(&a)
+				var pg *PgError
+				if errors.As(err, &pg) && staleStatement(pg) {
+					continue // stale twice: an error, not a wrong value
+				}
+				if err == nil && a != int32(42) && a != float32(42) {
+					err = fmt.Errorf("got %T %v, want 42", a, a)
+				}
+				if err != nil {
+					mu.Lock()
+					bad = err
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; time.Now().Before(deadline); i++ {
+		typ := []string{"float4", "int4"}[i%2]
+		if _, err := c.Exec(ctx, "ALTER TABLE audit_alt ALTER COLUMN a TYPE "+typ); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	wg.Wait()
+	if bad != nil {
+		t.Fatal(bad)
+	}
+}
