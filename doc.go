@@ -158,8 +158,10 @@
 // than pool_max_replica_lag behind (one at random with
 // load_balance_hosts=random), else to the primary. After a failover the
 // Pool finds the new primary by itself, and a statement goes to another
-// host only when none of it reached the server. Pool.Stat reports each
-// host's role, lag and connections.
+// host only when none of it reached the server. A 25006 error (read-only
+// transaction) from a host it believed writable, in any call, has it
+// check the hosts' roles at once. Pool.Stat reports each host's role, lag
+// and connections.
 //
 // # database/sql and tests
 //
