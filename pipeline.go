@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -253,7 +254,9 @@ var syncMsg = wire.AppendSync(nil)
 // The messages that replace the Sync of a run that gives its Sync to the
 // next: BEGIN makes the implicit transaction the run's statement ran in an
 // explicit one, and COMMIT commits it. With statement_cache_mode=prepare
-// they are named statements (named like any other, see stmtName),
+// they are named statements (the connection's prefix and "begin" or
+// "commit": no name of the statement cache, so that an application's own
+// "BEGIN" or "COMMIT" text, prepared or cached, is another statement),
 // prepared by the first run that carries them and bound by the others
 // once its reply confirms them; until then, and in the other modes
 // (PgBouncer), the unnamed statement is parsed each time.
@@ -266,7 +269,8 @@ func commitMessages(prefix string, parse bool) []byte {
 	for _, sql := range []string{"BEGIN", "COMMIT"} {
 		name := ""
 		if prefix != "" {
-			name = stmtName(prefix, sql, nil)
+			// Shorter than any name stmtName makes: never one of the cache.
+			name = prefix + strings.ToLower(sql)
 		}
 		if parse {
 			b, _ = wire.AppendParse(b, name, sql, nil)
