@@ -143,9 +143,10 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		br.err = err
 		return br
 	}
-	for retry := 0; owner == nil && retry < maxCancelRetries && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return redescribe(sd.err) }); retry++ {
+	for retry := 0; retry < maxCancelRetries && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return describeAgain(sd, owner) }); retry++ {
 		// A Parse showed a transaction pooler, or a CancelRequest meant
-		// for another statement failed a describe: the statements are
+		// for another statement failed a describe, or another owner's
+		// describe failed (see describeAgain): the statements are
 		// described again (in describe mode, after a pooler).
 		c.wmu.Lock()
 		unpinLocked(sds)

@@ -244,6 +244,15 @@ func redescribe(err error) bool {
 	return errors.Is(err, errPooler) || errors.Is(err, ErrCanceledByOther)
 }
 
+// describeAgain reports whether owner (a transaction, or nil) describes sd's
+// statement again because sd's describe failed: for a reason another
+// describe need not meet (redescribe, outside a transaction), or in a
+// describe another owner queued — inside a transaction (aborted, or with
+// SET LOCAL) or outside owner's — whose failure is not owner's outcome.
+func describeAgain(sd *stmtDesc, owner *holder) bool {
+	return sd.err != nil && (sd.owner != owner || owner == nil && redescribe(sd.err))
+}
+
 // staleStatement reports errors that mean a cached statement no longer
 // fits the server: its result type changed under it (ALTER TABLE), or it
 // was deallocated (DISCARD ALL, DEALLOCATE).
@@ -270,7 +279,15 @@ func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDes
 	c.followPoolerLocked()
 	if sd := c.stmts.get(sql); sd != nil {
 		c.wmu.Unlock()
-		return sd, waitReady(ctx, sd)
+		err := waitReady(ctx, sd)
+		if err != sd.err || !describeAgain(sd, owner) || redescribe(err) {
+			return sd, err // redescribe: the caller's run describes again
+		}
+		// Another's describe failed, maybe for its transaction's state:
+		// the caller describes the statement itself (the failed
+		// description has left the cache).
+		c.wmu.Lock()
+		c.followPoolerLocked()
 	}
 	sds, err := c.prepareAll(ctx, owner, []string{sql}, false)
 	if err != nil {
@@ -300,6 +317,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 				continue
 			}
 			sd := c.stmts.newDesc(sql)
+			sd.owner = owner
 			if buf, err = wire.AppendParse(buf, sd.name, sql, nil); err == nil {
 				buf, err = wire.AppendDescribe(buf, 'S', sd.name)
 			}

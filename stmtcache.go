@@ -74,6 +74,10 @@ type stmtDesc struct {
 	// cached is the description this one copies (see offTurn), nil for
 	// the connection's own.
 	cached *stmtDesc
+	// owner is the transaction (or COPY's hold) whose request described
+	// the statement, nil outside any: a failure of its describe is not
+	// another owner's outcome (see describeAgain).
+	owner *holder
 }
 
 // offTurn returns a copy of sd for rows read while the connection serves
