@@ -117,9 +117,8 @@ func TestAuditPooler2CommitNameCollisionAbortsSession(t *testing.T) {
 	if err := admin.QueryRow(ctx, "SELECT coalesce(array_agg(id), '{}') FROM a2_cc").Scan(&committed); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("reported ok: %v; committed (seen from another session): %v", okIDs, committed)
 	if len(committed) != len(okIDs) {
-		t.Errorf("%d INSERTs reported success, %d committed", len(okIDs), len(committed))
+		t.Errorf("%d INSERTs reported success, %d committed: reported %v, committed %v", len(okIDs), len(committed), okIDs, committed)
 	}
 	if failed.Load() > 0 || err != nil || c.TxStatus() != 'I' || int64(n) != ok.Load() {
 		t.Errorf("the application's prepared COMMIT broke the session: %d of %d INSERTs failed, status %c, count %d %v", failed.Load(), calls.Load(), c.TxStatus(), n, err)

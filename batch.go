@@ -177,9 +177,6 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 			br.err = notSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sd.paramOIDs), len(b.items[i].args)))
 			return br
 		}
-		if sd.traits.deallocates {
-			c.noteDeallocate()
-		}
 		sent++
 	}
 	if sent == 0 {

@@ -277,10 +277,12 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow
 
 func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
 	info := sqllex.Scan(sql)
-	if info.Deallocates {
-		c.noteDeallocate()
+	build := func(buf []byte) ([]byte, error) {
+		if info.Deallocates {
+			c.noteDeallocateLocked()
+		}
+		return wire.AppendQuery(buf, sql)
 	}
-	build := func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) }
 	read := func(req *request) (CommandTag, error) {
 		req.oneStmt = info.Statements <= 1
 		return c.readSimple(req, onRow, !info.TransactionControl)

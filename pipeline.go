@@ -368,15 +368,16 @@ func (c *Conn) failed(req *request, e *PgError) (pooler bool) {
 	return pooler
 }
 
-// noteDeallocate is called before a statement that may deallocate
-// prepared statements (sqllex.Info.Deallocates) is queued: the runs queued
-// after it stop using the named BEGIN and COMMIT, which it may remove, and
-// a statement missing after it is no sign of a pooler (see poolerSign).
-func (c *Conn) noteDeallocate() {
-	c.wmu.Lock()
+// noteDeallocateLocked is called as a statement that may deallocate
+// prepared statements (sqllex.Info.Deallocates) is queued, under wmu (in
+// the request's build): the runs queued after it stop using the named
+// BEGIN and COMMIT, which it may remove, and a statement missing after it
+// is no sign of a pooler (see poolerSign). Not before it is queued: a
+// statement prepared meanwhile (while it waits at the gate behind a
+// transaction) would count as prepared after it, yet be deallocated by it.
+func (c *Conn) noteDeallocateLocked() {
 	c.stmts.deallocs++
-	c.wmu.Unlock()
-	c.setCommitState(commitDisabled)
+	c.commitState = commitDisabled
 }
 
 func (c *Conn) setCommitState(s int) {

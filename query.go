@@ -166,15 +166,14 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 			// its transaction's goroutines.
 			hold, err = c.holdForCopy(ctx, owner)
 			if err != nil {
+				c.unpin(sd)
 				return err
 			}
 			defer hold.release() // once: held from now on
 			owner = &hold.h
 		}
-		if sd.traits.deallocates {
-			c.noteDeallocate()
-		}
 		if len(args) != len(sd.paramOIDs) {
+			c.unpin(sd)
 			return notSent(fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.paramOIDs), len(args)))
 		}
 		var req *request
@@ -185,6 +184,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		} else {
 			req, err = c.sendRun(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args, true, nil) }, share && sd.traits.shareable)
 		}
+		c.unpin(sd) // its Bind is queued, or it was not sent
 		if err != nil {
 			return err
 		}
@@ -273,15 +273,22 @@ func staleStatement(e *PgError) bool {
 // Parse is queued: a concurrent use of the same SQL waits for that
 // description instead of sending a second Parse, and gets the original
 // error when the Parse fails (the entry is then dropped, so the next use
-// prepares again).
+// prepares again). The description returned is pinned (the cache does not
+// evict it, see stmtDesc.pins): the caller unpins it once its Bind is
+// queued, so that no Close of the statement goes out before the Bind.
 func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
 	c.wmu.Lock()
 	c.followPoolerLocked()
 	if sd := c.stmts.get(sql); sd != nil {
+		sd.pins++
 		c.wmu.Unlock()
 		err := waitReady(ctx, sd)
+		if err == nil {
+			return sd, nil
+		}
+		c.unpin(sd)
 		if err != sd.err || !describeAgain(sd, owner) || redescribe(err) {
-			return sd, err // redescribe: the caller's run describes again
+			return nil, err // redescribe: the caller's run describes again
 		}
 		// Another's describe failed, maybe for its transaction's state:
 		// the caller describes the statement itself (the failed
@@ -289,11 +296,22 @@ func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDes
 		c.wmu.Lock()
 		c.followPoolerLocked()
 	}
-	sds, err := c.prepareAll(ctx, owner, []string{sql}, false)
+	sds, err := c.prepareAll(ctx, owner, []string{sql}, true)
 	if err != nil {
 		return nil, err
 	}
-	return sds[0], sds[0].err
+	if err := sds[0].err; err != nil {
+		c.unpin(sds[0])
+		return nil, err
+	}
+	return sds[0], nil
+}
+
+// unpin undoes a pin of sd (see prepare).
+func (c *Conn) unpin(sd *stmtDesc) {
+	c.wmu.Lock()
+	sd.pins--
+	c.wmu.Unlock()
 }
 
 // prepareAll returns the descriptions of sqls, describing those not cached
@@ -514,8 +532,13 @@ func (c *Conn) closesQueuedLocked() {
 // appendRun appends [Parse] Bind [Describe] Execute Sync for sd with args
 // encoded for the described parameter types. Without a named statement
 // (describe and none modes) the unnamed statement is parsed again first:
-// another request may have replaced it since it was described.
+// another request may have replaced it since it was described. The caller
+// holds wmu (it builds a request): a statement that may deallocate is
+// noted as it is queued (noteDeallocateLocked).
 func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool, holes *[]hole) ([]byte, error) {
+	if sd.traits.deallocates {
+		c.noteDeallocateLocked()
+	}
 	var err error
 	if sd.name == "" {
 		if buf, err = wire.AppendParse(buf, "", sd.sql, sd.paramOIDs); err != nil {
@@ -632,6 +655,7 @@ func (c *Conn) describeStatement(ctx context.Context, owner *holder, sql string)
 	if err != nil {
 		return nil, err
 	}
+	c.unpin(sd)
 	return &StatementDescription{
 		SQL:       sql,
 		ParamOIDs: append([]uint32(nil), sd.paramOIDs...),
