@@ -10,13 +10,13 @@ import (
 
 // TestAuditPooler2DeallocateQueuedBehindTx: Conn.noteDeallocate counted
 // the application's DEALLOCATE ALL when its caller called Exec, before it
-// passed the gate (it now counts as the statement is queued). While a transaction holds the connection, the
-// DEALLOCATE waits at the gate; a statement the transaction prepares
-// meanwhile records the new count (newDesc: deallocs), yet it is prepared
-// BEFORE the DEALLOCATE runs, which then deallocates it. Its next Bind
-// gets 26000 and poolerSign takes that for a transaction pooler on a
-// connection directly on PostgreSQL: the connection switches to describe
-// mode for good.
+// passed the gate (it now counts as the statement is queued). While a
+// transaction holds the connection, the DEALLOCATE waits at the gate; a
+// statement the transaction prepared meanwhile recorded the new count
+// (newDesc: deallocs), yet it was prepared BEFORE the DEALLOCATE ran,
+// which then deallocated it. Its next Bind got 26000 and poolerSign took
+// that for a transaction pooler on a connection directly on PostgreSQL:
+// the connection switched to describe mode for good.
 func TestAuditPooler2DeallocateQueuedBehindTx(t *testing.T) {
 	for _, stmt := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
 		t.Run(stmt, func(t *testing.T) {
