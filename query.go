@@ -176,15 +176,30 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 			c.unpin(sd)
 			return notSent(fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.paramOIDs), len(args)))
 		}
+		// Unpinned as its Bind is queued (build runs under wmu), or after
+		// a send that failed before.
+		pinned := true
 		var req *request
 		if streamed {
 			req, err = c.sendStreamed(ctx, owner, func(buf []byte, holes *[]hole) ([]byte, error) {
+				if pinned {
+					sd.pins--
+					pinned = false
+				}
 				return c.appendRun(buf, sd, args, true, holes)
 			})
 		} else {
-			req, err = c.sendRun(ctx, owner, func(buf []byte) ([]byte, error) { return c.appendRun(buf, sd, args, true, nil) }, share && sd.traits.shareable)
+			req, err = c.sendRun(ctx, owner, func(buf []byte) ([]byte, error) {
+				if pinned {
+					sd.pins--
+					pinned = false
+				}
+				return c.appendRun(buf, sd, args, true, nil)
+			}, share && sd.traits.shareable)
 		}
-		c.unpin(sd) // its Bind is queued, or it was not sent
+		if pinned {
+			c.unpin(sd)
+		}
 		if err != nil {
 			return err
 		}
