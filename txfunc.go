@@ -34,17 +34,18 @@ func BeginTxFunc(ctx context.Context, db interface {
 // error or a panic.
 func runInTx(ctx context.Context, tx *Tx, fn func(*Tx) error) (err error) {
 	done := false
+	// Rollback keeps ctx's deadline: after ctx's end, it queues the
+	// ROLLBACK without waiting for its reply (see Tx.Rollback).
 	defer func() {
 		if !done {
-			// fn panicked: roll back, even past ctx's end, and go on
-			// panicking.
-			tx.Rollback(context.WithoutCancel(ctx))
+			// fn panicked: roll back and go on panicking.
+			tx.Rollback(ctx)
 		}
 	}()
 	ferr := fn(tx)
 	done = true
 	if ferr != nil {
-		if rerr := tx.Rollback(context.WithoutCancel(ctx)); rerr != nil && !errors.Is(rerr, ErrTxClosed) {
+		if rerr := tx.Rollback(ctx); rerr != nil && !errors.Is(rerr, ErrTxClosed) {
 			return errors.Join(ferr, rerr)
 		}
 		return ferr
