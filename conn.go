@@ -288,12 +288,14 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 		return c.readSimple(req, onRow, !info.TransactionControl)
 	}
 	if info.CopyFromStdin {
+		cancels := c.cancels.Load()
 		h, err := c.holdForCopy(ctx, owner)
 		if err != nil {
 			return CommandTag{}, err
 		}
 		defer h.release()
-		return c.exchangeHeld(ctx, h, build, read)
+		tag, err := c.exchangeHeld(ctx, h, build, read)
+		return tag, c.othersCancel(err, cancels, ctx.Err() != nil) // not sent again, as traceCopy
 	}
 	// Outside a transaction, with no rows passed on, a text that runs all
 	// or nothing is sent again when a CancelRequest meant for another
@@ -301,12 +303,9 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	for attempt := 0; ; attempt++ {
 		cancels := c.cancels.Load()
 		tag, err := c.exchange(ctx, owner, build, read)
-		var pgErr *PgError
-		if errors.As(err, &pgErr) && c.strayCancel(pgErr, cancels, ctx.Err() != nil) {
-			err = fmt.Errorf("%w: %w", ErrCanceledByOther, err)
-			if onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err) {
-				continue
-			}
+		err = c.othersCancel(err, cancels, ctx.Err() != nil)
+		if errors.Is(err, ErrCanceledByOther) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err) {
+			continue
 		}
 		return tag, err
 	}

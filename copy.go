@@ -143,13 +143,19 @@ func (p *Pool) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag,
 	return pc.c.CopyTo(ctx, w, sql)
 }
 
-// traceCopy runs op as a traced COPY when a Tracer is set.
+// traceCopy runs op, a COPY, traced when a Tracer is set. A 57014 that
+// may come from a CancelRequest meant for another request is reported as
+// ErrCanceledByOther; the COPY is not sent again (its source or writer
+// has been used).
 func (c *Conn) traceCopy(ctx context.Context, sql string, op func() (CommandTag, error)) (CommandTag, error) {
+	cancels := c.cancels.Load()
 	if c.cfg.Tracer == nil {
-		return op()
+		tag, err := op()
+		return tag, c.othersCancel(err, cancels, ctx.Err() != nil)
 	}
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceCopy, SQL: sql})
 	tag, err := op()
+	err = c.othersCancel(err, cancels, ctx.Err() != nil)
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	return tag, err
 }

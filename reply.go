@@ -338,6 +338,18 @@ func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
 		!strings.Contains(e.Message, "statement timeout")
 }
 
+// othersCancel returns err wrapped in ErrCanceledByOther when it is a
+// 57014 that may come from a CancelRequest meant for another request
+// (strayCancel): cancels is c.cancels from before the request was queued,
+// ownEnded says that the request's own ctx ended.
+func (c *Conn) othersCancel(err error, cancels uint64, ownEnded bool) error {
+	var pgErr *PgError
+	if errors.As(err, &pgErr) && !errors.Is(err, ErrCanceledByOther) && c.strayCancel(pgErr, cancels, ownEnded) {
+		return fmt.Errorf("%w: %w", ErrCanceledByOther, err)
+	}
+	return err
+}
+
 // failedErr is the error of a request that reads after the connection
 // failed: ErrClosed wrapping the first cause, and SafeToRetry when the
 // server ended the session (FATAL) before the request's turn.
