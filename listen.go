@@ -87,6 +87,26 @@ func (c *Conn) WaitForNotification(ctx context.Context) (*Notification, error) {
 	}
 }
 
+// othersQueued reports whether a request that awaits a reply is queued
+// behind req; another WaitForNotification's turn, which sends nothing,
+// does not count (the two would step aside for each other for ever). The
+// caller holds wmu.
+func othersQueued(req *request) bool {
+	for r := req.next; r != nil; r = r.next {
+		if !r.listens() {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNotification reports whether a notification is kept, not yet returned.
+func (c *Conn) hasNotification() bool {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	return len(c.notifications) > 0
+}
+
 // waitOnce takes the head of the queue without sending anything and reads
 // one message (a notification, a parameter status or a notice), until one
 // arrives, ctx ends, or another request is queued (then it steps aside).
@@ -106,9 +126,11 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 	defer c.handoff(req)
 
 	c.wmu.Lock()
-	if req.next != nil || c.flushing {
+	if othersQueued(req) || c.flushing || c.hasNotification() {
 		c.wmu.Unlock()
-		return nil // others are waiting: let them go first
+		// Others are waiting: let them go first; or a notification came
+		// in another's reply while this waited for its turn.
+		return nil
 	}
 	c.listener = req
 	c.wmu.Unlock()
@@ -131,7 +153,7 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 	c.wmu.Lock()
 	c.listener = nil
 	c.netConn.SetReadDeadline(time.Time{})
-	queued := req.next != nil
+	queued := othersQueued(req)
 	c.wmu.Unlock()
 	if err != nil {
 		var ne net.Error

@@ -132,6 +132,10 @@ var requests = sync.Pool{New: func() any {
 	return r
 }}
 
+// listens reports whether r is a WaitForNotification's turn: nothing is
+// sent for it, and no reply comes (see waitOnce).
+func (r *request) listens() bool { return r.syncs == 0 }
+
 func newRequest() *request {
 	r := requests.Get().(*request)
 	r.state.Store(reqWaiting)
@@ -418,7 +422,7 @@ func (c *Conn) enqueueLocked(req *request) {
 	c.seqNext++
 	req.seq = c.seqNext
 	c.syncHolder = nil // a Sync may only be taken by the run queued right after
-	if c.listener != nil {
+	if c.listener != nil && !req.listens() {
 		// A WaitForNotification is reading while idle: wake it so that
 		// it steps aside for this request.
 		c.netConn.SetReadDeadline(time.Unix(1, 0))
