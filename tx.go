@@ -179,7 +179,9 @@ func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 
 // Begin starts a nested transaction: a savepoint, released by its Commit
 // and rolled back to by its Rollback. Savepoints nest like a stack, so a
-// Tx has one nested transaction open at a time.
+// Tx has one nested transaction open at a time. As in SQL, a statement run
+// on tx while the nested transaction is open (from another goroutine, say)
+// runs after the savepoint: the nested transaction's Rollback undoes it.
 func (tx *Tx) Begin(ctx context.Context) (*Tx, error) {
 	if tx.closed() {
 		return nil, ErrTxClosed
