@@ -99,7 +99,7 @@ func TestAuditGateCopyHitByOthersCancel(t *testing.T) {
 					t.Logf("server log, statements canceled: %v", n)
 				}
 			}()
-			gateTable(t, c, "audit_gate_cv")
+			auditTable(t, c, "audit_gate_cv")
 			var bare, marked, ok, other int
 			var first string
 			deadline := time.Now().Add(5 * time.Second)
