@@ -127,6 +127,10 @@ func (c *Conn) Close() error {
 	if c.markClosed() {
 		return nil
 	}
+	// Requests in flight fail with ErrClosed, not with what reading the
+	// closed socket returns (see fail).
+	closed := ErrClosed
+	c.fatal.CompareAndSwap(nil, &closed)
 	c.wmu.Lock()
 	idle := c.tail == nil && !c.flushing
 	c.wmu.Unlock()
@@ -433,7 +437,7 @@ func (c *Conn) refuseCopyIn(extended bool) {
 
 // closedErr is the error for a call on a closed connection.
 func (c *Conn) closedErr() error {
-	if err := c.fatal.Load(); err != nil {
+	if err := c.fatal.Load(); err != nil && *err != ErrClosed {
 		return fmt.Errorf("%w: %w", ErrClosed, *err)
 	}
 	return ErrClosed
