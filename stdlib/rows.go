@@ -67,6 +67,17 @@ func (r *Rows) Next(dest []driver.Value) error {
 		return io.EOF
 	}
 	raw := r.r.RawValues()
+	if raw == nil && len(dest) > 0 {
+		// A row larger than the read buffer that could not be read whole
+		// (its reading failed, its ctx ended, or it exceeds
+		// max_message_size): its error, not a count of columns.
+		if err := r.r.Err(); err != nil {
+			return err
+		}
+		if _, err := r.r.Values(); err != nil {
+			return err
+		}
+	}
 	if len(raw) != len(dest) || len(raw) != len(r.cols.dec) {
 		return fmt.Errorf("pgline/stdlib: row has %d columns, want %d", len(raw), len(dest))
 	}
