@@ -1,9 +1,11 @@
 package pgtype
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"strconv"
 )
 
 // Binary array layout (array_send): int32 ndim, int32 flags (1 when
@@ -11,8 +13,49 @@ import (
 // lower bound), then each element in row-major order as int32 length (-1
 // for NULL) and bytes. An empty array has ndim 0. Text layout:
 // {{1,NULL},{"a \"b\"",x}}, optionally preceded by bounds such as
-// [0:1][1:2]=. Lower bounds are not kept: decoding ignores them and
-// encoding always sends 1.
+// [0:1][1:2]=. Lower bounds are not kept in Go slices: decoding ignores
+// them and encoding always sends 1; a value's text form (appendText, the
+// driver value of package stdlib) writes them as the server does.
+
+// appendArrayBounds appends the bounds decoration of the text form
+// ("[0:1][1:2]=") of an array value when a lower bound is not 1, as the
+// server writes it, so that a text form read back puts each element at
+// its index. The value is checked by arrayElems, not here: a malformed
+// header appends nothing.
+func appendArrayBounds(b []byte, format int16, src []byte) []byte {
+	if format == 0 {
+		if len(src) > 0 && src[0] == '[' {
+			if i := bytes.IndexByte(src, '='); i > 0 {
+				return append(b, src[:i+1]...)
+			}
+		}
+		return b
+	}
+	if len(src) < 12 {
+		return b
+	}
+	ndim := int(int32(binary.BigEndian.Uint32(src)))
+	if ndim <= 0 || ndim > maxArrayDims || len(src) < 12+8*ndim {
+		return b
+	}
+	ones := true
+	for d := range ndim {
+		ones = ones && int32(binary.BigEndian.Uint32(src[16+8*d:])) == 1
+	}
+	if ones {
+		return b
+	}
+	for d := range ndim {
+		n := int64(int32(binary.BigEndian.Uint32(src[12+8*d:])))
+		lo := int64(int32(binary.BigEndian.Uint32(src[16+8*d:])))
+		b = append(b, '[')
+		b = strconv.AppendInt(b, lo, 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, lo+n-1, 10)
+		b = append(b, ']')
+	}
+	return append(b, '=')
+}
 
 // maxArrayDims is the largest ndim the server produces (MAXDIM).
 const maxArrayDims = 6
@@ -121,6 +164,7 @@ func arrayBraces(dims []int, i int) int {
 // appendArrayText appends the text form of an array (without bounds
 // decoration), calling elemText for each non-NULL element.
 func appendArrayText(b []byte, t *typeInfo, format int16, src []byte, elemText func(b []byte, elem []byte) ([]byte, error)) ([]byte, error) {
+	b = appendArrayBounds(b, format, src)
 	var dims []int
 	delim := arrayDelim(t.elem)
 	err := arrayElems(t, format, src,
