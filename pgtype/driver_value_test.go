@@ -130,6 +130,8 @@ func FuzzDriverValue(f *testing.F) {
 	f.Add(uint32(TimestamptzOID), int16(1), dvBE64(0))
 	f.Add(uint32(NumericOID), int16(1), []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 1})
 	f.Add(uint32(TextArrayOID), int16(1), []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 25, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 'a'})
+	f.Add(uint32(Int4ArrayOID), int16(1), []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 2})
+	f.Add(uint32(Int4ArrayOID), int16(0), []byte("[0:1][1:2]={{1,2},{3,4}}"))
 	f.Add(uint32(IntervalOID), int16(0), []byte("1 day"))
 	f.Add(uint32(DateOID), int16(0), []byte("2020-01-01"))
 	f.Add(uint32(ByteaOID), int16(0), []byte(`\x0`))
@@ -153,4 +155,28 @@ func FuzzDriverValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDriverValueArrayBounds: an array whose lower bounds are not 1 keeps
+// its bounds decoration in its text form, as the server writes it, from
+// binary and from text.
+func TestDriverValueArrayBounds(t *testing.T) {
+	m := NewMap()
+	// int4[] '[2:3]={1,2}' in binary: ndim 1, no NULLs, int4, length 2,
+	// lower bound 2, then 1 and 2.
+	bin := []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 2}
+	for _, c := range []struct {
+		format int16
+		src    []byte
+		want   string
+	}{
+		{1, bin, "[2:3]={1,2}"},
+		{0, []byte("[0:1][1:2]={{1,2},{3,4}}"), "[0:1][1:2]={{1,2},{3,4}}"},
+		{0, []byte("{1,2}"), "{1,2}"},
+	} {
+		v, err := m.DriverValue(Int4ArrayOID, c.format, c.src)
+		if err != nil || v != c.want {
+			t.Errorf("format %d %q: %#v, %v; want %q", c.format, c.src, v, err, c.want)
+		}
+	}
 }
