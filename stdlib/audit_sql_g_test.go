@@ -19,11 +19,17 @@ func TestAuditSQLBigRowErrorLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
+		// Scanned: with Go 1.27's driver.RowsColumnScanner, a row is
+		// decoded only when scanned, and the error comes from Scan.
+		for rows.Next() && err == nil {
+			var s string
+			err = rows.Scan(&s)
 		}
-		err = rows.Err()
+		if err == nil {
+			err = rows.Err()
+		}
 		rows.Close()
-		t.Logf("rows.Err = %v", err)
+		t.Logf("rows.Scan or rows.Err = %v", err)
 		if err == nil || strings.Contains(err.Error(), "row has 0 columns") {
 			t.Errorf("want pgline's max_message_size error, got %v", err)
 		}
