@@ -66,17 +66,9 @@ func (r *Rows) Next(dest []driver.Value) error {
 		}
 		return io.EOF
 	}
-	raw := r.r.RawValues()
-	if raw == nil && len(dest) > 0 {
-		// A row larger than the read buffer that could not be read whole
-		// (its reading failed, its ctx ended, or it exceeds
-		// max_message_size): its error, not a count of columns.
-		if err := r.r.Err(); err != nil {
-			return err
-		}
-		if _, err := r.r.Values(); err != nil {
-			return err
-		}
+	raw, err := r.rawValues()
+	if err != nil {
+		return err
 	}
 	if len(raw) != len(dest) || len(raw) != len(r.cols.dec) {
 		return fmt.Errorf("pgline/stdlib: row has %d columns, want %d", len(raw), len(dest))
@@ -95,6 +87,23 @@ func (r *Rows) Next(dest []driver.Value) error {
 		dest[i] = v
 	}
 	return nil
+}
+
+// rawValues returns the current row's values as pgline's RawValues does,
+// or, for a row larger than the read buffer that could not be read whole
+// (its reading failed, its ctx ended, or it exceeds max_message_size),
+// why: RawValues then returns nil, and the rows' error or Values says why.
+func (r *Rows) rawValues() ([][]byte, error) {
+	raw := r.r.RawValues()
+	if raw == nil && len(r.cols.dec) > 0 {
+		if err := r.r.Err(); err != nil {
+			return nil, err
+		}
+		if _, err := r.r.Values(); err != nil {
+			return nil, err
+		}
+	}
+	return raw, nil
 }
 
 // colInfo is what rows of one result description need: column names and

@@ -59,16 +59,9 @@ func (r *Rows) ScanColumn(scanCtx driver.ScanContext, index int, dest any) error
 			}
 		}
 	}
-	raw := r.r.RawValues()
-	if raw == nil {
-		// A row larger than the read buffer that could not be read whole
-		// (see Rows.Next): its error.
-		if err := r.r.Err(); err != nil {
-			return err
-		}
-		if _, err := r.r.Values(); err != nil {
-			return err
-		}
+	raw, err := r.rawValues()
+	if err != nil {
+		return err
 	}
 	if index >= len(raw) {
 		return errors.New("pgline/stdlib: ScanColumn: column index out of range")
