@@ -179,23 +179,18 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		// Unpinned as its Bind is queued (build runs under wmu), or after
 		// a send that failed before.
 		pinned := true
+		build := func(buf []byte, holes *[]hole) ([]byte, error) {
+			if pinned {
+				sd.pins--
+				pinned = false
+			}
+			return c.appendRun(buf, sd, args, true, holes)
+		}
 		var req *request
 		if streamed {
-			req, err = c.sendStreamed(ctx, owner, func(buf []byte, holes *[]hole) ([]byte, error) {
-				if pinned {
-					sd.pins--
-					pinned = false
-				}
-				return c.appendRun(buf, sd, args, true, holes)
-			})
+			req, err = c.sendStreamed(ctx, owner, build)
 		} else {
-			req, err = c.sendRun(ctx, owner, func(buf []byte) ([]byte, error) {
-				if pinned {
-					sd.pins--
-					pinned = false
-				}
-				return c.appendRun(buf, sd, args, true, nil)
-			}, share && sd.traits.shareable)
+			req, err = c.sendRun(ctx, owner, func(buf []byte) ([]byte, error) { return build(buf, nil) }, share && sd.traits.shareable)
 		}
 		if pinned {
 			c.unpin(sd)

@@ -363,9 +363,9 @@ func (r *Rows) FieldDescriptions() []FieldDescription {
 // column (nil skips a column). Values are copied: nothing refers to the
 // connection's buffers after Scan returns, except a *sql.RawBytes
 // destination, which aliases the row until the next call to Next or
-// Close, as database/sql documents (Row.Scan copies it). A column that does not fit its
-// destination gives an error naming the column; the row can then still be
-// scanned into other destinations.
+// Close, as database/sql documents (Row.Scan copies it). A column that
+// does not fit its destination gives an error naming the column; the row
+// can then still be scanned into other destinations.
 func (r *Rows) Scan(dest ...any) error {
 	if r.c == nil || r.pending || r.done {
 		return errors.New("pgline: Scan called without a current row (call Next first)")
