@@ -371,6 +371,9 @@ func BenchmarkPoolGoroutines(b *testing.B) {
 				var lat, gaps latencyHist
 				b.ReportAllocs()
 				b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
+				// Issue 14: client CPU per statement at G=5000 within 1.5x
+				// of G=100.
+				cpu0 := procCPU(os.Getpid())
 				b.RunParallel(func(pb *testing.PB) {
 					i := 0
 					var name string
@@ -388,6 +391,9 @@ func BenchmarkPoolGoroutines(b *testing.B) {
 						last = end
 					}
 				})
+				if cpu0 >= 0 {
+					b.ReportMetric(float64(procCPU(os.Getpid())-cpu0)/float64(b.N), "client-ns/op")
+				}
 				b.ReportMetric(float64(lat.quantile(0.99))/1e6, "p99-ms")
 				b.ReportMetric(float64(lat.max.Load())/1e6, "max-ms")
 				// The longest any goroutine went without completing an
