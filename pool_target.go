@@ -248,9 +248,19 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 
 // QueryRow runs sql on one of the pool's connections (see Conn.QueryRow).
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{ctx: ctx, sql: sql, args: args, pool: p}
-	p.runRow(row)
+	row := &Row{} // QueryRow stays inlinable: the Row on the caller's stack
+	p.queryRow(ctx, row, sql, args)
 	return row
+}
+
+// queryRow notes in row what QueryRow runs and runs it. It is not
+// inlined, so that QueryRow is, and the Row stays on its caller's stack
+// (as Conn.QueryRow's).
+//
+//go:noinline
+func (p *Pool) queryRow(ctx context.Context, row *Row, sql string, args []any) {
+	row.ctx, row.sql, row.args, row.pool = ctx, sql, args, p
+	p.runRow(row)
 }
 
 // runRow runs row's statement on a routed connection, for QueryRow and

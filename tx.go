@@ -168,13 +168,22 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error)
 
 // QueryRow runs sql in the transaction (see Conn.QueryRow).
 func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	row := &Row{c: tx.c, ctx: ctx, owner: tx.owner(), sql: sql, args: args}
-	if tx.closed() {
-		row.err = ErrTxClosed
-		return row
-	}
-	row.err = tx.c.query(ctx, tx.owner(), &row.rows, sql, args)
+	row := &Row{} // QueryRow stays inlinable: the Row on the caller's stack
+	row.err = tx.queryRow(ctx, row, sql, args)
 	return row
+}
+
+// queryRow runs QueryRow's statement into row, noting what it ran so that
+// Scan may send it again (see Row). It is not inlined, so that QueryRow
+// is (see Conn.queryRow).
+//
+//go:noinline
+func (tx *Tx) queryRow(ctx context.Context, row *Row, sql string, args []any) error {
+	row.c, row.ctx, row.owner, row.sql, row.args = tx.c, ctx, tx.owner(), sql, args
+	if tx.closed() {
+		return ErrTxClosed
+	}
+	return tx.c.query(ctx, tx.owner(), &row.rows, sql, args)
 }
 
 // Begin starts a nested transaction: a savepoint, released by its Commit
