@@ -21,7 +21,12 @@
 // prepare, or describe behind a transaction pooler; prepare keeps named
 // prepared statements; describe caches descriptions only and parses the
 // unnamed statement with each run (one round trip still); none describes
-// each run. Results come in binary for every type
+// each run. A cached statement the server refuses as changed (its table
+// altered, or a search_path under which its text has other result types:
+// "cached plan must not change result type") is dropped and prepared
+// again; outside a transaction it is also run again, inside one the error
+// has aborted the transaction, whose retry prepares it anew. Results come
+// in binary for every type
 // package pgtype decodes; Scan fills typed Go variables through scan plans
 // cached per column. Server errors are *PgError values with every field
 // and the SQLSTATE. NamedArgs (or StrictNamedArgs) as the only argument

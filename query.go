@@ -227,15 +227,25 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		r.finish()
 		err = r.err
 		var pgErr *PgError
-		if !errors.As(err, &pgErr) || c.TxStatus() != 'I' {
+		if !errors.As(err, &pgErr) {
 			return err
 		}
-		if !staleRetried && staleStatement(pgErr) {
-			staleRetried = true
+		if staleStatement(pgErr) {
+			// Its cached statement went stale (a schema change,
+			// DEALLOCATE, or a search_path under which the server's
+			// new parse has other result types): the next use prepares
+			// it again, in a transaction too (which this error aborted).
 			c.wmu.Lock()
 			c.stmts.remove(sd)
 			c.wmu.Unlock()
-			continue // nothing ran: prepare again and retry
+			if !staleRetried && c.TxStatus() == 'I' {
+				staleRetried = true
+				continue // nothing ran: prepare again and retry
+			}
+			return err
+		}
+		if c.TxStatus() != 'I' {
+			return err
 		}
 		if cancelRetries < maxCancelRetries && c.resendable(ctx, owner, sql, err) {
 			cancelRetries++
