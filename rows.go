@@ -54,6 +54,12 @@ type Rows struct {
 	seen       bool // a message of the reply was read (see readRow)
 	bound      bool // BindComplete was read: the statement's name was found
 	bigScanned bool
+	// unreadable is set when the portal's description (describe mode)
+	// shows a column whose type changed, since the statement was
+	// described, to one pgline reads in text only, while this run asked
+	// for binary: its rows are skipped and the run fails (see
+	// portalDescribed).
+	unreadable bool
 	// interrupted: the ctx ended while the reply was read; the rest of it
 	// is the connection's to drain.
 	interrupted bool
@@ -84,6 +90,10 @@ func (r *Rows) readRow() bool {
 		typ, body, err := r.nextMessage()
 		if err != nil {
 			return r.readFailed(err)
+		}
+		if typ == wire.MsgDataRow && r.unreadable {
+			r.seen = true
+			continue // skipped (a larger one's body too, by the next read)
 		}
 		if typ == wire.MsgDataRow && body == nil {
 			// Larger than the read buffer: read column by column from
@@ -207,6 +217,13 @@ func (r *Rows) portalDescribed(body []byte) error {
 	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs, ready: r.sd.ready, traits: r.sd.traits}
 	sd.setFields(fields, r.c.types) // formats for the next Bind
 	for i := range fields {
+		if used[i] == 1 && sd.formats[i] == 0 && !r.unreadable {
+			// Bound for the type the column had when described: the
+			// values came in a binary format pgline does not read for
+			// the type it has now. Never handed out as bytes.
+			r.unreadable = true
+			r.setErr(fmt.Errorf("pgline: column %q changed type (now OID %d) since the statement was described, and this run's values came in a binary format pgline does not read for that type; the description is updated: run the statement again", fields[i].Name, fields[i].DataTypeOID))
+		}
 		sd.fields[i].Format = used[i] // what this run's rows hold
 	}
 	// When the next Bind asks for other formats, the raw description

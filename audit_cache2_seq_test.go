@@ -1,0 +1,257 @@
+//go:build auditopen
+
+package pgline
+
+// Audit of the statement cache against schema and session changes
+// (sequential, deterministic cases). These tests FAIL today: each shows
+// an open defect (see the closing note of 2026-12-02). They are kept out
+// of the default build until fixed; run them with
+//
+//	go test -tags auditopen -run TestAuditCache2 .
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// TestAuditCache2ParamTypeChangeForever: a cached statement whose
+// parameter's type was inferred from a column (WHERE k = $1) keeps the
+// old parameter type after ALTER COLUMN k TYPE text. In prepare mode the
+// server re-analyzes the named statement with the fixed int4 parameter;
+// in describe mode pgline sends the cached parameter OIDs in every Parse
+// (and portalDescribed copies them into the refreshed description). The
+// statement then fails with 42883 (operator does not exist: text =
+// integer) on every run, for ever, on that connection, while a fresh
+// connection runs it fine.
+func TestAuditCache2ParamTypeChangeForever(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			ctx := testCtx(t)
+			tbl := "ac2_param_" + mode
+			if _, err := c.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %[1]s; CREATE TABLE %[1]s (k int4, v text); INSERT INTO %[1]s VALUES (1, 'one')", tbl)); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Exec(ctx, "DROP TABLE IF EXISTS "+tbl) })
+			q := "SELECT v FROM " + tbl + " WHERE k = $1"
+			var v string
+			if err := c.QueryRow(ctx, q, int32(1)).Scan(&v); err != nil || v != "one" {
+				t.Fatalf("first run: %q, %v", v, err)
+			}
+			if _, err := c.Exec(ctx, "ALTER TABLE "+tbl+" ALTER COLUMN k TYPE text"); err != nil {
+				t.Fatal(err)
+			}
+			// A fresh connection runs the text fine.
+			fresh := auditConn(t, "statement_cache_mode="+mode)
+			if err := fresh.QueryRow(ctx, q, "1").Scan(&v); err != nil || v != "one" {
+				t.Fatalf("fresh connection: %q, %v", v, err)
+			}
+			var lastErr error
+			for i := 0; i < 5; i++ {
+				v = ""
+				lastErr = c.QueryRow(ctx, q, "1").Scan(&v)
+				if lastErr == nil {
+					if v != "one" {
+						t.Fatalf("run %d after ALTER: %q, want one", i, v)
+					}
+					t.Logf("run %d after ALTER succeeded", i)
+					return
+				}
+				t.Logf("run %d after ALTER: %v", i, lastErr)
+			}
+			t.Fatalf("the cached statement keeps failing after ALTER COLUMN k TYPE text (5 runs), while a fresh connection runs it: %v", lastErr)
+		})
+	}
+}
+
+// TestAuditCache2TxRetryAfterOutsideUse: a transaction with SET LOCAL
+// search_path (a schema whose table has a text column) runs a statement
+// the connection cached under the session's search_path (int4 column):
+// 0A000 aborts it, and pgline drops the statement so that "the
+// transaction's retry prepares it anew". But on a shared Conn another
+// goroutine runs the same statement outside between the attempts (here:
+// deterministically, once between each), which caches it again under the
+// session search_path: every retry of the transaction fails the same way.
+func TestAuditCache2TxRetryAfterOutsideUse(t *testing.T) {
+	c := auditConn(t, "statement_cache_mode=prepare")
+	ctx := testCtx(t)
+	if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS ac2_sp CASCADE; DROP TABLE IF EXISTS public.ac2_spt;
+		CREATE SCHEMA ac2_sp; CREATE TABLE ac2_sp.ac2_spt (v text); INSERT INTO ac2_sp.ac2_spt VALUES ('schema');
+		CREATE TABLE public.ac2_spt (v int4); INSERT INTO public.ac2_spt VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Exec(ctx, "DROP SCHEMA IF EXISTS ac2_sp CASCADE; DROP TABLE IF EXISTS public.ac2_spt") })
+	const q = "SELECT v FROM ac2_spt WHERE $1::int4 = 1"
+	outside := func() {
+		t.Helper()
+		var v any
+		if err := c.QueryRow(ctx, q, 1).Scan(&v); err != nil || v != int32(7) {
+			t.Fatalf("outside: %#v, %v", v, err)
+		}
+	}
+	attempt := func() (any, error) {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, "SET LOCAL search_path = ac2_sp"); err != nil {
+			return nil, err
+		}
+		var v any
+		if err := tx.QueryRow(ctx, q, 1).Scan(&v); err != nil {
+			return nil, err
+		}
+		return v, tx.Commit(ctx)
+	}
+	outside()
+	var err error
+	for i := 0; i < 4; i++ {
+		var v any
+		v, err = attempt()
+		if err == nil {
+			if v != "schema" {
+				t.Fatalf("attempt %d read %#v, want \"schema\"", i, v)
+			}
+			return
+		}
+		t.Logf("attempt %d: %v", i, err)
+		outside() // another goroutine of the application, between attempts
+	}
+	t.Fatalf("every retry of the transaction failed: %v", err)
+}
+
+// TestAuditCache2BatchDeallocateAll: an independent batch [DEALLOCATE
+// ALL, SELECT $1::int4] (reset then query). SendBatch prepares both
+// statements first (named), then DEALLOCATE ALL removes the SELECT's
+// statement before its Bind runs: 26000. pgline drops the statement, and
+// the batch's retry prepares it again... before DEALLOCATE ALL runs once
+// more. The batch can never succeed.
+func TestAuditCache2BatchDeallocateAll(t *testing.T) {
+	for _, sql := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
+		t.Run(sql, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode=prepare")
+			ctx := testCtx(t)
+			var err error
+			for i := 0; i < 4; i++ {
+				b := &Batch{}
+				b.Queue(sql)
+				b.Queue("SELECT $1::int4 + 1", int32(41))
+				br := c.SendBatch(ctx, b)
+				_, err1 := br.Exec()
+				var v int32
+				err2 := br.QueryRow().Scan(&v)
+				err3 := br.Close()
+				if err1 == nil && err2 == nil && err3 == nil {
+					if v != 42 {
+						t.Fatalf("attempt %d: %d, want 42", i, v)
+					}
+					return
+				}
+				err = errors.Join(err1, err2, err3)
+				t.Logf("attempt %d: %v", i, err)
+			}
+			t.Fatalf("the batch failed on every attempt: %v", err)
+		})
+	}
+}
+
+// TestAuditCache2TxAfterDeallocateAll: the application sends DEALLOCATE
+// ALL (pgline notes it: Conn.noteDeallocateLocked), then a transaction
+// runs three statements the connection had cached. Each cached statement
+// fails at its Bind with 26000, which aborts the transaction and drops
+// only that statement: the transaction's first retry meets the next one.
+// A retried transaction must succeed (here: within 2 attempts).
+func TestAuditCache2TxAfterDeallocateAll(t *testing.T) {
+	c := auditConn(t, "statement_cache_mode=prepare")
+	ctx := testCtx(t)
+	qs := []string{"SELECT $1::int4 + 1", "SELECT $1::int4 + 2", "SELECT $1::int4 + 3"}
+	for _, q := range qs {
+		var v int32
+		if err := c.QueryRow(ctx, q, int32(10)).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Exec(ctx, "DEALLOCATE ALL"); err != nil {
+		t.Fatal(err)
+	}
+	attempt := func() error {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(ctx)
+		for i, q := range qs {
+			var v int32
+			if err := tx.QueryRow(ctx, q, int32(10)).Scan(&v); err != nil {
+				return err
+			}
+			if v != int32(11+i) {
+				return fmt.Errorf("%s: %d", q, v)
+			}
+		}
+		return tx.Commit(ctx)
+	}
+	var err error
+	for i := 0; i < 2; i++ {
+		if err = attempt(); err == nil {
+			return
+		}
+		t.Logf("attempt %d: %v", i, err)
+	}
+	n := 2
+	for ; n < 6 && attempt() != nil; n++ {
+	}
+	t.Fatalf("the transaction failed twice after DEALLOCATE ALL (succeeded at attempt %d): %v", n, err)
+}
+
+// TestAuditCache2BatchOnlyDeallocateAll: a batch of the single statement
+// DEALLOCATE ALL. SendBatch prepares it as a named statement and caches
+// it; running it deallocates that statement too. The next identical
+// batch binds the cached, deallocated name: 26000. Every second run of
+// the same batch fails.
+func TestAuditCache2BatchOnlyDeallocateAll(t *testing.T) {
+	c := auditConn(t, "statement_cache_mode=prepare")
+	ctx := testCtx(t)
+	for i := 0; i < 4; i++ {
+		b := &Batch{}
+		b.Queue("DEALLOCATE ALL")
+		br := c.SendBatch(ctx, b)
+		_, err := br.Exec()
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatalf("run %d of a batch [DEALLOCATE ALL]: %v", i, err)
+		}
+	}
+}
+
+// TestAuditCache2HiddenDeallocatePoolerSign: DEALLOCATE ALL run inside a
+// function (EXECUTE in PL/pgSQL) is invisible to sqllex; the next cached
+// statement's 26000 is taken for a transaction pooler's sign
+// (Conn.poolerSign) and the direct connection switches to describe mode
+// for good (on a Pool, every connection to the host would follow). Minor:
+// the results stay correct.
+func TestAuditCache2HiddenDeallocatePoolerSign(t *testing.T) {
+	c := auditConn(t, "statement_cache_mode=auto")
+	ctx := testCtx(t)
+	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION ac2_reset() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Exec(ctx, "DROP FUNCTION IF EXISTS ac2_reset()") })
+	var v int32
+	if err := c.QueryRow(ctx, "SELECT $1::int4", 1).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "SELECT ac2_reset()"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.QueryRow(ctx, "SELECT $1::int4", 1).Scan(&v); err != nil || v != 1 {
+		t.Fatalf("after: %d, %v", v, err)
+	}
+	if m := c.StatementCacheMode(); m != "prepare" {
+		t.Fatalf("a direct connection switched to %s mode (taken for a pooler) after the application's own DEALLOCATE ALL", m)
+	}
+}
