@@ -382,6 +382,10 @@ func (c *Conn) failed(req *request, e *PgError) (pooler bool) {
 func (c *Conn) noteDeallocateLocked() {
 	c.stmts.deallocs++
 	c.commitState = commitDisabled
+	// The statements cached so far may be gone after it: those queued
+	// after it prepare theirs again, rather than fail once each (inside
+	// a transaction, aborting it each time).
+	c.stmts.forgetAll()
 }
 
 func (c *Conn) setCommitState(s int) {

@@ -223,6 +223,13 @@ func (sc *stmtCache) remove(sd *stmtDesc) {
 	}
 }
 
+// forgetAll drops every description from the cache (see forget).
+func (sc *stmtCache) forgetAll() {
+	for _, sd := range sc.m {
+		sc.forget(sd)
+	}
+}
+
 // forget drops sd from the cache, leaving it prepared on the server, and
 // reports whether it was cached.
 func (sc *stmtCache) forget(sd *stmtDesc) bool {
