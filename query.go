@@ -244,6 +244,16 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 			}
 			return err
 		}
+		if analysisFailed(pgErr) {
+			// The server could not analyze the text with what was
+			// cached for it (a column compared with $1 changed type: the
+			// parameter types the statement was prepared or described
+			// with no longer fit): the next use describes it anew.
+			c.wmu.Lock()
+			c.stmts.remove(sd)
+			c.wmu.Unlock()
+			return err
+		}
 		if c.TxStatus() != 'I' {
 			return err
 		}
@@ -286,6 +296,14 @@ func staleStatement(e *PgError) bool {
 		return strings.Contains(e.Message, "result formats")
 	}
 	return false
+}
+
+// analysisFailed reports errors of the server's analysis of a statement's
+// text (SQLSTATE class 42: an undefined operator or column, a type
+// mismatch), which a statement that ran before meets when the schema
+// changed under it; 42P05 is the pooler's sign (see poolerSign).
+func analysisFailed(e *PgError) bool {
+	return strings.HasPrefix(e.Code, "42") && e.Code != "42P05"
 }
 
 // prepare returns the description of sql, from the cache or by asking the
