@@ -25,8 +25,13 @@
 // altered, or a search_path under which its text has other result types:
 // "cached plan must not change result type") is dropped and prepared
 // again; outside a transaction it is also run again, inside one the error
-// has aborted the transaction, whose retry prepares it anew. Results come
-// in binary for every type
+// has aborted the transaction, whose retry prepares it anew. One that
+// fails the server's analysis (SQLSTATE class 42, such as a column
+// compared with $1 that changed type) is dropped, not run again, and an
+// application's DEALLOCATE or DISCARD ALL drops every cached statement.
+// In describe mode a column that changed to a type pgline reads as text
+// fails the run that meets it, never handing out its binary bytes; the
+// next run reads it. Results come in binary for every type
 // package pgtype decodes; Scan fills typed Go variables through scan plans
 // cached per column. Server errors are *PgError values with every field
 // and the SQLSTATE. NamedArgs (or StrictNamedArgs) as the only argument
