@@ -266,12 +266,8 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 		}
 		br.noteErr(r.err)
 		var pgErr *PgError
-		if errors.As(r.err, &pgErr) && staleStatement(pgErr) {
-			// Its cached statement went stale (a schema change,
-			// DEALLOCATE): the next use prepares it again.
-			br.c.wmu.Lock()
-			br.c.stmts.remove(sd.origin())
-			br.c.wmu.Unlock()
+		if errors.As(r.err, &pgErr) {
+			br.c.dropOutdated(sd, pgErr) // the next use prepares it again
 		}
 		return nil, r.err
 	}

@@ -230,28 +230,13 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if !errors.As(err, &pgErr) {
 			return err
 		}
-		if staleStatement(pgErr) {
-			// Its cached statement went stale (a schema change,
-			// DEALLOCATE, or a search_path under which the server's
-			// new parse has other result types): the next use prepares
-			// it again, in a transaction too (which this error aborted).
-			c.wmu.Lock()
-			c.stmts.remove(sd)
-			c.wmu.Unlock()
+		if c.dropOutdated(sd, pgErr) {
+			// Nothing ran: prepare again and retry, outside a
+			// transaction (inside one, the error aborted it).
 			if !staleRetried && c.TxStatus() == 'I' {
 				staleRetried = true
-				continue // nothing ran: prepare again and retry
+				continue
 			}
-			return err
-		}
-		if analysisFailed(pgErr) {
-			// The server could not analyze the text with what was
-			// cached for it (a column compared with $1 changed type: the
-			// parameter types the statement was prepared or described
-			// with no longer fit): the next use describes it anew.
-			c.wmu.Lock()
-			c.stmts.remove(sd)
-			c.wmu.Unlock()
 			return err
 		}
 		if c.TxStatus() != 'I' {
@@ -296,6 +281,22 @@ func staleStatement(e *PgError) bool {
 		return strings.Contains(e.Message, "result formats")
 	}
 	return false
+}
+
+// dropOutdated drops sd from the cache when e shows that what was cached
+// for its text no longer fits the server's (staleStatement: a schema
+// change, a DEALLOCATE, a search_path under which the text has other
+// result types; analysisFailed: parameter types that no longer fit), so
+// that the next use prepares or describes it anew, in a transaction too.
+// It reports whether the statement is stale, and so did not run.
+func (c *Conn) dropOutdated(sd *stmtDesc, e *PgError) (stale bool) {
+	stale = staleStatement(e)
+	if stale || analysisFailed(e) {
+		c.wmu.Lock()
+		c.stmts.remove(sd.origin())
+		c.wmu.Unlock()
+	}
+	return stale
 }
 
 // analysisFailed reports errors of the server's analysis of a statement's
