@@ -3,7 +3,9 @@ package pgline
 // Audit of the statement cache: the application's own DEALLOCATE ALL.
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -75,5 +77,113 @@ func TestAuditCache2BatchOnlyDeallocateAll(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d of a batch [DEALLOCATE ALL]: %v", i, err)
 		}
+	}
+}
+
+// TestBatchDeallocateThenStatement: a batch [DEALLOCATE ALL, SELECT $1]
+// (a reset, then a query). SendBatch prepares the SELECT first (named,
+// one round trip), then sends every Bind: the DEALLOCATE runs before
+// the SELECT's Bind and removes its statement, so the SELECT failed with
+// 26000 on every attempt (the retry prepared it again, before the
+// DEALLOCATE ran once more). Statements queued after a deallocating one
+// now go unnamed, parsed with their Bind: the batch succeeds the first
+// time, in both kinds of batch and every cache mode, and the statement
+// is prepared and cached again by its next use.
+func TestBatchDeallocateThenStatement(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		for _, sql := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
+			for _, all := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/all=%v", mode, sql, all), func(t *testing.T) {
+					c := auditConn(t, "statement_cache_mode="+mode)
+					ctx := testCtx(t)
+					const q = "SELECT $1::int4 + 1, 'x'::text"
+					for i := 0; i < 3; i++ {
+						b := &Batch{AllOrNothing: all}
+						if all && sql == "DISCARD ALL" {
+							// DISCARD ALL cannot run inside a transaction block.
+							b.Queue("DEALLOCATE ALL")
+						} else {
+							b.Queue(sql)
+						}
+						b.Queue(q, int32(41+i))
+						b.Queue("SELECT $1::text || 'y'", "x")
+						br := c.SendBatch(ctx, b)
+						if _, err := br.Exec(); err != nil {
+							t.Fatalf("attempt %d, statement 0: %v", i, err)
+						}
+						var v int32
+						var s string
+						if err := br.QueryRow().Scan(&v, &s); err != nil || v != int32(42+i) || s != "x" {
+							t.Fatalf("attempt %d, statement 1: %d %q, %v", i, v, s, err)
+						}
+						if err := br.QueryRow().Scan(&s); err != nil || s != "xy" {
+							t.Fatalf("attempt %d, statement 2: %q, %v", i, s, err)
+						}
+						if err := br.Close(); err != nil {
+							t.Fatalf("attempt %d: Close: %v", i, err)
+						}
+						// Alone, the statement is prepared (and cached) anew.
+						for j := 0; j < 2; j++ {
+							if err := c.QueryRow(ctx, q, int32(1)).Scan(&v, &s); err != nil || v != 2 {
+								t.Fatalf("attempt %d, alone %d: %d, %v", i, j, v, err)
+							}
+						}
+					}
+					if m := c.StatementCacheMode(); m != mode {
+						t.Fatalf("the connection switched to %s mode", m)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestBatchDeallocateConcurrent: on one Conn, goroutines run a statement
+// alone while others send batches that deallocate every statement before
+// running the same one. Each statement a goroutine runs alone may meet a
+// DEALLOCATE queued between its lookup in the cache and its Bind (26000,
+// sent again outside a transaction); each batch sends its statement
+// unnamed. No caller sees an error or a value not its own.
+func TestBatchDeallocateConcurrent(t *testing.T) {
+	c := auditConn(t, "statement_cache_mode=prepare")
+	ctx := testCtx(t)
+	const q = "SELECT $1::int4 + 1, $2::text"
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 150; i++ {
+				n := int32(g*1000 + i)
+				want := fmt.Sprint(g, "/", i)
+				var v int32
+				var s string
+				if g%2 == 0 {
+					if err := c.QueryRow(ctx, q, n, want).Scan(&v, &s); err != nil || v != n+1 || s != want {
+						errs <- fmt.Errorf("alone %d/%d: %d %q, %v", g, i, v, s, err)
+						return
+					}
+					continue
+				}
+				b := &Batch{}
+				b.Queue("DEALLOCATE ALL")
+				b.Queue(q, n, want)
+				br := c.SendBatch(ctx, b)
+				_, err := br.Exec()
+				if err == nil {
+					err = br.QueryRow().Scan(&v, &s)
+				}
+				if err = errors.Join(err, br.Close()); err != nil || v != n+1 || s != want {
+					errs <- fmt.Errorf("batch %d/%d: %d %q, %v", g, i, v, s, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

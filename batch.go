@@ -183,13 +183,23 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		br.sds = sds // each gives its own error
 		return br
 	}
+	// run is what each statement is bound as: sds, or a copy once a
+	// statement goes unnamed.
+	run := sds
 	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
 		for i, it := range b.items {
-			if sds[i].err != nil {
+			sd := sds[i]
+			if sd.err != nil {
 				continue
 			}
+			if u := c.boundLocked(sd); u != sd { // after a DEALLOCATE, maybe this batch's own
+				if &run[0] == &sds[0] {
+					run = slices.Clone(sds)
+				}
+				sd, run[i] = u, u
+			}
 			var err error
-			if buf, err = c.appendRun(buf, sds[i], it.args, !b.AllOrNothing, nil); err != nil {
+			if buf, err = c.appendRun(buf, sd, it.args, !b.AllOrNothing, nil); err != nil {
 				return nil, fmt.Errorf("batch statement %d: %w", i, err)
 			}
 		}
@@ -210,7 +220,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		br.err = err
 		return br
 	}
-	br.req, br.sds, br.watch = req, sds, c.watch(ctx, req)
+	br.req, br.sds, br.watch = req, run, c.watch(ctx, req)
 	br.ctx, br.owner, br.items, br.cancels = ctx, owner, b.items, req.cancels
 	return br
 }

@@ -184,6 +184,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 				sd.pins--
 				pinned = false
 			}
+			sd = c.boundLocked(sd) // the Rows read it
 			return c.appendRun(buf, sd, args, true, holes)
 		}
 		var req *request
@@ -566,6 +567,20 @@ func (c *Conn) closesQueuedLocked() {
 	sc := c.stmts
 	sc.closing = append(sc.closing[:0], sc.closing[sc.appended:]...)
 	sc.appended = 0
+}
+
+// boundLocked returns the description a run of sd binds: sd, or, when a
+// statement that may deallocate prepared statements was queued since sd's
+// named statement was prepared (its Parse queued), a copy of sd parsed
+// unnamed with the Bind (stmtDesc.unnamed): the Bind would find the name
+// gone (26000), and inside a transaction that would abort it. The counts
+// compared change only under wmu, as requests are queued, so they follow
+// the order of the wire. The caller holds wmu (it builds the request).
+func (c *Conn) boundLocked(sd *stmtDesc) *stmtDesc {
+	if sd.name != "" && sd.deallocs != c.stmts.deallocs {
+		return sd.unnamed()
+	}
+	return sd
 }
 
 // appendRun appends [Parse] Bind [Describe] Execute Sync for sd with args

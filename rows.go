@@ -229,9 +229,9 @@ func (r *Rows) portalDescribed(body []byte) error {
 	// When the next Bind asks for other formats, the raw description
 	// differs once more and is taken again.
 	sd.portalDesc = append([]byte(nil), body...)
-	if r.replay != nil {
-		// Read off the turn (a batch's replay): the connection's turn
-		// holder would scan the cached description as this one does.
+	if r.sd.cached != nil {
+		// A copy (read off the turn in a batch's replay, or a one-off
+		// unnamed run): the connection's own description stays cached.
 		sd.cached = r.sd.origin()
 		r.sd = sd
 		return nil

@@ -90,6 +90,18 @@ func (sd *stmtDesc) offTurn() *stmtDesc {
 		err: sd.err, portalDesc: sd.portalDesc, traits: sd.traits, cached: sd.origin()}
 }
 
+// unnamed returns a copy of sd for one run of its statement parsed
+// unnamed with the Bind (see Conn.appendRun): for a named statement that
+// a statement queued since it was prepared may have deallocated. Its
+// portal's description, read with the rows, is not cached (see
+// Rows.portalDescribed). The caller holds wmu, not necessarily the turn.
+func (sd *stmtDesc) unnamed() *stmtDesc {
+	// Not sd's plans nor its last tag: the turn holder may be scanning
+	// a run of sd now.
+	return &stmtDesc{sql: sd.sql, paramOIDs: sd.paramOIDs, fields: sd.fields, formats: sd.formats,
+		plans: make([]columnPlan, len(sd.plans)), ready: sd.ready, traits: sd.traits, cached: sd.origin()}
+}
+
 // origin returns the connection's own description of sd's statement: sd,
 // or the one sd copies.
 func (sd *stmtDesc) origin() *stmtDesc {
