@@ -271,7 +271,7 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all, replay: br.replay}
 	if err := r.start(); err != nil {
 		r.finish()
-		if br.mayResend(i, r.err) {
+		if br.mayResend(i, r.err, r.txStatus) {
 			return br.resend(i, r.err, r)
 		}
 		br.noteErr(r.err)
@@ -289,8 +289,8 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 // of its rows was returned, may be sent again: a CancelRequest meant for
 // another statement hit it, or a transaction pooler gave it to a session
 // without its statement (see Conn.resendable), in an independent batch.
-func (br *BatchResults) mayResend(i int, err error) bool {
-	return !br.all && !br.interrupted && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err)
+func (br *BatchResults) mayResend(i int, err error, status byte) bool {
+	return !br.all && !br.interrupted && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err, status)
 }
 
 // resend sends statement i again, on its own, and returns its rows. Its

@@ -287,9 +287,12 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 		}
 		return wire.AppendQuery(buf, sql)
 	}
+	var status byte // of the reply's last ReadyForQuery (see resendable)
 	read := func(req *request) (CommandTag, error) {
 		req.oneStmt = info.Statements <= 1
-		return c.readSimple(req, onRow, !info.TransactionControl)
+		tag, err := c.readSimple(req, onRow, !info.TransactionControl)
+		status = req.status
+		return tag, err
 	}
 	if info.CopyFromStdin {
 		cancels := c.cancels.Load()
@@ -306,9 +309,10 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	// request reached it (see resendable).
 	for attempt := 0; ; attempt++ {
 		cancels := c.cancels.Load()
+		status = 0
 		tag, err := c.exchange(ctx, owner, build, read)
 		err = c.othersCancel(err, cancels, ctx.Err() != nil)
-		if errors.Is(err, ErrCanceledByOther) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err) {
+		if errors.Is(err, ErrCanceledByOther) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err, status) {
 			continue
 		}
 		return tag, err

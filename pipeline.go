@@ -112,6 +112,10 @@ type request struct {
 	// statement's, ended by its first completion (see replyEnded).
 	rfqs, completions, described int
 	oneStmt                      bool
+	// status is the transaction status of the last ReadyForQuery of
+	// its reply: the connection's (Conn.TxStatus) may already be a
+	// later request's once the reader is handed on.
+	status byte
 	// owner is who the request was sent for (a transaction, a COPY), if
 	// anyone: its transaction is doomed (Tx.doom) when it is given up.
 	owner *holder
@@ -153,7 +157,7 @@ func (r *request) free() {
 	r.chained.Store(false)
 	r.step, r.skipped, r.parsed = 0, false, 0
 	r.preparesCommit.Store(false)
-	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached = 0, 0, 0, false, false, false
+	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached, r.status = 0, 0, 0, false, false, false, 0
 	r.watch.interrupts, r.watch.start = false, time.Time{}
 	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
 	r.watch.fired.Store(false)

@@ -76,7 +76,7 @@ func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) 
 		r.Close()
 		// Its rows went nowhere: hit by a cancel meant for another
 		// statement, it is sent again.
-		if attempt < maxCancelRetries && c.resendable(ctx, owner, sql, r.err) {
+		if attempt < maxCancelRetries && c.resendable(ctx, owner, sql, r.err, r.txStatus) {
 			continue
 		}
 		return r.tag, r.err
@@ -91,12 +91,12 @@ const maxCancelRetries = 5
 // again because a CancelRequest meant for another statement reached it
 // (ErrCanceledByOther), or a transaction pooler gave it to a session
 // that lacked its prepared statement (errPooler), while its own ctx is
-// alive: outside a transaction, a text without transaction control (nor
-// DO or CALL, which may commit) ran all or nothing, so nothing of it
-// persisted.
-func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err error) bool {
+// alive: outside a transaction (status, from the ReadyForQuery that ended
+// its reply, is 'I'), a text without transaction control (nor DO or CALL,
+// which may commit) ran all or nothing, so nothing of it persisted.
+func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err error, status byte) bool {
 	return owner == nil && (errors.Is(err, ErrCanceledByOther) || errors.Is(err, errPooler)) && ctx.Err() == nil &&
-		c.TxStatus() == 'I' && !sqllex.Scan(sql).TransactionControl
+		status == 'I' && !sqllex.Scan(sql).TransactionControl
 }
 
 // query runs sql for owner (nil, or the transaction holding the
@@ -234,16 +234,16 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if c.dropOutdated(sd, pgErr) {
 			// Nothing ran: prepare again and retry, outside a
 			// transaction (inside one, the error aborted it).
-			if !staleRetried && c.TxStatus() == 'I' {
+			if !staleRetried && r.txStatus == 'I' {
 				staleRetried = true
 				continue
 			}
 			return err
 		}
-		if c.TxStatus() != 'I' {
+		if r.txStatus != 'I' {
 			return err
 		}
-		if cancelRetries < maxCancelRetries && c.resendable(ctx, owner, sql, err) {
+		if cancelRetries < maxCancelRetries && c.resendable(ctx, owner, sql, err, r.txStatus) {
 			cancelRetries++
 			continue // a cancel meant for another request
 		}

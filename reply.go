@@ -103,6 +103,7 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 			}
 			if req != nil {
 				req.rfqs++
+				req.status = body[0]
 				if err := c.groupEnded(req); err != nil {
 					return 0, nil, 0, err
 				}

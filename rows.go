@@ -63,6 +63,11 @@ type Rows struct {
 	// interrupted: the ctx ended while the reply was read; the rest of it
 	// is the connection's to drain.
 	interrupted bool
+	// txStatus is the transaction status of the ReadyForQuery that ended
+	// the reply, 0 before it: whether the statement ran in a transaction
+	// (see Conn.resendable). Not Conn.TxStatus, which may be a later
+	// request's by the time the rows are closed.
+	txStatus byte
 	// replay is set for a statement of a batch read back from memory
 	// (see BatchResults.resend).
 	replay *wire.Reader
@@ -190,6 +195,7 @@ func (r *Rows) readRow() bool {
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(true)
 		case wire.MsgReadyForQuery:
+			r.txStatus = body[0] // checked by Conn.next (a replay's too)
 			r.done = true
 			return false
 		default:
@@ -545,7 +551,7 @@ func (r *Row) Scan(dest ...any) error {
 		// The row reached dest only: when a cancel meant for another
 		// statement hit the statement, it is run again, and dest
 		// overwritten, unless a destination streamed it elsewhere.
-		if r.c == nil || attempt >= maxCancelRetries || !r.c.resendable(r.ctx, r.owner, r.sql, err) || streams(dest) {
+		if r.c == nil || attempt >= maxCancelRetries || !r.c.resendable(r.ctx, r.owner, r.sql, err, r.rows.txStatus) || streams(dest) {
 			return err
 		}
 		r.rows = Rows{}
