@@ -192,7 +192,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 			if sd.err != nil {
 				continue
 			}
-			if u := c.boundLocked(sd); u != sd { // after a DEALLOCATE, maybe this batch's own
+			if u := c.boundLocked(sd, owner); u != sd { // after a DEALLOCATE, maybe this batch's own
 				if &run[0] == &sds[0] {
 					run = slices.Clone(sds)
 				}

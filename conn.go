@@ -285,6 +285,9 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 		if info.Deallocates {
 			c.noteDeallocateLocked()
 		}
+		if info.ChangesSearchPath {
+			owner.notePathLocked()
+		}
 		return wire.AppendQuery(buf, sql)
 	}
 	var status byte // of the reply's last ReadyForQuery (see resendable)

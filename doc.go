@@ -25,7 +25,12 @@
 // altered, or a search_path under which its text has other result types:
 // "cached plan must not change result type") is dropped and prepared
 // again; outside a transaction it is also run again, inside one the error
-// has aborted the transaction, whose retry prepares it anew. One that
+// has aborted the transaction, whose retry prepares it anew. In a
+// transaction that changes search_path (SET LOCAL search_path,
+// set_config('search_path', ...), SET ROLE: any statement that mentions
+// them), the statements after it parse the unnamed statement with each
+// run, as in describe mode, so that a statement cached under the
+// session's search_path never meets that error there. One that
 // fails the server's analysis (SQLSTATE class 42, such as a column
 // compared with $1 that changed type) is dropped, not run again, and an
 // application's DEALLOCATE or DISCARD ALL drops every cached statement.

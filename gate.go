@@ -33,6 +33,22 @@ type holder struct {
 	closing bool
 }
 
+// notePathLocked records that a statement that may change search_path
+// (sqllex.Info.ChangesSearchPath) is queued in the transaction h's
+// statements run in, if any: its statements bind unnamed from now on (see
+// Conn.boundLocked). The caller holds wmu.
+func (h *holder) notePathLocked() {
+	if h != nil && h.tx != nil {
+		h.tx.root.pathChanged = true
+	}
+}
+
+// pathChanged reports whether notePathLocked was called for the
+// transaction h's statements run in. The caller holds wmu.
+func (h *holder) pathChanged() bool {
+	return h != nil && h.tx != nil && h.tx.root.pathChanged
+}
+
 // doom dooms the transaction the holder's statements run in, if any (see
 // Tx.doom). A nil holder is nobody's.
 func (h *holder) doom() {

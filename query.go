@@ -184,7 +184,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 				sd.pins--
 				pinned = false
 			}
-			sd = c.boundLocked(sd) // the Rows read it
+			sd = c.boundLocked(sd, owner) // the Rows read it
 			return c.appendRun(buf, sd, args, true, holes)
 		}
 		var req *request
@@ -569,18 +569,31 @@ func (c *Conn) closesQueuedLocked() {
 	sc.appended = 0
 }
 
-// boundLocked returns the description a run of sd binds: sd, or, when a
-// statement that may deallocate prepared statements was queued since sd's
-// named statement was prepared (its Parse queued), a copy of sd parsed
-// unnamed with the Bind (stmtDesc.unnamed): the Bind would find the name
-// gone (26000), and inside a transaction that would abort it. The counts
-// compared change only under wmu, as requests are queued, so they follow
-// the order of the wire. The caller holds wmu (it builds the request).
-func (c *Conn) boundLocked(sd *stmtDesc) *stmtDesc {
-	if sd.name != "" && sd.deallocs != c.stmts.deallocs {
-		return sd.unnamed()
+// boundLocked returns the description a run of sd for owner binds: sd,
+// or a copy of sd parsed unnamed with the Bind (stmtDesc.unnamed), whose
+// portal's description says what its rows hold:
+//   - when a statement that may deallocate prepared statements was queued
+//     since sd's named statement was prepared (its Parse queued): the Bind
+//     would find the name gone (26000), and inside a transaction that
+//     would abort it. The counts compared change only under wmu, as
+//     requests are queued, so they follow the order of the wire;
+//   - in a transaction that has queued a statement that may change
+//     search_path (SET LOCAL search_path, see notePathLocked): a statement
+//     prepared outside it may name other tables there, with other result
+//     types, which the server refuses (0A000, aborting the transaction)
+//     whenever the statement is prepared again outside between the
+//     transaction's attempts.
+//
+// The caller holds wmu (it builds the request).
+func (c *Conn) boundLocked(sd *stmtDesc, owner *holder) *stmtDesc {
+	run := sd
+	if sd.name != "" && (sd.deallocs != c.stmts.deallocs || owner.pathChanged()) {
+		run = sd.unnamed()
 	}
-	return sd
+	if sd.traits.changesPath {
+		owner.notePathLocked()
+	}
+	return run
 }
 
 // appendRun appends [Parse] Bind [Describe] Execute Sync for sd with args

@@ -1,7 +1,7 @@
 package pgline
 
 import (
-	"errors"
+	"context"
 	"testing"
 )
 
@@ -15,8 +15,8 @@ import (
 // has another type, the run outside meets the server's "cached plan must
 // not change result type" and is prepared again: the value comes back
 // with its own type, never decoded with the other's. Inside a transaction
-// that error aborts it (pgline cannot see search_path change); the
-// statement is dropped from the cache, so the transaction's retry works.
+// that error would abort it: there, after SET LOCAL search_path, the
+// statement binds unnamed.
 func TestSearchPathLocalPreparedInTx(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
@@ -79,24 +79,98 @@ func TestSearchPathLocalPreparedInTx(t *testing.T) {
 			if v := outside(); v != int32(3) {
 				t.Fatalf("outside again: read %v, want 3", v)
 			}
-			// The statement cached outside (int4) is parsed again by the
-			// server under sp_c (text): with named statements the server
-			// refuses it (0A000, aborting the transaction), and pgline
-			// drops it so that the transaction's retry prepares it anew.
-			v, err := inTxErr("sp_c")
-			if err != nil && mode == "prepare" {
-				var pgErr *PgError
-				if !errors.As(err, &pgErr) || pgErr.Code != "0A000" {
-					t.Fatalf("search_path sp_c (a text column), first time: %v, want the server's 0A000", err)
-				}
-				v, err = inTxErr("sp_c")
-			}
-			if err != nil || v != "four" {
+			// The statement cached outside (int4) would be parsed again
+			// by the server under sp_c (text), which refuses a named
+			// statement whose result type changed (0A000, aborting the
+			// transaction): after SET LOCAL search_path the transaction's
+			// statements bind unnamed (Conn.boundLocked).
+			if v, err := inTxErr("sp_c"); err != nil || v != "four" {
 				t.Fatalf("search_path sp_c (a text column) read %#v, %v; want \"four\"", v, err)
 			}
 			if v := outside(); v != int32(3) {
 				t.Fatalf("outside, after the statement was cached with a text column: read %#v, want int32 3", v)
 			}
 		})
+	}
+}
+
+// TestSearchPathTxRetryAfterOutsideUse: a transaction changes search_path
+// to a schema whose table has a text column, then runs a statement that
+// the connection has cached under the session's search_path (an int4
+// column), and another goroutine runs the same statement outside between
+// the transaction's attempts, caching it again each time. Bound by name,
+// the server refused every attempt (0A000, aborting the transaction);
+// the first attempt must read the schema's value, for each way of
+// changing search_path (a simple SET LOCAL, set_config with an argument,
+// SET LOCAL in a batch with the statement), in both cache modes.
+func TestSearchPathTxRetryAfterOutsideUse(t *testing.T) {
+	const q = "SELECT v FROM sp2_t WHERE $1::int4 = 1"
+	ways := map[string]func(ctx context.Context, tx *Tx) (any, error){
+		"SET LOCAL": func(ctx context.Context, tx *Tx) (any, error) {
+			if _, err := tx.Exec(ctx, "SET LOCAL search_path = sp2"); err != nil {
+				return nil, err
+			}
+			var v any
+			err := tx.QueryRow(ctx, q, 1).Scan(&v)
+			return v, err
+		},
+		"set_config": func(ctx context.Context, tx *Tx) (any, error) {
+			if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", "sp2"); err != nil {
+				return nil, err
+			}
+			var v any
+			err := tx.QueryRow(ctx, q, 1).Scan(&v)
+			return v, err
+		},
+		"batch": func(ctx context.Context, tx *Tx) (any, error) {
+			b := &Batch{}
+			b.Queue("SET LOCAL search_path = sp2")
+			b.Queue(q, 1)
+			br := tx.SendBatch(ctx, b)
+			defer br.Close()
+			if _, err := br.Exec(); err != nil {
+				return nil, err
+			}
+			var v any
+			err := br.QueryRow().Scan(&v)
+			return v, err
+		},
+	}
+	for _, mode := range []string{"prepare", "describe"} {
+		for name, way := range ways {
+			t.Run(mode+"/"+name, func(t *testing.T) {
+				c := auditConn(t, "statement_cache_mode="+mode)
+				ctx := testCtx(t)
+				if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp2 CASCADE; DROP TABLE IF EXISTS public.sp2_t;
+					CREATE SCHEMA sp2; CREATE TABLE sp2.sp2_t (v text); INSERT INTO sp2.sp2_t VALUES ('schema');
+					CREATE TABLE public.sp2_t (v int4); INSERT INTO public.sp2_t VALUES (7)`); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Exec(ctx, "DROP SCHEMA IF EXISTS sp2 CASCADE; DROP TABLE IF EXISTS public.sp2_t") })
+				outside := func() {
+					t.Helper()
+					var v any
+					if err := c.QueryRow(ctx, q, 1).Scan(&v); err != nil || v != int32(7) {
+						t.Fatalf("outside: %#v, %v; want int32 7", v, err)
+					}
+				}
+				for i := range 3 {
+					outside() // another goroutine of the application, between attempts
+					tx, err := c.Begin(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					v, err := way(ctx, tx)
+					if err == nil {
+						err = tx.Commit(ctx)
+					}
+					tx.Rollback(ctx)
+					if err != nil || v != "schema" {
+						t.Fatalf("attempt %d: %#v, %v; want \"schema\"", i, v, err)
+					}
+				}
+				outside()
+			})
+		}
 	}
 }

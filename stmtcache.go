@@ -117,11 +117,13 @@ type sqlTraits struct {
 	copyIn      bool // may COPY FROM STDIN: runs alone (see holdForCopy)
 	shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
 	deallocates bool // may deallocate prepared statements (see Conn.noteDeallocate)
+	changesPath bool // may change search_path (see Conn.boundLocked)
 }
 
 func traitsOf(sql string) sqlTraits {
 	info := sqllex.Scan(sql)
-	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: info.Deallocates}
+	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: info.Deallocates,
+		changesPath: info.ChangesSearchPath}
 }
 
 // columnPlan is the scan plan of one column for one destination type.

@@ -57,6 +57,9 @@ type Tx struct {
 	// ended while one of its COPYs held the connection (holdForCopy): the
 	// COPY's release ends it, with a ROLLBACK when rollback is set.
 	endOnRelease, rollbackOnRelease bool
+	// pathChanged: a statement that may change search_path was queued
+	// in it (see holder.notePathLocked).
+	pathChanged bool
 }
 
 // doom marks the transaction a given-up statement belongs to (a nil tx

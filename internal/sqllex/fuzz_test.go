@@ -35,7 +35,7 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("Scan(%q).FirstKeyword = %q, but Scan(%q).FirstKeyword = %q", sql, kw, kw, again)
 			}
 		}
-		if info.Statements == 0 && (info.FirstKeyword != "" || info.CopyFromStdin || info.Deallocates) {
+		if info.Statements == 0 && (info.FirstKeyword != "" || info.CopyFromStdin || info.Deallocates || info.ChangesSearchPath) {
 			t.Fatalf("Scan(%q) = %+v with no statement", sql, info)
 		}
 		lower := strings.ToLower(sql)
@@ -44,6 +44,9 @@ func FuzzScan(f *testing.F) {
 		}
 		if info.Deallocates && !strings.Contains(lower, "deallocate") && !(strings.Contains(lower, "discard") && strings.Contains(lower, "all")) {
 			t.Fatalf("Scan(%q).Deallocates without the words", sql)
+		}
+		if info.ChangesSearchPath && !strings.Contains(lower, "search_path") && !strings.Contains(lower, "set") {
+			t.Fatalf("Scan(%q).ChangesSearchPath without the words", sql)
 		}
 		for _, other := range []string{" " + sql, sql + "\n", sql + ";"} {
 			if got := Scan(other); got != info {

@@ -277,7 +277,11 @@ func equalFold(s, lower string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if s[i]|0x20 != lower[i] {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
 			return false
 		}
 	}

@@ -43,6 +43,18 @@ type Info struct {
 	// commit: a text that has none runs in one implicit transaction, all
 	// or nothing.
 	TransactionControl bool
+
+	// ChangesSearchPath reports that the text may change how the names
+	// in later statements resolve to tables and types: it holds the word
+	// search_path (SET, RESET, set_config, a function's SET clause), also
+	// as the quoted identifier "search_path" or inside a string constant
+	// or a dollar-quoted body (dynamic SQL, set_config('search_path',
+	// ...)); or a statement starting with SET or RESET holds the keyword
+	// SCHEMA (SET SCHEMA, an alias of search_path), ROLE or AUTHORIZATION
+	// (which change the schema "$user" names), or ALL (RESET ALL). It
+	// errs towards true: a statement that merely reads search_path
+	// counts.
+	ChangesSearchPath bool
 }
 
 // Scan reads sql once and returns its Info. It accepts any text (invalid
@@ -60,6 +72,7 @@ func Scan(sql string) Info {
 		from      bool // ... and holds FROM
 		stdin     bool // ... and STDIN
 		discard   bool // the previous token is the keyword DISCARD
+		setStmt   bool // the current statement starts with SET or RESET
 	)
 	for {
 		t := l.next()
@@ -71,7 +84,7 @@ func Scan(sql string) Info {
 				info.Statements++
 				firstDone = true
 			}
-			inStmt, started, copyStmt, from, stdin, discard = false, false, false, false, false, false
+			inStmt, started, copyStmt, from, stdin, discard, setStmt = false, false, false, false, false, false, false
 			continue
 		}
 		inStmt = true
@@ -93,6 +106,7 @@ func Scan(sql string) Info {
 				info.FirstKeyword, firstDone = kw, true
 			}
 			copyStmt = equalFold(kw, "copy")
+			setStmt = equalFold(kw, "set") || equalFold(kw, "reset")
 			if isTransactionControl(kw) {
 				info.TransactionControl = true
 			}
@@ -106,11 +120,23 @@ func Scan(sql string) Info {
 				from = true
 			case copyStmt && equalFold(t.text, "stdin"):
 				stdin = true
+			case equalFold(t.text, "search_path"),
+				setStmt && (equalFold(t.text, "schema") || equalFold(t.text, "role") ||
+					equalFold(t.text, "authorization") || equalFold(t.text, "all")):
+				info.ChangesSearchPath = true
 			}
 			discard = equalFold(t.text, "discard")
 		case tokString, tokDollar:
 			if !info.Deallocates && mentionsDeallocate(t.body) {
 				info.Deallocates = true
+			}
+			if !info.ChangesSearchPath && mentionsWord(t.body, "search_path") {
+				info.ChangesSearchPath = true
+			}
+			discard = false
+		case tokQuotedIdent:
+			if t.text == `"search_path"` {
+				info.ChangesSearchPath = true
 			}
 			discard = false
 		default:
@@ -158,8 +184,8 @@ func isTransactionControl(kw string) bool {
 // through.
 func mentionsDeallocate(body string) bool {
 	for i := 0; i < len(body); i++ {
-		if !isWordByte(body[i]) || i > 0 && isWordByte(body[i-1]) && (i < 2 || body[i-2] != '\\') {
-			continue // not the start of a word
+		if !wordStart(body, i) {
+			continue
 		}
 		if hasWord(body, i, "deallocate") {
 			return true
@@ -169,6 +195,25 @@ func mentionsDeallocate(body string) bool {
 		}
 	}
 	return false
+}
+
+// mentionsWord reports whether body, the inside of a string constant or of
+// a dollar-quoted body, holds word (lower-case ASCII) in any case, as a
+// word of its own (see mentionsDeallocate).
+func mentionsWord(body, word string) bool {
+	for i := 0; i < len(body); i++ {
+		if wordStart(body, i) && hasWord(body, i, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// wordStart reports whether a word starts at body[i] (see
+// mentionsDeallocate): a word byte after a byte that is not one or after
+// a backslash escape.
+func wordStart(body string, i int) bool {
+	return isWordByte(body[i]) && (i == 0 || !isWordByte(body[i-1]) || i >= 2 && body[i-2] == '\\')
 }
 
 // hasWord reports whether s[i:] starts with word (lower-case ASCII), in any
