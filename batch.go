@@ -192,13 +192,16 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 			if sd.err != nil {
 				continue
 			}
-			if u := c.boundLocked(sd, owner); u != sd { // after a DEALLOCATE, maybe this batch's own
+			u, err := c.boundLocked(sd, owner)
+			if err != nil {
+				return nil, fmt.Errorf("batch statement %d: %w", i, err)
+			}
+			if u != sd { // after a DEALLOCATE, maybe this batch's own
 				if &run[0] == &sds[0] {
 					run = slices.Clone(sds)
 				}
 				sd, run[i] = u, u
 			}
-			var err error
 			if buf, err = c.appendRun(buf, sd, it.args, !b.AllOrNothing, nil); err != nil {
 				return nil, fmt.Errorf("batch statement %d: %w", i, err)
 			}

@@ -285,8 +285,13 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 		if info.Deallocates {
 			c.noteDeallocateLocked()
 		}
-		if info.ChangesSearchPath {
-			owner.notePathLocked()
+		if info.ChangesSearchPath && (sql != resetSession || c.stmts.pathTouched) {
+			// The Pool's own reset only restores the session's defaults:
+			// nothing to drop when nothing changed them.
+			c.notePathLocked(owner)
+		}
+		if sql == resetSession {
+			c.stmts.pathTouched = false
 		}
 		return wire.AppendQuery(buf, sql)
 	}

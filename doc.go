@@ -25,12 +25,17 @@
 // altered, or a search_path under which its text has other result types:
 // "cached plan must not change result type") is dropped and prepared
 // again; outside a transaction it is also run again, inside one the error
-// has aborted the transaction, whose retry prepares it anew. In a
-// transaction that changes search_path (SET LOCAL search_path,
-// set_config('search_path', ...), SET ROLE: any statement that mentions
-// them), the statements after it parse the unnamed statement with each
-// run, as in describe mode, so that a statement cached under the
-// session's search_path never meets that error there. One that
+// has aborted the transaction, whose retry prepares it anew. A text's
+// parameter and result types depend on search_path, which the server
+// does not report: a statement that may change it (SET [LOCAL]
+// search_path, set_config, SET ROLE, RESET ALL: any statement that
+// mentions them) drops every cached statement, so that the statements
+// after it are described under the search_path they run with (a date
+// parameter cached under another never cuts a timestamp argument); in a
+// transaction, the statements after it are described for each run (one
+// more round trip) and not cached, as SET LOCAL ends with the
+// transaction; and a batch whose statement follows such a statement in
+// the same batch fails before it is sent (send the SET first). One that
 // fails the server's analysis (SQLSTATE class 42, such as a column
 // compared with $1 that changed type) is dropped, not run again, and an
 // application's DEALLOCATE or DISCARD ALL drops every cached statement.

@@ -35,8 +35,9 @@ type holder struct {
 
 // notePathLocked records that a statement that may change search_path
 // (sqllex.Info.ChangesSearchPath) is queued in the transaction h's
-// statements run in, if any: its statements bind unnamed from now on (see
-// Conn.boundLocked). The caller holds wmu.
+// statements run in, if any: its statements are described for each run
+// from now on, and never cached (see Conn.notePathLocked). The caller
+// holds wmu.
 func (h *holder) notePathLocked() {
 	if h != nil && h.tx != nil {
 		h.tx.root.pathChanged = true

@@ -184,7 +184,10 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 				sd.pins--
 				pinned = false
 			}
-			sd = c.boundLocked(sd, owner) // the Rows read it
+			var err error
+			if sd, err = c.boundLocked(sd, owner); err != nil { // the Rows read sd
+				return nil, err
+			}
 			return c.appendRun(buf, sd, args, true, holes)
 		}
 		var req *request
@@ -195,6 +198,10 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		}
 		if pinned {
 			c.unpin(sd)
+		}
+		if errors.Is(err, errPathChanged) && cancelRetries < maxCancelRetries {
+			cancelRetries++
+			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil {
 			return err
@@ -319,7 +326,7 @@ func analysisFailed(e *PgError) bool {
 func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
 	c.wmu.Lock()
 	c.followPoolerLocked()
-	if sd := c.stmts.get(sql); sd != nil {
+	if sd := c.cachedLocked(owner, sql); sd != nil {
 		sd.pins++
 		c.wmu.Unlock()
 		err := waitReady(ctx, sd)
@@ -367,14 +374,15 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 		start := len(c.wbuf)
 		buf := c.appendClosesLocked(c.wbuf)
 		var describes []*stmtDesc
+		uncached := owner.pathChanged()
 		for i, sql := range sqls {
-			if sds[i] = c.stmts.get(sql); sds[i] != nil {
+			if sds[i] = c.cachedLocked(owner, sql); sds[i] != nil {
 				if pin {
 					sds[i].pins++
 				}
 				continue
 			}
-			sd := c.stmts.newDesc(sql)
+			sd := c.stmts.newDesc(sql, uncached)
 			sd.owner = owner
 			if buf, err = wire.AppendParse(buf, sd.name, sql, nil); err == nil {
 				buf, err = wire.AppendDescribe(buf, 'S', sd.name)
@@ -386,7 +394,9 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 			if pin {
 				sd.pins++
 			}
-			c.stmts.put(sd) // now, so that the same SQL later in sqls finds it
+			if !uncached {
+				c.stmts.put(sd) // now, so that the same SQL later in sqls finds it
+			}
 			sds[i] = sd
 			describes = append(describes, sd)
 		}
@@ -433,6 +443,17 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 		}
 	}
 	return sds, nil
+}
+
+// cachedLocked returns the cached description of sql for owner, nil when
+// there is none or owner runs in a transaction that may have changed
+// search_path (holder.pathChanged), whose statements are described for
+// each run. The caller holds wmu.
+func (c *Conn) cachedLocked(owner *holder, sql string) *stmtDesc {
+	if owner.pathChanged() {
+		return nil
+	}
+	return c.stmts.get(sql)
 }
 
 // unpinLocked undoes prepareAll's pins (the caller holds wmu).
@@ -569,31 +590,51 @@ func (c *Conn) closesQueuedLocked() {
 	sc.appended = 0
 }
 
+// errPathChanged is the error of a statement described before a statement
+// that may change search_path was queued on its connection (see
+// Conn.boundLocked): nothing of it was sent.
+var errPathChanged = errors.New("pgline: a statement that may change search_path was queued after this statement was described (its parameter and result types may differ now); nothing was sent")
+
 // boundLocked returns the description a run of sd for owner binds: sd,
-// or a copy of sd parsed unnamed with the Bind (stmtDesc.unnamed), whose
-// portal's description says what its rows hold:
-//   - when a statement that may deallocate prepared statements was queued
-//     since sd's named statement was prepared (its Parse queued): the Bind
-//     would find the name gone (26000), and inside a transaction that
-//     would abort it. The counts compared change only under wmu, as
-//     requests are queued, so they follow the order of the wire;
-//   - in a transaction that has queued a statement that may change
-//     search_path (SET LOCAL search_path, see notePathLocked): a statement
-//     prepared outside it may name other tables there, with other result
-//     types, which the server refuses (0A000, aborting the transaction)
-//     whenever the statement is prepared again outside between the
-//     transaction's attempts.
-//
-// The caller holds wmu (it builds the request).
-func (c *Conn) boundLocked(sd *stmtDesc, owner *holder) *stmtDesc {
+// or, when a statement that may deallocate prepared statements was queued
+// since sd's named statement was prepared (its Parse queued), a copy of
+// sd parsed unnamed with the Bind (stmtDesc.unnamed), whose portal's
+// description says what its rows hold: the Bind would find the name gone
+// (26000), and inside a transaction that would abort it. A description
+// made before a statement that may change search_path was queued fails
+// with errPathChanged: under another search_path the same text may take
+// parameters of other types, and a value encoded for the old one would be
+// read as the new one (a timestamp cut to a date), a wrong answer. The
+// counts compared change only under wmu, as requests are queued, so they
+// follow the order of the wire. The caller holds wmu (it builds the
+// request).
+func (c *Conn) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
+	if sd.paths != c.stmts.paths {
+		return nil, errPathChanged
+	}
 	run := sd
-	if sd.name != "" && (sd.deallocs != c.stmts.deallocs || owner.pathChanged()) {
+	if sd.name != "" && sd.deallocs != c.stmts.deallocs {
 		run = sd.unnamed()
 	}
 	if sd.traits.changesPath {
-		owner.notePathLocked()
+		c.notePathLocked(owner)
 	}
-	return run
+	return run, nil
+}
+
+// notePathLocked records that a statement that may change search_path
+// (sqllex.Info.ChangesSearchPath) is queued for owner: every cached
+// description is dropped (the statements after it are described anew,
+// under the search_path they run with), descriptions made before it fail
+// to bind (boundLocked), and in a transaction, its statements from now
+// on are described for each run and never cached (see
+// holder.pathChanged): a SET LOCAL ends with the transaction. The caller
+// holds wmu.
+func (c *Conn) notePathLocked(owner *holder) {
+	c.stmts.paths++
+	c.stmts.pathTouched = true
+	c.stmts.removeAll()
+	owner.notePathLocked()
 }
 
 // appendRun appends [Parse] Bind [Describe] Execute Sync for sd with args

@@ -220,7 +220,8 @@ func (r *Rows) portalDescribed(body []byte) error {
 	for i := range fields {
 		used[i] = fields[i].Format
 	}
-	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs, ready: r.sd.ready, traits: r.sd.traits}
+	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs, ready: r.sd.ready, traits: r.sd.traits,
+		deallocs: r.sd.deallocs, paths: r.sd.paths}
 	sd.setFields(fields, r.c.types) // formats for the next Bind
 	for i := range fields {
 		if used[i] == 1 && sd.formats[i] == 0 && !r.unreadable {
@@ -243,7 +244,11 @@ func (r *Rows) portalDescribed(body []byte) error {
 		return nil
 	}
 	r.c.wmu.Lock()
-	r.c.stmts.put(sd)
+	if r.c.stmts.m[sd.sql] == r.sd {
+		// Still the cached description (not one described for this run
+		// alone, nor one dropped meanwhile): the next run binds by sd.
+		r.c.stmts.put(sd)
+	}
 	r.c.wmu.Unlock()
 	r.sd = sd
 	return nil

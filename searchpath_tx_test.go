@@ -2,7 +2,10 @@ package pgline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
+	"time"
 )
 
 // TestSearchPathLocalPreparedInTx: a statement first run (prepared and
@@ -102,7 +105,7 @@ func TestSearchPathLocalPreparedInTx(t *testing.T) {
 // the server refused every attempt (0A000, aborting the transaction);
 // the first attempt must read the schema's value, for each way of
 // changing search_path (a simple SET LOCAL, set_config with an argument,
-// SET LOCAL in a batch with the statement), in both cache modes.
+// SET LOCAL before a batch), in both cache modes.
 func TestSearchPathTxRetryAfterOutsideUse(t *testing.T) {
 	const q = "SELECT v FROM sp2_t WHERE $1::int4 = 1"
 	ways := map[string]func(ctx context.Context, tx *Tx) (any, error){
@@ -123,17 +126,22 @@ func TestSearchPathTxRetryAfterOutsideUse(t *testing.T) {
 			return v, err
 		},
 		"batch": func(ctx context.Context, tx *Tx) (any, error) {
+			if _, err := tx.Exec(ctx, "SET LOCAL search_path = sp2"); err != nil {
+				return nil, err
+			}
 			b := &Batch{}
-			b.Queue("SET LOCAL search_path = sp2")
+			b.Queue(q, 1)
 			b.Queue(q, 1)
 			br := tx.SendBatch(ctx, b)
 			defer br.Close()
-			if _, err := br.Exec(); err != nil {
+			var v, w any
+			if err := br.QueryRow().Scan(&v); err != nil {
 				return nil, err
 			}
-			var v any
-			err := br.QueryRow().Scan(&v)
-			return v, err
+			if err := br.QueryRow().Scan(&w); err != nil || w != v {
+				return nil, fmt.Errorf("the batch's second run: %#v, %v; the first read %#v", w, err, v)
+			}
+			return v, nil
 		},
 	}
 	for _, mode := range []string{"prepare", "describe"} {
@@ -172,5 +180,154 @@ func TestSearchPathTxRetryAfterOutsideUse(t *testing.T) {
 				outside()
 			})
 		}
+	}
+}
+
+// TestSearchPathBatchAfterPathChangeFails: in a batch, a statement after
+// one that may change search_path was described before that one ran,
+// under the old search_path: its parameter types may be the old tables'
+// (a timestamp argument bound as the date of the session's table, a
+// wrong row). Such a batch fails before anything of it is sent, with
+// errPathChanged, and the transaction goes on.
+func TestSearchPathBatchAfterPathChangeFails(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			ctx := testCtx(t)
+			if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp3 CASCADE; DROP TABLE IF EXISTS public.sp3_t;
+				CREATE SCHEMA sp3; CREATE TABLE sp3.sp3_t (v text); INSERT INTO sp3.sp3_t VALUES ('schema');
+				CREATE TABLE public.sp3_t (v int4); INSERT INTO public.sp3_t VALUES (7)`); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Exec(ctx, "DROP SCHEMA IF EXISTS sp3 CASCADE; DROP TABLE IF EXISTS public.sp3_t") })
+			const q = "SELECT v FROM sp3_t WHERE $1::int4 = 1"
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			for _, all := range []bool{false, true} {
+				b := &Batch{AllOrNothing: all}
+				b.Queue("SET LOCAL search_path = sp3")
+				b.Queue(q, 1)
+				err := tx.SendBatch(ctx, b).Close()
+				if !errors.Is(err, errPathChanged) {
+					t.Fatalf("AllOrNothing=%v: %v; want errPathChanged", all, err)
+				}
+			}
+			var sp string
+			if err := tx.QueryRow(ctx, "SELECT current_setting('search_path')").Scan(&sp); err != nil || sp == "sp3" {
+				t.Fatalf("search_path %q, %v: the failed batch's SET ran", sp, err)
+			}
+			var v any
+			if err := tx.QueryRow(ctx, q, 1).Scan(&v); err != nil || v != int32(7) {
+				t.Fatalf("after the failed batches: %#v, %v; want int32 7", v, err)
+			}
+		})
+	}
+}
+
+// TestSearchPathSessionSetParamType: the column compared with $1 is a date
+// in public and a timestamp in another schema. A statement cached under
+// the session's first search_path took a date parameter; after SET
+// search_path (outside a transaction) the same text must bind the
+// argument as the timestamp it now compares with (the noon row, not the
+// midnight one a date would match), and after RESET as a date again.
+func TestSearchPathSessionSetParamType(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			ctx := testCtx(t)
+			if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp4 CASCADE; DROP TABLE IF EXISTS public.sp4_t;
+				CREATE SCHEMA sp4; CREATE TABLE sp4.sp4_t (k timestamp, v int4);
+				INSERT INTO sp4.sp4_t VALUES ('2024-01-01 00:00', 10), ('2024-01-01 12:00', 20);
+				CREATE TABLE public.sp4_t (k date, v int4); INSERT INTO public.sp4_t VALUES ('2024-01-01', 1)`); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Exec(ctx, "DROP SCHEMA IF EXISTS sp4 CASCADE; DROP TABLE IF EXISTS public.sp4_t") })
+			const q = "SELECT v FROM sp4_t WHERE k = $1"
+			noon := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
+			read := func(want int32) {
+				t.Helper()
+				var v int32
+				if err := c.QueryRow(ctx, q, noon).Scan(&v); err != nil || v != want {
+					t.Fatalf("read %d, %v; want %d", v, err, want)
+				}
+			}
+			read(1)
+			if _, err := c.Exec(ctx, "SET search_path = sp4"); err != nil {
+				t.Fatal(err)
+			}
+			read(20)
+			if _, err := c.Exec(ctx, "SELECT set_config('search_path', $1, false)", "public"); err != nil {
+				t.Fatal(err)
+			}
+			read(1)
+		})
+	}
+}
+
+// TestSearchPathPoolRelease: Release resets the session (RESET ALL among
+// others). When nothing changed search_path, the connection's statements
+// stay cached (the reset changes no type); when AfterConnect set it, the
+// reset restores the default, and a statement cached under AfterConnect's
+// search_path (a timestamp parameter) must be described again under the
+// default one (a date): the noon argument matches the date's row.
+func TestSearchPathPoolRelease(t *testing.T) {
+	ctx := testCtx(t)
+	c := auditConn(t)
+	if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp5 CASCADE; DROP TABLE IF EXISTS public.sp5_t;
+		CREATE SCHEMA sp5; CREATE TABLE sp5.sp5_t (k timestamp, v int4);
+		INSERT INTO sp5.sp5_t VALUES ('2024-01-01 00:00', 10), ('2024-01-01 12:00', 20);
+		CREATE TABLE public.sp5_t (k date, v int4); INSERT INTO public.sp5_t VALUES ('2024-01-01', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Exec(ctx, "DROP SCHEMA IF EXISTS sp5 CASCADE; DROP TABLE IF EXISTS public.sp5_t") })
+	const q = "SELECT v FROM sp5_t WHERE k = $1"
+	noon := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, afterConnect := range []bool{false, true} {
+		cfg, err := ParseConfig(srv.DSN("pool_max_conns=1", "statement_cache_mode=prepare"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if afterConnect {
+			cfg.AfterConnect = func(ctx context.Context, c *Conn) error {
+				_, err := c.Exec(ctx, "SET search_path = sp5")
+				return err
+			}
+		}
+		p, err := NewPoolConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conns [2]*Conn
+		for i, want := range []int32{20, 1} {
+			if !afterConnect {
+				want = 1
+			}
+			pc, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns[i] = pc.Conn
+			var v int32
+			if err := pc.QueryRow(ctx, q, noon).Scan(&v); err != nil || v != want {
+				t.Fatalf("AfterConnect %v, acquisition %d: read %d, %v; want %d", afterConnect, i, v, err, want)
+			}
+			pc.Release()
+		}
+		if conns[0] != conns[1] {
+			t.Fatal("the Pool of one connection gave two")
+		}
+		if !afterConnect {
+			cn := conns[0]
+			cn.wmu.Lock()
+			cached := cn.stmts.m[q] != nil
+			cn.wmu.Unlock()
+			if !cached {
+				t.Error("Release's reset dropped the statements of a connection whose search_path never changed")
+			}
+		}
+		p.Close()
 	}
 }

@@ -71,6 +71,9 @@ type stmtDesc struct {
 	// behind a pooler (see Conn.poolerSign). Guarded by wmu.
 	deallocs uint64
 	closed   bool
+	// paths is stmtCache.paths when the statement was described (see
+	// Conn.boundLocked). Guarded by wmu.
+	paths uint64
 	// cached is the description this one copies (see offTurn), nil for
 	// the connection's own.
 	cached *stmtDesc
@@ -99,7 +102,8 @@ func (sd *stmtDesc) unnamed() *stmtDesc {
 	// Not sd's plans nor its last tag: the turn holder may be scanning
 	// a run of sd now.
 	return &stmtDesc{sql: sd.sql, paramOIDs: sd.paramOIDs, fields: sd.fields, formats: sd.formats,
-		plans: make([]columnPlan, len(sd.plans)), ready: sd.ready, traits: sd.traits, cached: sd.origin()}
+		plans: make([]columnPlan, len(sd.plans)), ready: sd.ready, traits: sd.traits, cached: sd.origin(),
+		deallocs: sd.deallocs, paths: sd.paths}
 }
 
 // origin returns the connection's own description of sd's statement: sd,
@@ -170,6 +174,14 @@ type stmtCache struct {
 	// description's types. It gets 26000 (Closed) or the server's own
 	// refusal of a changed result type, and prepares again.
 	dropped uint64
+	// paths counts the statements queued that may change search_path
+	// (see Conn.notePathLocked): a description made before the last of
+	// them may name other tables and types than the server now would.
+	paths uint64
+	// pathTouched: a statement that may change search_path was queued
+	// since the connection started or since the Pool's last session reset
+	// (see resetSession), which restores the defaults.
+	pathTouched bool
 }
 
 func newStmtCache(mode string, capacity int) *stmtCache {
@@ -192,10 +204,10 @@ func (sc *stmtCache) get(sql string) *stmtDesc {
 }
 
 // newDesc returns a new, uncached description for sql, named when the
-// mode prepares statements.
-func (sc *stmtCache) newDesc(sql string) *stmtDesc {
-	sd := &stmtDesc{sql: sql, ready: make(chan struct{}), traits: traitsOf(sql), deallocs: sc.deallocs}
-	if sc.mode == cachePrepare {
+// mode prepares statements and the description is to be cached.
+func (sc *stmtCache) newDesc(sql string, uncached bool) *stmtDesc {
+	sd := &stmtDesc{sql: sql, ready: make(chan struct{}), traits: traitsOf(sql), deallocs: sc.deallocs, paths: sc.paths}
+	if sc.mode == cachePrepare && !uncached {
 		sd.name = stmtName(sc.prefix, sql, nil) // Parse sends no types
 		if sc.dropped > 0 {
 			// Unique to this description (see dropped): a description of
@@ -241,6 +253,14 @@ func (sc *stmtCache) remove(sd *stmtDesc) {
 func (sc *stmtCache) forgetAll() {
 	for _, sd := range sc.m {
 		sc.forget(sd)
+	}
+}
+
+// removeAll drops every description from the cache, closing the named
+// statements (see remove).
+func (sc *stmtCache) removeAll() {
+	for _, sd := range sc.m {
+		sc.remove(sd)
 	}
 }
 

@@ -49,7 +49,8 @@ type Info struct {
 	// search_path (SET, RESET, set_config, a function's SET clause), also
 	// as the quoted identifier "search_path" or inside a string constant
 	// or a dollar-quoted body (dynamic SQL, set_config('search_path',
-	// ...)); or a statement starting with SET or RESET holds the keyword
+	// ...)); the word set_config (whose setting may be an argument); or a
+	// statement starting with SET or RESET holds the keyword
 	// SCHEMA (SET SCHEMA, an alias of search_path), ROLE or AUTHORIZATION
 	// (which change the schema "$user" names), or ALL (RESET ALL). It
 	// errs towards true: a statement that merely reads search_path
@@ -120,7 +121,7 @@ func Scan(sql string) Info {
 				from = true
 			case copyStmt && equalFold(t.text, "stdin"):
 				stdin = true
-			case equalFold(t.text, "search_path"),
+			case equalFold(t.text, "search_path"), equalFold(t.text, "set_config"),
 				setStmt && (equalFold(t.text, "schema") || equalFold(t.text, "role") ||
 					equalFold(t.text, "authorization") || equalFold(t.text, "all")):
 				info.ChangesSearchPath = true

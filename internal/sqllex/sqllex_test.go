@@ -120,6 +120,7 @@ func TestScan(t *testing.T) {
 		{"RESET search_path", Info{FirstKeyword: "RESET", Statements: 1, ChangesSearchPath: true}},
 		{"SELECT set_config('search_path', $1, true)", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
 		{"DO $$BEGIN EXECUTE 'SET LOCAL SEARCH_PATH = x'; END$$", Info{FirstKeyword: "DO", Statements: 1, ChangesSearchPath: true}},
+		{"SELECT set_config($1, $2, true)", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
 		{"SET statement_timeout = 0", Info{FirstKeyword: "SET", Statements: 1}},
 		{"SELECT schema, role, all_rows FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"SELECT 'my_search_path'", Info{FirstKeyword: "SELECT", Statements: 1}},

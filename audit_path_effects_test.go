@@ -1,0 +1,45 @@
+//go:build auditopen
+
+package pgline
+
+import (
+	"testing"
+	"time"
+)
+
+// TestAuditPathResendRepeatsSessionEffect: a statement outside any
+// transaction takes a session-level advisory lock and then fails once
+// with 57014 while the driver's CancelRequest for A is under way. Its
+// ReadyForQuery says 'I', and it is sent again: but a session-level
+// advisory lock survives the rollback of the failed attempt, so the
+// lock is taken twice, and the caller's one pg_advisory_unlock leaves it
+// held (other sessions stay blocked). A statement whose effect outlives
+// its implicit transaction must not be sent again.
+func TestAuditPathResendRepeatsSessionEffect(t *testing.T) {
+	c := auditConn(t)
+	admin := auditConn(t)
+	ctx := testCtx(t)
+	apOnce(t, c, "ap_s_lk")
+	const q = "SELECT pg_advisory_lock(424242), ap_once('ap_s_lk')"
+	if _, err := c.Prepare(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	aDone := startAbandoned(t, c)
+	time.Sleep(5 * time.Millisecond)
+	_, err := c.Exec(ctx, q)
+	t.Logf("A: %v; statement: %v, ran %d times", <-aDone, err, apCalls(t, c, "ap_s_lk"))
+	if err == nil {
+		var ok bool
+		if err := c.QueryRow(ctx, "SELECT pg_advisory_unlock(424242)").Scan(&ok); err != nil || !ok {
+			t.Fatalf("unlock: %v, %v", ok, err)
+		}
+	}
+	var held int
+	if err := admin.QueryRow(ctx, "SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND objid = 424242 AND pid = $1", int(c.PID())).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	c.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+	if held != 0 {
+		t.Errorf("the statement succeeded (%v) and its lock was released once, but the session still holds it: the statement was sent again after its first attempt took the lock", err)
+	}
+}

@@ -1,0 +1,96 @@
+package pgline
+
+import (
+	"context"
+	"testing"
+)
+
+// TestAuditPathPoolBeginFunc: on a one-connection Pool, the statement is
+// cached outside (int4), then run in BeginFunc after SET LOCAL
+// search_path (text), then outside again, three times: each read gives
+// its own schema's value and type.
+func TestAuditPathPoolBeginFunc(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe", "auto"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t)
+			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			p, err := NewPool(testCtx(t), srv.DSN("pool_max_conns=1", "statement_cache_mode="+mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			ctx := testCtx(t)
+			outside := func() {
+				t.Helper()
+				var v any
+				if err := p.QueryRow(ctx, apQ, 1).Scan(&v); err != nil || v != int32(7) {
+					t.Fatalf("outside: %#v, %v; want int32 7", v, err)
+				}
+			}
+			for i := range 3 {
+				outside()
+				var v any
+				err := BeginFunc(ctx, p, func(tx *Tx) error {
+					if _, err := tx.Exec(ctx, "SET LOCAL search_path TO ap_s, public"); err != nil {
+						return err
+					}
+					return tx.QueryRow(ctx, apQ, 1).Scan(&v)
+				})
+				if err != nil || v != "schema" {
+					t.Fatalf("attempt %d in BeginFunc: %#v, %v; want \"schema\"", i, v, err)
+				}
+			}
+			outside()
+		})
+	}
+}
+
+// TestAuditPathCopyInTx: after SET LOCAL search_path, CopyFrom into the
+// unqualified table writes the transaction's schema's table (text), having
+// copied into public's (int4) outside before, and a cached read after it
+// in the transaction sees the copied text.
+func TestAuditPathCopyInTx(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			ctx := testCtx(t)
+			if n, err := c.CopyFrom(ctx, Identifier{"ap_t"}, []string{"v"}, CopyFromRows([][]any{{int32(8)}})); err != nil || n != 1 {
+				t.Fatalf("outside copy: %d, %v", n, err)
+			}
+			const q = "SELECT count(*)::int FROM ap_t WHERE $1::int4 = 1"
+			var n int32
+			if err := c.QueryRow(ctx, q, 1).Scan(&n); err != nil || n != 2 {
+				t.Fatalf("outside count: %d, %v; want 2", n, err)
+			}
+			var got []string
+			err := apInTx(t, c, "SET LOCAL search_path = ap_s", func(ctx context.Context, tx *Tx) error {
+				if _, err := tx.CopyFrom(ctx, Identifier{"ap_t"}, []string{"v"}, CopyFromRows([][]any{{"copied"}})); err != nil {
+					return err
+				}
+				if err := tx.QueryRow(ctx, q, 1).Scan(&n); err != nil {
+					return err
+				}
+				rows, err := tx.Query(ctx, "SELECT v FROM ap_t WHERE $1::int4 = 1 ORDER BY v", 1)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					var s string
+					if err := rows.Scan(&s); err != nil {
+						return err
+					}
+					got = append(got, s)
+				}
+				return rows.Err()
+			})
+			if err != nil || n != 2 || len(got) != 2 || got[0] != "copied" || got[1] != "schema" {
+				t.Fatalf("in the transaction: count %d, rows %q, %v; want 2, [copied schema]", n, got, err)
+			}
+			if err := c.QueryRow(ctx, q, 1).Scan(&n); err != nil || n != 2 {
+				t.Fatalf("outside count after: %d, %v; want 2", n, err)
+			}
+		})
+	}
+}

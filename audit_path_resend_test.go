@@ -1,0 +1,265 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// apOnce makes a function ap_once(seq) that fails once with 57014 (the
+// first time nextval(seq) runs), standing in for a CancelRequest meant for
+// another statement landing on it, and a fresh sequence for each name.
+func apOnce(t *testing.T, c *Conn, seqs ...string) {
+	t.Helper()
+	ctx := testCtx(t)
+	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION ap_once(seq regclass) RETURNS int LANGUAGE plpgsql AS $$
+		BEGIN
+			IF nextval(seq) = 1 THEN
+				RAISE EXCEPTION 'canceling statement due to user request' USING ERRCODE = '57014';
+			END IF;
+			RETURN 1;
+		END $$`); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range seqs {
+		if _, err := c.Exec(ctx, "DROP SEQUENCE IF EXISTS "+s+"; CREATE SEQUENCE "+s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// apCalls returns how often ap_once ran with seq.
+func apCalls(t *testing.T, c *Conn, seq string) int64 {
+	t.Helper()
+	var n int64
+	if err := c.QueryRow(testCtx(t), "SELECT last_value - CASE WHEN is_called THEN 0 ELSE 1 END FROM "+seq).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestAuditPathResendCommonPaths: a statement queued behind A, which the
+// driver cancels, fails once with 57014 outside any transaction: it ran
+// all or nothing, and is sent again; its own ReadyForQuery ('I') must
+// allow that on every common path (a status of 0, no ReadyForQuery seen,
+// would lose the retry). Each must succeed, having run twice.
+func TestAuditPathResendCommonPaths(t *testing.T) {
+	paths := map[string]struct {
+		sql string
+		run func(ctx context.Context, c *Conn, sql string) error
+	}{
+		"QueryRow": {"SELECT ap_once('ap_s_qr')", func(ctx context.Context, c *Conn, sql string) error {
+			var v int32
+			err := c.QueryRow(ctx, sql).Scan(&v)
+			if err == nil && v != 1 {
+				err = fmt.Errorf("read %d", v)
+			}
+			return err
+		}},
+		"QueryRowArgs": {"SELECT ap_once($1::text::regclass)", func(ctx context.Context, c *Conn, sql string) error {
+			var v int32
+			return c.QueryRow(ctx, sql, "ap_s_qra").Scan(&v)
+		}},
+		"QueryRowAfterFirstRow": {"SELECT CASE WHEN g = 1 THEN 0 ELSE ap_once('ap_s_qrr') END FROM generate_series(1, 2) g", func(ctx context.Context, c *Conn, sql string) error {
+			var v int32
+			return c.QueryRow(ctx, sql).Scan(&v)
+		}},
+		"ExecArgs": {"SELECT ap_once($1::text::regclass)", func(ctx context.Context, c *Conn, sql string) error {
+			_, err := c.Exec(ctx, sql, "ap_s_ea")
+			return err
+		}},
+		"ExecSimple": {"SELECT ap_once('ap_s_es')", func(ctx context.Context, c *Conn, sql string) error {
+			_, err := c.Exec(ctx, sql)
+			return err
+		}},
+		"ExecSimpleMulti": {"SELECT 1; SELECT ap_once('ap_s_em')", func(ctx context.Context, c *Conn, sql string) error {
+			_, err := c.Exec(ctx, sql)
+			return err
+		}},
+		"BatchItem": {"SELECT ap_once('ap_s_bi')", func(ctx context.Context, c *Conn, sql string) error {
+			b := &Batch{}
+			b.Queue("SELECT 1")
+			b.Queue(sql)
+			b.Queue("SELECT 2")
+			br := c.SendBatch(ctx, b)
+			var errs []error
+			for range 3 {
+				_, err := br.Exec()
+				errs = append(errs, err)
+			}
+			errs = append(errs, br.Close())
+			return errors.Join(errs...)
+		}},
+		"BatchFirstItemQueryRow": {"SELECT ap_once('ap_s_bq')", func(ctx context.Context, c *Conn, sql string) error {
+			b := &Batch{}
+			b.Queue(sql)
+			b.Queue("SELECT 2")
+			br := c.SendBatch(ctx, b)
+			var v, w int32
+			err1 := br.QueryRow().Scan(&v)
+			err2 := br.QueryRow().Scan(&w)
+			if err1 == nil && err2 == nil && (v != 1 || w != 2) {
+				err1 = fmt.Errorf("read %d %d", v, w)
+			}
+			return errors.Join(err1, err2, br.Close())
+		}},
+	}
+	seqOf := map[string]string{"QueryRow": "ap_s_qr", "QueryRowArgs": "ap_s_qra", "QueryRowAfterFirstRow": "ap_s_qrr",
+		"ExecArgs": "ap_s_ea", "ExecSimple": "ap_s_es", "ExecSimpleMulti": "ap_s_em", "BatchItem": "ap_s_bi", "BatchFirstItemQueryRow": "ap_s_bq"}
+	for name, p := range paths {
+		t.Run(name, func(t *testing.T) {
+			c := auditConn(t)
+			ctx := testCtx(t)
+			apOnce(t, c, seqOf[name])
+			for _, s := range []string{p.sql, "SELECT 1", "SELECT 2"} {
+				if _, err := c.Prepare(ctx, s); err != nil && name != "ExecSimpleMulti" {
+					t.Fatal(err)
+				}
+			}
+			aDone := startAbandoned(t, c)
+			time.Sleep(5 * time.Millisecond)
+			err := p.run(ctx, c, p.sql)
+			t.Logf("A: %v", <-aDone)
+			if n := apCalls(t, c, seqOf[name]); err != nil || n != 2 {
+				t.Errorf("%s: %v (ErrCanceledByOther %v), ran %d times; want success after one resend (2 runs)", name, err, errors.Is(err, ErrCanceledByOther), n)
+			}
+		})
+	}
+}
+
+// TestAuditPathResendSharedSync: two statements queued at once behind A
+// (the second takes the first's Sync, or the first the second's): the
+// one calling ap_once fails once with 57014 and must succeed, sent again;
+// the other, skipped by the server when the failure came first in its
+// Sync group, or run alone, must succeed too.
+func TestAuditPathResendSharedSync(t *testing.T) {
+	c := auditConn(t)
+	ctx := testCtx(t)
+	apOnce(t, c, "ap_s_g1")
+	qs := []string{"SELECT ap_once($1::text::regclass) /* g1 */", "SELECT length($1::text) /* g2 */"}
+	for _, q := range qs {
+		if _, err := c.Prepare(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aDone := startAbandoned(t, c)
+	time.Sleep(5 * time.Millisecond)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	vals := make([]int32, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.QueryRow(ctx, qs[i], "ap_s_g1").Scan(&vals[i])
+		}()
+	}
+	wg.Wait()
+	t.Logf("A: %v", <-aDone)
+	if n := apCalls(t, c, "ap_s_g1"); errs[0] != nil || n != 2 || vals[0] != 1 {
+		t.Errorf("g1: %d, %v, ran %d times; want 1, success, 2 runs", vals[0], errs[0], n)
+	}
+	if errs[1] != nil || vals[1] != 7 {
+		t.Errorf("g2: %d, %v; want 7", vals[1], errs[1])
+	}
+}
+
+// TestAuditPathNoResendInRawTx: another goroutine sends BEGIN with a raw
+// Exec on the shared Conn, queued between A and B; B (an INSERT that
+// then fails with 57014) runs in that transaction: it must not be sent
+// again (its reply's status is 'E'), and nothing of it persists.
+func TestAuditPathNoResendInRawTx(t *testing.T) {
+	c := auditConn(t)
+	ctx := testCtx(t)
+	apOnce(t, c, "ap_s_rt")
+	auditTable(t, c, "ap_rt")
+	b := "WITH i AS (INSERT INTO ap_rt(k) VALUES ('b') RETURNING 1) SELECT ap_once('ap_s_rt') FROM i"
+	if _, err := c.Prepare(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	aDone := startAbandoned(t, c)
+	time.Sleep(3 * time.Millisecond)
+	begun := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(ctx, "BEGIN")
+		begun <- err
+	}()
+	time.Sleep(3 * time.Millisecond)
+	_, bErr := c.Exec(ctx, b)
+	t.Logf("A: %v; BEGIN: %v; B: %v; status %c", <-aDone, <-begun, bErr, c.TxStatus())
+	_, endErr := c.Exec(ctx, "ROLLBACK")
+	if endErr != nil {
+		t.Fatal(endErr)
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM ap_rt").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if calls := apCalls(t, c, "ap_s_rt"); n != 0 || calls != 1 || bErr == nil {
+		t.Errorf("B in a transaction begun by another goroutine: err %v, ran %d times, %d rows kept; want an error, 1 run, 0 rows", bErr, calls, n)
+	}
+}
+
+// TestAuditPathNoResendBatchBegin: in an independent batch [BEGIN, INSERT
+// via B that fails once with 57014, COMMIT] (no replay), B ran in the
+// batch's transaction: not sent again, COMMIT rolls back, B's error and
+// Close report it, no row kept.
+func TestAuditPathNoResendBatchBegin(t *testing.T) {
+	c := auditConn(t)
+	ctx := testCtx(t)
+	apOnce(t, c, "ap_s_bb")
+	auditTable(t, c, "ap_bb")
+	b := "WITH i AS (INSERT INTO ap_bb(k) VALUES ('b') RETURNING 1) SELECT ap_once('ap_s_bb') FROM i"
+	for _, s := range []string{"BEGIN", b, "COMMIT"} {
+		if _, err := c.Prepare(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aDone := startAbandoned(t, c)
+	time.Sleep(5 * time.Millisecond)
+	batch := &Batch{}
+	batch.Queue("BEGIN")
+	batch.Queue(b)
+	batch.Queue("COMMIT")
+	br := c.SendBatch(ctx, batch)
+	var errs [3]error
+	for i := range errs {
+		_, errs[i] = br.Exec()
+	}
+	closeErr := br.Close()
+	t.Logf("A: %v; %v; close %v", <-aDone, errs, closeErr)
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM ap_bb").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if calls := apCalls(t, c, "ap_s_bb"); n != 0 || calls != 1 || errs[1] == nil || closeErr == nil {
+		t.Errorf("B in the batch's transaction: err %v, close %v, ran %d times, %d rows kept; want errors, 1 run, 0 rows", errs[1], closeErr, calls, n)
+	}
+	if c.TxStatus() != 'I' {
+		t.Errorf("connection left in status %c", c.TxStatus())
+	}
+}
+
+// TestAuditPathResendSimpleMultiOnce: a simple multi-statement text
+// (INSERT; then the failing SELECT) runs in one implicit transaction: sent
+// again after the 57014, its INSERT is kept once.
+func TestAuditPathResendSimpleMultiOnce(t *testing.T) {
+	c := auditConn(t)
+	ctx := testCtx(t)
+	apOnce(t, c, "ap_s_sm")
+	auditTable(t, c, "ap_sm")
+	aDone := startAbandoned(t, c)
+	time.Sleep(5 * time.Millisecond)
+	_, err := c.Exec(ctx, "INSERT INTO ap_sm(k) VALUES ('b'); SELECT ap_once('ap_s_sm')")
+	t.Logf("A: %v", <-aDone)
+	var n int
+	if err2 := c.QueryRow(ctx, "SELECT count(*)::int FROM ap_sm").Scan(&n); err2 != nil {
+		t.Fatal(err2)
+	}
+	if calls := apCalls(t, c, "ap_s_sm"); err != nil || n != 1 || calls != 2 {
+		t.Errorf("err %v, %d rows kept, ran %d times; want success, 1 row, 2 runs", err, n, calls)
+	}
+}

@@ -1,0 +1,255 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+)
+
+// apTypesSetup: ap_t is int4 (7) in public, text ('schema') in ap_s.
+const apTypesSetup = `CREATE SCHEMA ap_s; CREATE TABLE ap_s.ap_t (v text); INSERT INTO ap_s.ap_t VALUES ('schema');
+	CREATE TABLE public.ap_t (v int4); INSERT INTO public.ap_t VALUES (7)`
+
+const apTypesCleanup = `DROP SCHEMA IF EXISTS ap_s CASCADE; DROP TABLE IF EXISTS public.ap_t`
+
+const apQ = "SELECT v FROM ap_t WHERE $1::int4 = 1"
+
+func apOutside(t *testing.T, c *Conn) {
+	t.Helper()
+	var v any
+	if err := c.QueryRow(testCtx(t), apQ, 1).Scan(&v); err != nil || v != int32(7) {
+		t.Fatalf("outside: %#v, %v; want int32 7", v, err)
+	}
+}
+
+// TestAuditPathSavepoints: SET LOCAL search_path inside a savepoint
+// (tx.Begin), read there, in the parent after RELEASE, and after a
+// ROLLBACK TO (search_path back to the session's): each read gives its
+// own schema's value and type, in both cache modes, with the statement
+// cached outside before and used outside after.
+func TestAuditPathSavepoints(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			ctx := testCtx(t)
+			apOutside(t, c)
+			read := func(tx *Tx, want any, what string) {
+				t.Helper()
+				var v any
+				if err := tx.QueryRow(ctx, apQ, 1).Scan(&v); err != nil || v != want {
+					t.Fatalf("%s: %#v, %v; want %#v", what, v, err, want)
+				}
+			}
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			read(tx, int32(7), "in the transaction, before any SET")
+			sp, err := tx.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sp.Exec(ctx, "SET LOCAL search_path = ap_s"); err != nil {
+				t.Fatal(err)
+			}
+			read(sp, "schema", "in the savepoint after SET LOCAL")
+			if err := sp.Rollback(ctx); err != nil {
+				t.Fatal(err)
+			}
+			read(tx, int32(7), "after ROLLBACK TO SAVEPOINT")
+			sp2, err := tx.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sp2.Exec(ctx, "SELECT set_config('search_path', 'ap_s', true)"); err != nil {
+				t.Fatal(err)
+			}
+			if err := sp2.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			read(tx, "schema", "after RELEASE of a savepoint that set search_path")
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			apOutside(t, c)
+		})
+	}
+}
+
+// TestAuditPathSetRole: SET LOCAL ROLE to a role whose schema ("$user"
+// in the default search_path) has ap_t as text.
+func TestAuditPathSetRole(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			cleanup := `DROP SCHEMA IF EXISTS ap_role CASCADE; DROP TABLE IF EXISTS public.ap_t;
+				DO $$BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'ap_role') THEN
+					EXECUTE 'DROP OWNED BY ap_role'; EXECUTE 'DROP ROLE ap_role'; END IF; END$$`
+			apSetup(t, c, `CREATE ROLE ap_role; CREATE SCHEMA ap_role AUTHORIZATION ap_role;
+				CREATE TABLE ap_role.ap_t (v text); INSERT INTO ap_role.ap_t VALUES ('schema');
+				ALTER TABLE ap_role.ap_t OWNER TO ap_role;
+				CREATE TABLE public.ap_t (v int4); INSERT INTO public.ap_t VALUES (7);
+				GRANT SELECT ON public.ap_t TO ap_role`, cleanup)
+			for i := range 2 {
+				apOutside(t, c)
+				var v any
+				err := apInTx(t, c, "SET LOCAL ROLE ap_role", func(ctx context.Context, tx *Tx) error {
+					return tx.QueryRow(ctx, apQ, 1).Scan(&v)
+				})
+				if err != nil || v != "schema" {
+					t.Fatalf("attempt %d, SET LOCAL ROLE ap_role: %#v, %v; want \"schema\"", i, v, err)
+				}
+			}
+			apOutside(t, c)
+		})
+	}
+}
+
+// TestAuditPathBatchesInTx: in a transaction, an all-or-nothing batch
+// [SET LOCAL search_path, the statement] fails before it is sent (the
+// statement was described under the old search_path); after a SET LOCAL
+// of its own, an independent batch and a Query of the statement read the
+// schema's text, while the statement is used outside between
+// transactions.
+func TestAuditPathBatchesInTx(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			for i := range 2 {
+				apOutside(t, c)
+				err := apInTx(t, c, "", func(ctx context.Context, tx *Tx) error {
+					// The statement after the SET in the same batch was
+					// described under the session's search_path: the
+					// batch fails before anything is sent (see
+					// Conn.boundLocked), and the SET is sent alone.
+					b := &Batch{AllOrNothing: true}
+					b.Queue("SET LOCAL search_path = ap_s")
+					b.Queue(apQ, 1)
+					if err := tx.SendBatch(ctx, b).Close(); !errors.Is(err, errPathChanged) {
+						return errors.Join(err, errors.New("all-or-nothing batch [SET, q]: want errPathChanged"))
+					}
+					if _, err := tx.Exec(ctx, "SET LOCAL search_path = ap_s"); err != nil {
+						return err
+					}
+					b2 := &Batch{}
+					b2.Queue(apQ, 1)
+					b2.Queue(apQ, 1)
+					br2 := tx.SendBatch(ctx, b2)
+					for range 2 {
+						var v any
+						if err := br2.QueryRow().Scan(&v); err != nil || v != "schema" {
+							br2.Close()
+							return errors.Join(err, errors.New("batch read "+anyString(v)))
+						}
+					}
+					if err := br2.Close(); err != nil {
+						return err
+					}
+					rows, err := tx.Query(ctx, apQ, 1)
+					if err != nil {
+						return err
+					}
+					defer rows.Close()
+					if !rows.Next() {
+						return errors.Join(rows.Err(), errors.New("no row"))
+					}
+					vals, err := rows.Values()
+					if err != nil || vals[0] != "schema" {
+						return errors.Join(err, errors.New("Query read "+anyString(vals)))
+					}
+					rows.Close()
+					return rows.Err()
+				})
+				if err != nil {
+					t.Fatalf("attempt %d: %v", i, err)
+				}
+			}
+			apOutside(t, c)
+		})
+	}
+}
+
+func anyString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
+		return "<nil>"
+	}
+	return "non-string value"
+}
+
+// TestAuditPathConcurrentTxAndOutside: goroutines run the statement on the
+// same Tx (which set search_path) and on the Conn outside at once: the
+// transaction's reads give the schema's text, the outside reads (which
+// run before or after the transaction) the session's int4.
+func TestAuditPathConcurrentTxAndOutside(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			ctx := testCtx(t)
+			apOutside(t, c)
+			for round := range 3 {
+				errs := make(chan error, 64)
+				var outWG, txWG sync.WaitGroup
+				for range 4 {
+					outWG.Add(1)
+					go func() {
+						defer outWG.Done()
+						for range 3 {
+							var v any
+							if err := c.QueryRow(ctx, apQ, 1).Scan(&v); err != nil || v != int32(7) {
+								errs <- errors.Join(err, errors.New("outside read "+anyString(v)))
+								return
+							}
+						}
+					}()
+				}
+				tx, err := c.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for g := range 4 {
+					txWG.Add(1)
+					go func() {
+						defer txWG.Done()
+						if g == 0 {
+							if _, err := tx.Exec(ctx, "SET LOCAL search_path = ap_s"); err != nil {
+								errs <- err
+							}
+						}
+						for range 5 {
+							var v any
+							err := tx.QueryRow(ctx, apQ, 1).Scan(&v)
+							// before the SET (another goroutine's), the
+							// session's value; after it, the schema's
+							if err != nil || v != "schema" && v != int32(7) {
+								errs <- errors.Join(err, errors.New("tx read "+anyString(v)))
+								return
+							}
+						}
+					}()
+				}
+				txWG.Wait()
+				var v any
+				if err := tx.QueryRow(ctx, apQ, 1).Scan(&v); err != nil || v != "schema" {
+					t.Fatalf("round %d: after the SET: %#v, %v", round, v, err)
+				}
+				if err := tx.Commit(ctx); err != nil {
+					t.Fatalf("round %d: commit: %v", round, err)
+				}
+				outWG.Wait()
+				close(errs)
+				for err := range errs {
+					t.Errorf("round %d: %v", round, err)
+				}
+				apOutside(t, c)
+			}
+		})
+	}
+}
