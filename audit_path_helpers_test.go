@@ -3,6 +3,7 @@ package pgline
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // apSetup runs setup (a multi-statement text) on c and drops the schemas
@@ -38,4 +39,21 @@ func apInTx(t *testing.T, c *Conn, set string, fn func(ctx context.Context, tx *
 		return err
 	}
 	return tx.Commit(ctx)
+}
+
+// apStartAbandoned is startAbandoned with room for a loaded machine: A's
+// ctx ends at 300 ms (not 30), so that the statement the caller queues
+// right after is queued before the driver's cancel for A, whose 57014
+// then counts as possibly another's (Conn.strayCancel). Under load, 30 ms
+// was not always enough: the statement was queued after the cancel, and
+// its 57014 was rightly its own.
+func apStartAbandoned(t *testing.T, c *Conn) chan error {
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := c.Exec(ctx, "SELECT pg_sleep(3) /* A */")
+		done <- err
+	}()
+	return done
 }

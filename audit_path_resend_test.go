@@ -119,7 +119,7 @@ func TestAuditPathResendCommonPaths(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			aDone := startAbandoned(t, c)
+			aDone := apStartAbandoned(t, c)
 			time.Sleep(5 * time.Millisecond)
 			err := p.run(ctx, c, p.sql)
 			t.Logf("A: %v", <-aDone)
@@ -145,7 +145,7 @@ func TestAuditPathResendSharedSync(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	aDone := startAbandoned(t, c)
+	aDone := apStartAbandoned(t, c)
 	time.Sleep(5 * time.Millisecond)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
@@ -180,7 +180,7 @@ func TestAuditPathNoResendInRawTx(t *testing.T) {
 	if _, err := c.Prepare(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	aDone := startAbandoned(t, c)
+	aDone := apStartAbandoned(t, c)
 	time.Sleep(3 * time.Millisecond)
 	begun := make(chan error, 1)
 	go func() {
@@ -218,7 +218,7 @@ func TestAuditPathNoResendBatchBegin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	aDone := startAbandoned(t, c)
+	aDone := apStartAbandoned(t, c)
 	time.Sleep(5 * time.Millisecond)
 	batch := &Batch{}
 	batch.Queue("BEGIN")
@@ -251,7 +251,7 @@ func TestAuditPathResendSimpleMultiOnce(t *testing.T) {
 	ctx := testCtx(t)
 	apOnce(t, c, "ap_s_sm")
 	auditTable(t, c, "ap_sm")
-	aDone := startAbandoned(t, c)
+	aDone := apStartAbandoned(t, c)
 	time.Sleep(5 * time.Millisecond)
 	_, err := c.Exec(ctx, "INSERT INTO ap_sm(k) VALUES ('b'); SELECT ap_once('ap_s_sm')")
 	t.Logf("A: %v", <-aDone)

@@ -93,10 +93,15 @@ const maxCancelRetries = 5
 // that lacked its prepared statement (errPooler), while its own ctx is
 // alive: outside a transaction (status, from the ReadyForQuery that ended
 // its reply, is 'I'), a text without transaction control (nor DO or CALL,
-// which may commit) ran all or nothing, so nothing of it persisted.
+// which may commit) ran all or nothing, so nothing of it persisted,
+// unless it calls a function whose effect outlives the rollback (a
+// session-level advisory lock: sqllex.Info.SessionEffects).
 func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err error, status byte) bool {
-	return owner == nil && (errors.Is(err, ErrCanceledByOther) || errors.Is(err, errPooler)) && ctx.Err() == nil &&
-		status == 'I' && !sqllex.Scan(sql).TransactionControl
+	if owner != nil || !errors.Is(err, ErrCanceledByOther) && !errors.Is(err, errPooler) || ctx.Err() != nil || status != 'I' {
+		return false
+	}
+	info := sqllex.Scan(sql)
+	return !info.TransactionControl && !info.SessionEffects
 }
 
 // query runs sql for owner (nil, or the transaction holding the

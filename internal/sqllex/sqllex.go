@@ -56,6 +56,15 @@ type Info struct {
 	// errs towards true: a statement that merely reads search_path
 	// counts.
 	ChangesSearchPath bool
+
+	// SessionEffects reports that the text calls a function whose effect
+	// outlives a failed statement's rollback, so that running it twice
+	// differs from running it once: the session-level advisory lock
+	// functions (pg_advisory_lock, pg_try_advisory_lock, their _shared
+	// forms, and the pg_advisory_unlock ones; not the _xact_ forms, which
+	// end with the transaction) and dblink's, which run on another server.
+	// Functions that call them are not seen.
+	SessionEffects bool
 }
 
 // Scan reads sql once and returns its Info. It accepts any text (invalid
@@ -125,6 +134,8 @@ func Scan(sql string) Info {
 				setStmt && (equalFold(t.text, "schema") || equalFold(t.text, "role") ||
 					equalFold(t.text, "authorization") || equalFold(t.text, "all")):
 				info.ChangesSearchPath = true
+			case sessionEffect(t.text):
+				info.SessionEffects = true
 			}
 			discard = equalFold(t.text, "discard")
 		case tokString, tokDollar:
@@ -151,6 +162,25 @@ func Scan(sql string) Info {
 		info.Statements++
 	}
 	return info
+}
+
+// sessionEffect reports whether word names a function whose effect
+// survives the rollback of the statement that calls it (see
+// Info.SessionEffects).
+func sessionEffect(word string) bool {
+	switch {
+	case len(word) >= 6 && equalFold(word[:6], "dblink"):
+		return true
+	case len(word) < len("pg_advisory_lock") || !equalFold(word[:3], "pg_"):
+		return false
+	}
+	for _, f := range [...]string{"pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock",
+		"pg_try_advisory_lock_shared", "pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_unlock_all"} {
+		if equalFold(word, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // KeepsOwnSync reports whether the statement must keep its own Sync in the

@@ -122,6 +122,15 @@ func TestScan(t *testing.T) {
 		{"DO $$BEGIN EXECUTE 'SET LOCAL SEARCH_PATH = x'; END$$", Info{FirstKeyword: "DO", Statements: 1, ChangesSearchPath: true}},
 		{"SELECT set_config($1, $2, true)", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
 		{"SET statement_timeout = 0", Info{FirstKeyword: "SET", Statements: 1}},
+
+		// Effects that outlive a failed statement.
+		{"SELECT pg_advisory_lock(1)", Info{FirstKeyword: "SELECT", Statements: 1, SessionEffects: true}},
+		{"select PG_TRY_ADVISORY_LOCK_SHARED(1, 2)", Info{FirstKeyword: "select", Statements: 1, SessionEffects: true}},
+		{"SELECT pg_catalog.pg_advisory_unlock_all()", Info{FirstKeyword: "SELECT", Statements: 1, SessionEffects: true}},
+		{"SELECT dblink_exec('c', 'INSERT ...')", Info{FirstKeyword: "SELECT", Statements: 1, SessionEffects: true}},
+		{"SELECT pg_advisory_xact_lock(1)", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 'pg_advisory_lock(1)'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT pg_advisory_locks FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"SELECT schema, role, all_rows FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"SELECT 'my_search_path'", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"SELECT search_paths FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
