@@ -22,18 +22,8 @@ func TestBatchReplayInTxNotResent(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
 	auditTable(t, c, "replay_tx")
-	if _, err := c.Exec(ctx, `DROP SEQUENCE IF EXISTS replay_tx_x; CREATE SEQUENCE replay_tx_x;
-		DROP SEQUENCE IF EXISTS replay_tx_y; CREATE SEQUENCE replay_tx_y;
-		CREATE OR REPLACE FUNCTION replay_tx_once(seq regclass) RETURNS int LANGUAGE plpgsql AS $$
-		BEGIN
-			IF nextval(seq) = 1 THEN
-				RAISE EXCEPTION 'canceling statement due to user request' USING ERRCODE = '57014';
-			END IF;
-			RETURN 1;
-		END $$`); err != nil {
-		t.Fatal(err)
-	}
-	x, y := "SELECT pg_sleep(1), replay_tx_once('replay_tx_x')", "SELECT replay_tx_once('replay_tx_y')"
+	apOnce(t, c, "replay_tx_x", "replay_tx_y")
+	x, y := "SELECT pg_sleep(1), ap_once('replay_tx_x')", "SELECT ap_once('replay_tx_y')"
 	ins := "INSERT INTO replay_tx(k) VALUES ('a')"
 	// Prepared beforehand, the batch is queued at once (behind A), not
 	// after a describe of its statements.

@@ -282,14 +282,13 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow
 func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
 	info := sqllex.Scan(sql)
 	build := func(buf []byte) ([]byte, error) {
-		if info.Deallocates {
-			c.noteDeallocateLocked()
-		}
-		if info.ChangesSearchPath && (sql != resetSession || c.stmts.pathTouched) {
+		t := traitsOfInfo(info)
+		if sql == resetSession {
 			// The Pool's own reset only restores the session's defaults:
 			// nothing to drop when nothing changed them.
-			c.notePathLocked(owner)
+			t.changesPath = c.stmts.pathTouched
 		}
+		c.noteQueuedLocked(t, owner)
 		if sql == resetSession {
 			c.stmts.pathTouched = false
 		}

@@ -605,7 +605,8 @@ var errPathChanged = errors.New("pgline: a statement that may change search_path
 // since sd's named statement was prepared (its Parse queued), a copy of
 // sd parsed unnamed with the Bind (stmtDesc.unnamed), whose portal's
 // description says what its rows hold: the Bind would find the name gone
-// (26000), and inside a transaction that would abort it. A description
+// (26000), and inside a transaction that would abort it; the statement
+// is noted as queued (noteQueuedLocked). A description
 // made before a statement that may change search_path was queued fails
 // with errPathChanged: under another search_path the same text may take
 // parameters of other types, and a value encoded for the old one would be
@@ -621,10 +622,23 @@ func (c *Conn) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
 	if sd.name != "" && sd.deallocs != c.stmts.deallocs {
 		run = sd.unnamed()
 	}
-	if sd.traits.changesPath {
+	c.noteQueuedLocked(sd.traits, owner)
+	return run, nil
+}
+
+// noteQueuedLocked records what a statement with traits t, queued now for
+// owner, does to the statements cached and queued after it: one that may
+// deallocate prepared statements (noteDeallocateLocked), one that may
+// change search_path (notePathLocked). Called as the statement is queued,
+// under wmu, so that the counts follow the order of the wire: for a run,
+// by boundLocked; for a simple query, by its build.
+func (c *Conn) noteQueuedLocked(t sqlTraits, owner *holder) {
+	if t.deallocates {
+		c.noteDeallocateLocked()
+	}
+	if t.changesPath {
 		c.notePathLocked(owner)
 	}
-	return run, nil
 }
 
 // notePathLocked records that a statement that may change search_path
@@ -646,12 +660,9 @@ func (c *Conn) notePathLocked(owner *holder) {
 // encoded for the described parameter types. Without a named statement
 // (describe and none modes) the unnamed statement is parsed again first:
 // another request may have replaced it since it was described. The caller
-// holds wmu (it builds a request): a statement that may deallocate is
-// noted as it is queued (noteDeallocateLocked).
+// holds wmu (it builds a request) and has bound sd (boundLocked), which
+// notes what queuing it does to the cache.
 func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool, holes *[]hole) ([]byte, error) {
-	if sd.traits.deallocates {
-		c.noteDeallocateLocked()
-	}
 	var err error
 	if sd.name == "" {
 		if buf, err = wire.AppendParse(buf, "", sd.sql, sd.paramOIDs); err != nil {

@@ -244,7 +244,7 @@ func (r *Rows) portalDescribed(body []byte) error {
 		return nil
 	}
 	r.c.wmu.Lock()
-	if r.c.stmts.m[sd.sql] == r.sd {
+	if r.sd.elem != nil {
 		// Still the cached description (not one described for this run
 		// alone, nor one dropped meanwhile): the next run binds by sd.
 		r.c.stmts.put(sd)

@@ -124,8 +124,10 @@ type sqlTraits struct {
 	changesPath bool // may change search_path (see Conn.boundLocked)
 }
 
-func traitsOf(sql string) sqlTraits {
-	info := sqllex.Scan(sql)
+func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
+
+// traitsOfInfo returns the traits of a text sqllex.Scan read as info.
+func traitsOfInfo(info sqllex.Info) sqlTraits {
 	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: info.Deallocates,
 		changesPath: info.ChangesSearchPath}
 }
