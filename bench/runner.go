@@ -12,7 +12,8 @@ import (
 )
 
 // runner runs cases: every driver in turn, round after round (A B C D E
-// A B C D E …), after one calibration run per driver.
+// A B C D E …), after one calibration run per driver; in a case of long
+// operations, operation by operation (see interleavedRound).
 type runner struct {
 	env     *env
 	drivers []*driver
@@ -72,6 +73,13 @@ func (r *runner) runCase(ctx context.Context, idx, total int, c *benchCase) (*ca
 		a.res.OpsPerRound = n
 	}
 	for k := 1; k <= r.rounds; k++ {
+		if c.interleave {
+			if err := r.interleavedRound(ctx, idx, total, c, k, acts); err != nil {
+				return nil, err
+			}
+			r.prog.roundDone(idx, total, c.name, k, r.rounds)
+			continue
+		}
 		for _, a := range acts {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -94,6 +102,76 @@ func (r *runner) runCase(ctx context.Context, idx, total int, c *benchCase) (*ca
 	}
 	aggregate(cr)
 	return cr, nil
+}
+
+// interleavedRound is round k of a case whose operations are long
+// (c.interleave): the drivers take turns one operation at a time (A B C
+// A B C …, each operation starting with the next driver), so that a
+// burst of the machine's other work, which outlasts an operation, slows
+// every driver alike instead of one driver's round. Each operation starts
+// from a collected heap, as a round does (no driver pays for another's
+// garbage); each driver's round adds up its operations.
+func (r *runner) interleavedRound(ctx context.Context, idx, total int, c *benchCase, k int, acts []*active) error {
+	n := 0
+	for _, a := range acts {
+		n = max(n, a.n)
+	}
+	sums := make([]round, len(acts))
+	lats := make([][]time.Duration, len(acts))
+	for j := range n {
+		for i := range acts {
+			ai := (i + j + k) % len(acts)
+			a := acts[ai]
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if a.res.Status != statusOK || j >= a.n {
+				continue
+			}
+			r.prog.update(idx, total, c.name, a.res.Driver, fmt.Sprintf("round %d/%d", k, r.rounds))
+			rd, lat, err := measure(ctx, a.t, 1, c.peakHeap)
+			if err != nil {
+				setErr(a.res, err)
+				continue
+			}
+			sums[ai] = addRound(sums[ai], rd)
+			lats[ai] = append(lats[ai], lat...)
+		}
+	}
+	for i, a := range acts {
+		if a.res.Status != statusOK || sums[i].Ops == 0 {
+			continue
+		}
+		rd := sums[i]
+		ops := float64(rd.Ops)
+		rd.OpsPerSec = ops / time.Duration(rd.ElapsedNS).Seconds()
+		rd.AllocsPerOp /= ops
+		rd.BytesPerOp /= ops
+		rd.CPUNSPerOp /= ops
+		rd.FaultsPerOp /= ops
+		if len(lats[i]) > 0 {
+			s := sortedCopy(lats[i])
+			rd.P50NS, rd.P99NS = int64(percentile(s, 50)), int64(percentile(s, 99))
+		}
+		a.res.Rounds = append(a.res.Rounds, rd)
+		if c.perRequest {
+			a.res.lats = append(a.res.lats, lats[i])
+		}
+	}
+	return nil
+}
+
+// addRound adds one operation's round b to sum: totals, with the per-
+// operation figures summed (interleavedRound divides them).
+func addRound(sum, b round) round {
+	sum.Ops += b.Ops
+	sum.ElapsedNS += b.ElapsedNS
+	sum.AllocsPerOp += b.AllocsPerOp * float64(b.Ops)
+	sum.BytesPerOp += b.BytesPerOp * float64(b.Ops)
+	sum.CPUNSPerOp += b.CPUNSPerOp * float64(b.Ops)
+	sum.FaultsPerOp += b.FaultsPerOp * float64(b.Ops)
+	sum.PeakHeapBytes = max(sum.PeakHeapBytes, b.PeakHeapBytes)
+	return sum
 }
 
 func setErr(res *driverResult, err error) {
@@ -144,7 +222,8 @@ func (r *runner) calibrate(ctx context.Context, t *task) (int, error) {
 	}
 }
 
-// measure runs n operations once, with the heap statistics around them.
+// measure runs n operations once, after a garbage collection, with the
+// heap statistics around them.
 func measure(ctx context.Context, t *task, n int, peak bool) (round, []time.Duration, error) {
 	var lat []time.Duration
 	if !t.noLat {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"io"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -105,5 +108,45 @@ func TestAggregate(t *testing.T) {
 	}
 	if cr.find(nameLibPQ).VsPgx != nil {
 		t.Error("an unsupported driver got a ratio")
+	}
+}
+
+// TestInterleavedRound: the drivers take turns one operation at a time,
+// each turn starting with the next driver, and each driver's round adds
+// up its own operations.
+func TestInterleavedRound(t *testing.T) {
+	var order []string
+	mk := func(name string, d time.Duration) *active {
+		return &active{n: 2, res: &driverResult{Driver: name, Status: statusOK}, t: &task{
+			run: func(_ context.Context, n int, lat []time.Duration) error {
+				order = append(order, name)
+				time.Sleep(d)
+				for i := range lat {
+					lat[i] = d
+				}
+				return nil
+			},
+		}}
+	}
+	acts := []*active{mk("a", time.Millisecond), mk("b", 3*time.Millisecond), mk("c", 2*time.Millisecond)}
+	r := &runner{rounds: 1, prog: newProgress(io.Discard)}
+	c := &benchCase{name: "x", interleave: true}
+	if err := r.interleavedRound(context.Background(), 1, 1, c, 1, acts); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(order, ""), "bcacab"; got != want {
+		t.Errorf("order %s, want %s", got, want)
+	}
+	for _, a := range acts {
+		if len(a.res.Rounds) != 1 {
+			t.Fatalf("%s: %d rounds", a.res.Driver, len(a.res.Rounds))
+		}
+		rd := a.res.Rounds[0]
+		if rd.Ops != 2 || rd.OpsPerSec <= 0 || rd.P50NS == 0 {
+			t.Errorf("%s: %+v", a.res.Driver, rd)
+		}
+	}
+	if a, b := acts[0].res.Rounds[0].OpsPerSec, acts[1].res.Rounds[0].OpsPerSec; a <= b {
+		t.Errorf("a (1 ms per operation) %.0f/s, b (3 ms) %.0f/s", a, b)
 	}
 }

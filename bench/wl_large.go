@@ -25,7 +25,7 @@ func largeCases(sz sizes) []*benchCase {
 		}
 		sql := fmt.Sprintf("SELECT %s FROM bench_large WHERE k = $1", col)
 		cs = append(cs, &benchCase{
-			workload: "large", name: "large/" + v.key, unit: "query", peakHeap: true,
+			workload: "large", name: "large/" + v.key, unit: "query", peakHeap: true, interleave: v.big && !sz.quick,
 			open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
 				t, err := openSeq(ctx, d, dsn, func(c conn) func(context.Context, int) error {
 					return func(ctx context.Context, _ int) error {
@@ -42,7 +42,7 @@ func largeCases(sz sizes) []*benchCase {
 			continue
 		}
 		cs = append(cs, &benchCase{
-			workload: "large", name: "large/" + v.key + "/stream", unit: "query", peakHeap: true,
+			workload: "large", name: "large/" + v.key + "/stream", unit: "query", peakHeap: true, interleave: v.big && !sz.quick,
 			open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
 				if d.name != namePgline && d.name != nameFloor {
 					return nil, errUnsupported

@@ -19,6 +19,9 @@ type benchCase struct {
 	// the per-request chart and the sum/average/fastest/slowest summary.
 	perRequest bool
 	peakHeap   bool // sample the heap during the loop (large values)
+	// interleave runs each round one operation per driver in turn (see
+	// runner.interleavedRound): for operations of a second or so.
+	interleave bool
 	rtt        bool // connect through the delay proxy
 	// setup prepares the database before the drivers run (not measured).
 	setup func(ctx context.Context, e *env) error
