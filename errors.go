@@ -48,6 +48,16 @@ func (e *PgError) fatal() bool {
 	return sev == "FATAL" || sev == "PANIC"
 }
 
+// endsBackend reports whether e is a FATAL (or PANIC) that the server
+// process running the session sent as it ended, so that nothing the
+// connection sent after the statement it answers ran: PostgreSQL's own
+// errors name the source routine that raised them. A pooler's own FATAL
+// (PgBouncer's query_timeout or its admin console's KILL) names none, and
+// the backend behind it may go on running what it was sent and commit it
+// (it notices the closed socket only when it writes): after such an
+// error, what was sent may have run.
+func (e *PgError) endsBackend() bool { return e.fatal() && e.Routine != "" }
+
 // SQLState returns the SQLSTATE code of the error.
 func (e *PgError) SQLState() string { return e.Code }
 

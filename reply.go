@@ -356,7 +356,7 @@ func (c *Conn) othersCancel(err error, cancels uint64, ownEnded bool) error {
 // server ended the session (FATAL) before the request's turn.
 func (c *Conn) failedErr() error {
 	err := c.closedErr()
-	if c.serverFatal.Load() != nil {
+	if fe := c.serverFatal.Load(); fe != nil && fe.endsBackend() {
 		err = notSent(err)
 	}
 	return err
