@@ -103,6 +103,10 @@ type Conn struct {
 	// used, is told of every 25006 error (read-only transaction) the
 	// connection receives, whatever call it answers (see hostPool.connect).
 	readOnly func()
+	// roleReport, set by a Pool over several hosts before the connection
+	// is used, is told when the server reports a new in_hot_standby (a
+	// promotion, see hostPool.noteRole).
+	roleReport func()
 
 	dead     chan struct{} // closed when the connection closes, for waiters at the gate
 	deadOnce sync.Once
@@ -404,8 +408,12 @@ func (c *Conn) handleAsync(typ byte, body []byte) error {
 			return protocolErr(err)
 		}
 		c.paramsMu.Lock()
+		changed := c.params[ps.Name] != ps.Value
 		c.params[ps.Name] = ps.Value
 		c.paramsMu.Unlock()
+		if changed && ps.Name == "in_hot_standby" && c.roleReport != nil {
+			c.roleReport()
+		}
 	case wire.MsgNotificationResponse:
 		if err := c.pushNotification(body); err != nil {
 			return err

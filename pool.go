@@ -706,6 +706,9 @@ func (p *hostPool) connectHeld(ctx context.Context, wait time.Duration) (*Conn, 
 // checked at once: the host's role changed, or its sessions were made
 // read-only (default_transaction_read_only), and calls for a writable
 // host must go elsewhere.
+//
+// Its session's report of the server (see noteRole) is compared with the
+// host's state as it opens, and again whenever in_hot_standby changes.
 func (p *hostPool) connect(ctx context.Context) (*Conn, error) {
 	c, err := ConnectConfig(ctx, p.cfg)
 	if err == nil && p.multi {
@@ -714,9 +717,64 @@ func (p *hostPool) connect(ctx context.Context) (*Conn, error) {
 				p.set.kick()
 			}
 		}
+		c.roleReport = func() { p.noteRole(c, false) }
+		p.noteRole(c, true)
 	}
 	return c, err
 }
+
+// noteRole compares what c's session reports of its server with the
+// host's state, and when they differ takes the session's word at once
+// and has the roles checked: PostgreSQL 14 and later report
+// in_hot_standby (and default_transaction_read_only) as a session starts,
+// and a change of in_hot_standby (a promotion) with the ReadyForQuery
+// that follows it. So a connection opened to a host whose role changed
+// since its last check (a former primary, now a standby) tells it before
+// it serves anyone, and one open across a promotion tells it with its
+// next reply; without it, the role checks alone (every
+// pool_health_check_period) would have told, and calls for one role ran
+// on the other meanwhile. At a session's start (opening) both settings
+// count; later, only in_hot_standby (default_transaction_read_only may be
+// the session's own SET). A standby seen this way lags by an unknown
+// amount until its check: it serves no call bound by
+// pool_max_replica_lag before. Nothing changes for servers that report
+// no in_hot_standby (before 14).
+func (p *hostPool) noteRole(c *Conn, opening bool) {
+	c.paramsMu.RLock()
+	hot, ok := c.params["in_hot_standby"]
+	dtro := c.params["default_transaction_read_only"]
+	c.paramsMu.RUnlock()
+	if !ok {
+		return
+	}
+	standby := hot == "on"
+	for {
+		st := p.state.Load()
+		if !st.settled || st.down {
+			return // its check, which comes, tells
+		}
+		readOnly := st.readOnly
+		if opening || (st.role == HostStandby) != standby {
+			readOnly = standby || dtro == "on"
+		}
+		if (st.role == HostStandby) == standby && st.readOnly == readOnly {
+			return
+		}
+		next := &hostState{settled: true, checked: st.checked, role: HostPrimary, readOnly: readOnly}
+		if standby {
+			next.role, next.behind = HostStandby, lagUnknown
+		}
+		if p.state.CompareAndSwap(st, next) {
+			break
+		}
+	}
+	p.set.kick()
+	p.set.signal()
+}
+
+// lagUnknown is the hostState.behind of a standby whose lag is not known:
+// behind for ever, as far as pool_max_replica_lag goes.
+var lagUnknown = time.Unix(1, 0)
 
 // balanceDrainingLocked keeps as many connections draining as callers wait
 // in take: it marks the least busy ones, or clears marks no longer needed.

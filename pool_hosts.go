@@ -377,6 +377,20 @@ func (s *hostSet) matches(st *hostState, want string, now time.Time) bool {
 	return false
 }
 
+// stillMatches reports whether hp, chosen for attrs, matches them still
+// (see choose; prefer-standby: a standby, or the primary).
+func (s *hostSet) stillMatches(hp *hostPool, attrs string) bool {
+	var now time.Time
+	if s.maxLag != noLimit {
+		now = time.Now()
+	}
+	st := hp.state.Load()
+	if attrs == "prefer-standby" {
+		return s.matches(st, "standby", now) || s.matches(st, "primary", now)
+	}
+	return s.matches(st, attrs, now)
+}
+
 // noHost tells why no host matches attrs: settled reports that every
 // host has been checked (or found down) at least once.
 func (s *hostSet) noHost(attrs string) (settled bool, err error) {
@@ -633,10 +647,13 @@ func walPast(primary, standby uint64) bool {
 // it), or a period before a first sample that is past it already. So a
 // read is never served by a standby more than pool_max_replica_lag
 // behind, and one keeping up with a busy primary looks up to two
-// periods behind. Without samples, its own view: the age of the last
-// transaction it replayed when it has received WAL it has not replayed.
+// periods behind. Without samples of a primary known to be up (none
+// taken yet, or the primary they are of is down or no longer a primary:
+// the standby may have received writes it never saw), its own view: the
+// age of the last transaction it replayed when it has received WAL it
+// has not replayed.
 func (s *hostSet) behindLocked(r roleResult, at time.Time) time.Time {
-	if s.sampled != nil && len(s.samples) > 0 {
+	if s.sampled != nil && len(s.samples) > 0 && s.sampledUp() {
 		for i, x := range s.samples {
 			if walPast(x.lsn, r.lsn) {
 				if i == 0 {
@@ -651,6 +668,13 @@ func (s *hostSet) behindLocked(r roleResult, at time.Time) time.Time {
 		return at.Add(-r.replayAge)
 	}
 	return time.Time{}
+}
+
+// sampledUp reports whether the primary the samples are of is still
+// known as an up primary.
+func (s *hostSet) sampledUp() bool {
+	st := s.sampled.state.Load()
+	return st.role == HostPrimary && !st.down
 }
 
 // roleSQL is the role check: in recovery, read-only, the position

@@ -57,10 +57,17 @@ import (
 // pool_health_check_period (and at least twice per pool_max_replica_lag),
 // and soon after a sign of change: a connection to the host lost, a
 // failed connection attempt, a 25006 error (read-only transaction) on a
-// host believed writable. Each statement goes to a host that matches
+// host believed writable. A session's own word counts at once: with
+// PostgreSQL 14 and later, a connection opened to a host whose role
+// changed since its check (a former primary restarted as a standby)
+// reports it (in_hot_standby, default_transaction_read_only) before it
+// serves anyone, and a connection open across a promotion reports it
+// with its next reply; the host's role is then taken from it, and
+// checked. Each statement goes to a host that matches
 // the Pool's target_session_attrs (see Target): the first in the DSN's
 // order, or one at random with load_balance_hosts=random; then to one of
-// that host's connections as above. A statement waiting for a host that
+// that host's connections as above, once more checked against the host's
+// role when the connection is in hand. A statement waiting for a host that
 // goes down or changes role meanwhile, and one that failed with an error
 // marked SafeToRetry because its connection broke, choose a host again;
 // a statement that may have run is never sent again. While no host
@@ -159,20 +166,24 @@ func (p *Pool) maxReroutes() int { return 2*len(p.set.hosts) + 2 }
 // routeChecked takes a slot for one statement on a host of the view (see
 // hostPool.routeChecked).
 func (p *Pool) routeChecked(ctx context.Context) (*poolConn, error) {
-	return p.onHost(ctx, (*hostPool).routeChecked)
+	return p.onHost(ctx, (*hostPool).routeChecked, func(pc *poolConn) { pc.p.done(pc, false) })
 }
 
 // take takes a connection of a host of the view for exclusive use (see
 // hostPool.take).
 func (p *Pool) take(ctx context.Context) (*poolConn, error) {
-	return p.onHost(ctx, (*hostPool).take)
+	return p.onHost(ctx, (*hostPool).take, func(pc *poolConn) { pc.p.giveBack(pc) })
 }
 
 // onHost runs get on the view's host: the one host when there is no
 // choice, otherwise a host picked for the view, picked again (up to
 // maxReroutes times, within ctx) when the call was sent back because
-// that host went down or changed role.
-func (p *Pool) onHost(ctx context.Context, get func(*hostPool, context.Context) (*poolConn, error)) (*poolConn, error) {
+// that host went down or changed role, or when the host no longer
+// matches the view once get has its connection (its state changed while
+// the call waited, or the connection just opened told of a new role, see
+// hostPool.noteRole): the connection is then handed back (release)
+// unused.
+func (p *Pool) onHost(ctx context.Context, get func(*hostPool, context.Context) (*poolConn, error), release func(*poolConn)) (*poolConn, error) {
 	if hp := p.direct; hp != nil {
 		return get(hp, ctx)
 	}
@@ -182,6 +193,10 @@ func (p *Pool) onHost(ctx context.Context, get func(*hostPool, context.Context) 
 			return nil, err
 		}
 		pc, err := get(hp, ctx)
+		if err == nil && !p.set.stillMatches(hp, p.attrs) {
+			release(pc)
+			pc, err = nil, notSent(&rerouteError{errRoleChanged})
+		}
 		if err == nil || !rerouted(err) || n >= p.maxReroutes() || ctx.Err() != nil {
 			return pc, err
 		}
