@@ -377,7 +377,7 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, allOrNo
 			}
 			if firstErr == nil {
 				firstErr = pgErr
-				if first && allOrNothing && pgErr.endsBackend() {
+				if first && allOrNothing && pgErr.nothingRanAfter() {
 					// The session ended before the server answered any
 					// of the text: nothing of it persisted (see
 					// Rows.readRow).

@@ -48,15 +48,30 @@ func (e *PgError) fatal() bool {
 	return sev == "FATAL" || sev == "PANIC"
 }
 
-// endsBackend reports whether e is a FATAL (or PANIC) that the server
-// process running the session sent as it ended, so that nothing the
-// connection sent after the statement it answers ran: PostgreSQL's own
-// errors name the source routine that raised them. A pooler's own FATAL
-// (PgBouncer's query_timeout or its admin console's KILL) names none, and
-// the backend behind it may go on running what it was sent and commit it
-// (it notices the closed socket only when it writes): after such an
-// error, what was sent may have run.
-func (e *PgError) endsBackend() bool { return e.fatal() && e.Routine != "" }
+// nothingRanAfter reports whether e ended the session so that nothing the
+// connection sent after the statement it answers ran (and nothing of that
+// statement persisted): a FATAL (or PANIC) from PostgreSQL itself, which
+// names the source routine that raised it (the backend exits after
+// sending it), or one of PgBouncer's own for a client that had nothing on
+// a server: query_wait_timeout (its statement waited in PgBouncer's queue
+// for a server) and client_idle_timeout. Any other pooler's FATAL
+// (PgBouncer's query_timeout, its admin console's KILL) may come while the
+// backend behind goes on running what it was sent and commits it (it
+// notices the closed socket only when it writes): after it, what was sent
+// may have run.
+func (e *PgError) nothingRanAfter() bool {
+	if !e.fatal() {
+		return false
+	}
+	if e.Routine != "" {
+		return true
+	}
+	switch e.Message {
+	case "query_wait_timeout", "client_idle_timeout":
+		return true
+	}
+	return false
+}
 
 // SQLState returns the SQLSTATE code of the error.
 func (e *PgError) SQLState() string { return e.Code }

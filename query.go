@@ -545,7 +545,7 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 			}
 			if sd.err == nil {
 				switch {
-				case pgErr.endsBackend():
+				case pgErr.nothingRanAfter():
 					sd.err = notSent(pgErr) // the session ended; nothing ran
 				case c.poolerSign(sd, pgErr): // 42P05: its name exists there
 					sd.err = notSent(fmt.Errorf("%w: %w", errPooler, pgErr))

@@ -356,7 +356,7 @@ func (c *Conn) othersCancel(err error, cancels uint64, ownEnded bool) error {
 // server ended the session (FATAL) before the request's turn.
 func (c *Conn) failedErr() error {
 	err := c.closedErr()
-	if fe := c.serverFatal.Load(); fe != nil && fe.endsBackend() {
+	if fe := c.serverFatal.Load(); fe != nil && fe.nothingRanAfter() {
 		err = notSent(err)
 	}
 	return err

@@ -175,7 +175,7 @@ func (r *Rows) readRow() bool {
 			// failed, nothing of it persisted.
 			pooler := c.failed(r.req, pgErr) || !r.bound && !r.req.inCommit() && c.poolerSign(r.sd, pgErr)
 			switch {
-			case first && r.batch == nil && pgErr.endsBackend():
+			case first && r.batch == nil && pgErr.nothingRanAfter():
 				// The server ended the session (pg_terminate_backend, a
 				// restart, idle_session_timeout) before it answered
 				// any message of this run: nothing of it ran, and it may

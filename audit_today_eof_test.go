@@ -1,0 +1,295 @@
+package pgline
+
+// Audit of 57552fa (readErr: never a bare io.EOF): a proxy cuts the
+// connection at a chosen server message of the reply to a marked
+// statement, between messages or inside one; every reading API must
+// fail with an error, never end normally with part of the result.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// auditTodayCut forwards connections to the test server; once the client
+// has sent the bytes "AUDITCUT", the k-th server message of type typ is
+// cut: not sent at all (inside=false) or only its first half (inside).
+type auditTodayCut struct {
+	ln     net.Listener
+	typ    byte
+	k      int
+	inside bool
+	cuts   atomic.Int32
+}
+
+func startAuditTodayCut(t *testing.T, typ byte, k int, inside bool) *auditTodayCut {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &auditTodayCut{ln: ln, typ: typ, k: k, inside: inside}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+	return p
+}
+
+func (p *auditTodayCut) forward(c net.Conn) {
+	defer c.Close()
+	s, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	var armed atomic.Bool
+	go func() {
+		buf := make([]byte, 64<<10)
+		var tail []byte
+		for {
+			n, err := c.Read(buf)
+			if n > 0 {
+				chunk := append(tail, buf[:n]...)
+				if bytes.Contains(chunk, []byte("AUDITCUT")) {
+					armed.Store(true)
+				}
+				if len(chunk) > 16 {
+					tail = append([]byte(nil), chunk[len(chunk)-16:]...)
+				} else {
+					tail = append([]byte(nil), chunk...)
+				}
+				if _, werr := s.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				s.Close()
+				return
+			}
+		}
+	}()
+	br := bufio.NewReaderSize(s, 1<<20)
+	seen := 0
+	for {
+		var hdr [5]byte
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return
+		}
+		n := int(binary.BigEndian.Uint32(hdr[1:])) - 4
+		msg := make([]byte, 5+n)
+		copy(msg, hdr[:])
+		if _, err := io.ReadFull(br, msg[5:]); err != nil {
+			return
+		}
+		if armed.Load() && hdr[0] == p.typ {
+			seen++
+			if seen == p.k {
+				if p.inside {
+					c.Write(msg[:5+n/2])
+				}
+				p.cuts.Add(1)
+				time.Sleep(20 * time.Millisecond)
+				return
+			}
+		}
+		if _, err := c.Write(msg); err != nil {
+			return
+		}
+	}
+}
+
+func (p *auditTodayCut) conn(t *testing.T, extra ...string) *Conn {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(p.ln.Addr().String())
+	c, err := Connect(testCtx(t), srv.DSN(append([]string{"host=" + host, "port=" + port, "sslmode=disable"}, extra...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// auditTodayWantCut fails the test unless err reports the cut connection.
+func auditTodayWantCut(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil || err == io.EOF || errors.Is(err, ErrNoRows) {
+		t.Errorf("%s: %v (%T); want an error saying the connection was closed", what, err, err)
+		return
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "closed") {
+		t.Errorf("%s: %v: not the connection's end", what, err)
+	}
+	if SafeToRetry(err) {
+		t.Errorf("%s: SafeToRetry after the statement was sent: %v", what, err)
+	}
+}
+
+func auditTodayModes(t *testing.T, f func(t *testing.T, inside bool)) {
+	for _, inside := range []bool{false, true} {
+		t.Run(map[bool]string{false: "between", true: "inside"}[inside], func(t *testing.T) { f(t, inside) })
+	}
+}
+
+// TestAuditTodayEOFRowScan: QueryRow cut before (or inside) its one
+// DataRow: Scan reports the cut, not ErrNoRows.
+func TestAuditTodayEOFRowScan(t *testing.T) {
+	auditTodayModes(t, func(t *testing.T, inside bool) {
+		for _, q := range []string{"SELECT 42 /*AUDITCUT*/", "SELECT $1::int+0 /*AUDITCUT*/"} {
+			p := startAuditTodayCut(t, 'D', 1, inside)
+			c := p.conn(t)
+			var args []any
+			if strings.Contains(q, "$1") {
+				args = []any{42}
+			}
+			var v int
+			err := c.QueryRow(testCtx(t), q, args...).Scan(&v)
+			auditTodayWantCut(t, q, err)
+		}
+	})
+}
+
+// TestAuditTodayEOFBeforeComplete: rows all sent, the connection cut
+// before CommandComplete: the loop ends with an error.
+func TestAuditTodayEOFBeforeComplete(t *testing.T) {
+	auditTodayModes(t, func(t *testing.T, inside bool) {
+		p := startAuditTodayCut(t, 'C', 1, inside)
+		c := p.conn(t)
+		rows, err := c.Query(testCtx(t), "SELECT g FROM generate_series(1, 10) g /*AUDITCUT*/")
+		if err != nil {
+			auditTodayWantCut(t, "Query", err)
+			return
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		auditTodayWantCut(t, "rows after "+string(rune('0'+n%10)), rows.Err())
+	})
+}
+
+// TestAuditTodayEOFCopyTo: COPY TO cut at its 500th CopyData (or before
+// CopyDone): CopyTo reports the cut.
+func TestAuditTodayEOFCopyTo(t *testing.T) {
+	for _, typ := range []byte{'d', 'c', 'C'} {
+		auditTodayModes(t, func(t *testing.T, inside bool) {
+			k := 1
+			if typ == 'd' {
+				k = 500
+			}
+			p := startAuditTodayCut(t, typ, k, inside)
+			c := p.conn(t)
+			var buf bytes.Buffer
+			_, err := c.CopyTo(testCtx(t), &buf, "COPY (SELECT g FROM generate_series(1, 1000) g) TO STDOUT /*AUDITCUT*/")
+			auditTodayWantCut(t, "CopyTo cut at "+string(typ), err)
+		})
+	}
+}
+
+// TestAuditTodayEOFBigRowStream: a row larger than the read buffer,
+// streamed column by column (StreamTo), cut inside it: Scan or Err
+// reports the cut; the writer never gets a short value with no error.
+func TestAuditTodayEOFBigRowStream(t *testing.T) {
+	for _, nextOnly := range []bool{false, true} {
+		p := startAuditTodayCut(t, 'D', 2, true)
+		c := p.conn(t)
+		rows, err := c.Query(testCtx(t), "SELECT g, repeat('y', 4<<20) FROM generate_series(1, 3) g /*AUDITCUT*/")
+		if err != nil {
+			auditTodayWantCut(t, "Query", err)
+			continue
+		}
+		n := 0
+		var scanErr error
+		for rows.Next() {
+			n++
+			if nextOnly {
+				continue
+			}
+			var g int
+			var w bytes.Buffer
+			if err := rows.Scan(&g, StreamTo(&w)); err != nil {
+				scanErr = err
+				break
+			}
+			if w.Len() != 4<<20 {
+				t.Errorf("row %d: streamed %d bytes with no error", g, w.Len())
+			}
+		}
+		rows.Close()
+		err = rows.Err()
+		if err == nil {
+			err = scanErr
+		}
+		t.Logf("nextOnly=%v: %d rows, err %v, scanErr %v", nextOnly, n, rows.Err(), scanErr)
+		auditTodayWantCut(t, "big rows", err)
+	}
+}
+
+// TestAuditTodayEOFBatch: a batch of three queries cut before the
+// second's row: its result, and the third's, fail; none reads as empty.
+func TestAuditTodayEOFBatch(t *testing.T) {
+	auditTodayModes(t, func(t *testing.T, inside bool) {
+		p := startAuditTodayCut(t, 'D', 2, inside)
+		c := p.conn(t)
+		b := &Batch{}
+		b.Queue("SELECT 1 /*AUDITCUT*/")
+		b.Queue("SELECT 2")
+		b.Queue("SELECT 3")
+		br := c.SendBatch(testCtx(t), b)
+		var v int
+		if err := br.QueryRow().Scan(&v); err != nil || v != 1 {
+			t.Errorf("first: %d %v", v, err)
+		}
+		err := br.QueryRow().Scan(&v)
+		auditTodayWantCut(t, "second", err)
+		rows, err := br.Query()
+		if err == nil {
+			for rows.Next() {
+				t.Errorf("third: a row")
+			}
+			err = rows.Err()
+		}
+		if err == nil {
+			t.Errorf("third: no error")
+		}
+		if err := br.Close(); err == nil {
+			t.Errorf("Close: no error")
+		}
+	})
+}
+
+// TestAuditTodayEOFWaitForNotification: the connection is cut while a
+// caller waits for a notification (cut at the NOTIFY's delivery, before
+// or inside the NotificationResponse).
+func TestAuditTodayEOFWaitForNotification(t *testing.T) {
+	auditTodayModes(t, func(t *testing.T, inside bool) {
+		p := startAuditTodayCut(t, 'A', 1, inside)
+		c := p.conn(t)
+		if _, err := c.Exec(testCtx(t), "LISTEN audit_today_chan /*AUDITCUT*/"); err != nil {
+			t.Fatal(err)
+		}
+		admin := auditConn(t)
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			admin.Exec(testCtx(t), "NOTIFY audit_today_chan, 'x'")
+		}()
+		n, err := c.WaitForNotification(testCtx(t))
+		if n != nil {
+			t.Errorf("a notification: %+v", n)
+		}
+		auditTodayWantCut(t, "WaitForNotification", err)
+	})
+}
