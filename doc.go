@@ -126,6 +126,14 @@
 // Pool.Stat reports the host in PoolerHosts, Conn.StatementCacheMode the
 // mode, and a Tracer gets a TracePooler event.
 //
+// A pooler may end a client's connection while the server session behind
+// it goes on running what it was sent (PgBouncer's query_timeout, its
+// admin console's KILL): after such a FATAL, the statements in flight may
+// have run and commit, and their errors are not SafeToRetry. Only a FATAL
+// from PostgreSQL itself, or PgBouncer's query_wait_timeout and
+// client_idle_timeout (the client had nothing on a server), marks them as
+// never sent.
+//
 // # Pool
 //
 // NewPool opens connections as load needs them (pool_max_conns and the
