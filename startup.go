@@ -27,6 +27,10 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
+// startupMaxMessage bounds the messages of the startup phase (see
+// Conn.startup): far above any a server sends then.
+const startupMaxMessage = 1 << 20
+
 // authMethod names an authentication method for require_auth checks.
 type authMethod string
 
@@ -42,6 +46,12 @@ const (
 // startup sends the StartupMessage and runs the exchange up to the first
 // ReadyForQuery.
 func (c *Conn) startup(h HostConfig) error {
+	// Until the session is ready, nothing the server sends is large: an
+	// ErrorResponse or NoticeResponse whose header claims up to
+	// max_message_size (1 GiB) is refused rather than allocated whole, as
+	// it would be from anyone on the path before authentication (libpq
+	// caps a startup error at 30,000 bytes).
+	defer c.rd.SetMaxMessageSize(c.rd.SetMaxMessageSize(min(c.rd.MaxMessageSize(), startupMaxMessage)))
 	msg, err := wire.AppendStartup(nil, startupParams(c.cfg))
 	if err != nil {
 		return fmt.Errorf("startup message: %w", err)

@@ -339,6 +339,14 @@ func (r *Reader) Err() error { return r.err }
 // MaxMessageSize returns the largest body the Reader allocates whole.
 func (r *Reader) MaxMessageSize() int { return r.max }
 
+// SetMaxMessageSize changes the largest body the Reader allocates whole
+// (see NewReader) and returns the one it replaces: a client lowers it
+// while the peer is not yet authenticated.
+func (r *Reader) SetMaxMessageSize(n int) (old int) {
+	old, r.max = r.max, clampMaxMessageSize(n)
+	return old
+}
+
 // CopyN writes the next n body bytes of the current message to w, a
 // buffer at a time, through the Reader's own buffer: nothing is allocated
 // whatever n is. When w fails, the bytes not written are still consumed
