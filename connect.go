@@ -208,12 +208,17 @@ func (e joinedError) Error() string {
 
 func (e joinedError) Unwrap() []error { return e }
 
+// errSSLRequestError is the failure of an attempt whose SSLRequest the
+// server answered with an error (see Conn.startTLS).
+var errSSLRequestError = errors.New("server sent an error response to SSLRequest")
+
 // retryOtherTLSPlan reports whether a failed attempt may be retried with
 // the next TLS plan: not when the host is unreachable, timed out, or when
-// the session was refused for its attributes.
+// the session was refused for its attributes, nor after an error answer
+// to SSLRequest.
 func retryOtherTLSPlan(err error) bool {
 	var pe *plainStartupError
-	if errors.As(err, &pe) {
+	if errors.As(err, &pe) || errors.Is(err, errSSLRequestError) {
 		return false
 	}
 	var ne net.Error
@@ -364,8 +369,11 @@ func (c *Conn) startTLS(plan tlsPlan) error {
 		}
 		return nil
 	case 'E':
-		// A server too old to know SSLRequest answers with an error.
-		return errors.New("server does not support TLS (it answered SSLRequest with an error)")
+		// A server failure (or one too old to know SSLRequest): its
+		// message, from a server not authenticated yet, is not read, and
+		// no attempt without TLS follows, whatever the sslmode (as libpq
+		// since CVE-2024-10977).
+		return errSSLRequestError
 	default:
 		return &ProtocolError{Msg: fmt.Sprintf("unexpected answer %q to SSLRequest", b[0])}
 	}
