@@ -52,6 +52,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -500,7 +501,10 @@ func (c *Conn) writeLocked(wait bool, passes int) {
 		buf, from, to := c.swapBuffersLocked()
 		c.wmu.Unlock()
 		var err error
-		if wait {
+		if e := c.writesEnded.Load(); e != nil {
+			err = *e // see writeFailed
+			c.writeFailed(0, from, err)
+		} else if wait {
 			err = c.writeQueued(buf, 0, from)
 		} else {
 			var n int
@@ -582,6 +586,10 @@ func (c *Conn) wroteLocked(to uint64) {
 // writeQueued writes buf[off:], buf taken by swapBuffersLocked with from
 // and its first off bytes written already.
 func (c *Conn) writeQueued(buf []byte, off int, from uint64) error {
+	if e := c.writesEnded.Load(); e != nil {
+		c.writeFailed(off, from, *e)
+		return *e
+	}
 	n, err := c.netConn.Write(buf[off:])
 	if err != nil {
 		c.writeFailed(off+n, from, err)
@@ -589,14 +597,31 @@ func (c *Conn) writeQueued(buf []byte, off int, from uint64) error {
 	return err
 }
 
-// writeFailed closes the connection after a write of buf (see
-// writeQueued) failed with err, n of its bytes written. When the socket
-// took none of them (the server had closed the connection: EPIPE,
-// ECONNRESET), the requests from from on were never sent, and their
-// errors say so (see errFor).
+// writeFailed handles a write of buf (see writeQueued) that failed with
+// err, n of its bytes written. When the socket took none of them, the
+// requests from from on were never sent, and their errors say so (see
+// errFor). When the server had closed the connection (EPIPE, ECONNRESET),
+// what it sent before is still to be read, often a FATAL that says why
+// and that nothing sent after it ran (pg_terminate_backend, a restart:
+// the session ended before the server read the statements written since):
+// while requests wait for replies, nothing more is written (writesEnded)
+// and the request reading fails the connection when it reaches the end of
+// what the server sent, with that cause. Any other failure closes the
+// connection at once.
 func (c *Conn) writeFailed(n int, from uint64, err error) {
 	if n == 0 {
 		c.unsentFrom.CompareAndSwap(0, from)
+	}
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		c.wmu.Lock()
+		reading := c.tail != nil
+		if reading {
+			c.writesEnded.CompareAndSwap(nil, &err)
+		}
+		c.wmu.Unlock()
+		if reading {
+			return
+		}
 	}
 	c.fail(err)
 }
