@@ -6,115 +6,35 @@ package pgline
 // fail with an error, never end normally with part of the result.
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/cutproxy"
 )
 
-// auditTodayCut forwards connections to the test server; once the client
-// has sent the bytes "AUDITCUT", the k-th server message of type typ is
-// cut: not sent at all (inside=false) or only its first half (inside).
-type auditTodayCut struct {
-	ln     net.Listener
-	typ    byte
-	k      int
-	inside bool
-	cuts   atomic.Int32
-}
+// auditTodayCut is a proxy to the test server that cuts, once the client
+// has sent the bytes "AUDITCUT", the k-th server message of type typ: not
+// sent at all (inside=false) or only its first half (inside).
+type auditTodayCut struct{ *cutproxy.Proxy }
 
 func startAuditTodayCut(t *testing.T, typ byte, k int, inside bool) *auditTodayCut {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	px, err := cutproxy.AtMessage(srv.Addr(), []byte("AUDITCUT"), typ, k, inside)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &auditTodayCut{ln: ln, typ: typ, k: k, inside: inside}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.forward(c)
-		}
-	}()
-	return p
-}
-
-func (p *auditTodayCut) forward(c net.Conn) {
-	defer c.Close()
-	s, err := net.Dial("tcp", srv.Addr())
-	if err != nil {
-		return
-	}
-	defer s.Close()
-	var armed atomic.Bool
-	go func() {
-		buf := make([]byte, 64<<10)
-		var tail []byte
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				chunk := append(tail, buf[:n]...)
-				if bytes.Contains(chunk, []byte("AUDITCUT")) {
-					armed.Store(true)
-				}
-				if len(chunk) > 16 {
-					tail = append([]byte(nil), chunk[len(chunk)-16:]...)
-				} else {
-					tail = append([]byte(nil), chunk...)
-				}
-				if _, werr := s.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				s.Close()
-				return
-			}
-		}
-	}()
-	br := bufio.NewReaderSize(s, 1<<20)
-	seen := 0
-	for {
-		var hdr [5]byte
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return
-		}
-		n := int(binary.BigEndian.Uint32(hdr[1:])) - 4
-		msg := make([]byte, 5+n)
-		copy(msg, hdr[:])
-		if _, err := io.ReadFull(br, msg[5:]); err != nil {
-			return
-		}
-		if armed.Load() && hdr[0] == p.typ {
-			seen++
-			if seen == p.k {
-				if p.inside {
-					c.Write(msg[:5+n/2])
-				}
-				p.cuts.Add(1)
-				time.Sleep(20 * time.Millisecond)
-				return
-			}
-		}
-		if _, err := c.Write(msg); err != nil {
-			return
-		}
-	}
+	t.Cleanup(px.Close)
+	return &auditTodayCut{px}
 }
 
 func (p *auditTodayCut) conn(t *testing.T, extra ...string) *Conn {
 	t.Helper()
-	host, port, _ := net.SplitHostPort(p.ln.Addr().String())
+	host, port, _ := net.SplitHostPort(p.Addr())
 	c, err := Connect(testCtx(t), srv.DSN(append([]string{"host=" + host, "port=" + port, "sslmode=disable"}, extra...)...))
 	if err != nil {
 		t.Fatal(err)

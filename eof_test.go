@@ -18,12 +18,12 @@ import (
 func TestSocketEndMidRowsIsAnError(t *testing.T) {
 	for _, whole := range []bool{true, false} {
 		t.Run(map[bool]string{true: "between messages", false: "inside a message"}[whole], func(t *testing.T) {
-			addr, stop, err := cutproxy.Start(srv.Addr(), 64<<10, whole)
+			px, err := cutproxy.Start(srv.Addr(), 64<<10, whole)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer stop()
-			host, port, _ := net.SplitHostPort(addr)
+			defer px.Close()
+			host, port, _ := net.SplitHostPort(px.Addr())
 			c, err := Connect(testCtx(t), srv.DSN("host="+host, "port="+port, "sslmode=disable"))
 			if err != nil {
 				t.Fatal(err)

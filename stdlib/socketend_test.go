@@ -12,12 +12,12 @@ import (
 // the end of the rows: the loop must end with rows.Err() set, never with
 // fewer rows and no error (it read 4,333 of 100,000 rows and no error).
 func TestSocketEndMidRowsNotSilent(t *testing.T) {
-	addr, stop, err := cutproxy.Start(srv.Addr(), 64<<10, true)
+	px, err := cutproxy.Start(srv.Addr(), 64<<10, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
-	host, port, _ := net.SplitHostPort(addr)
+	defer px.Close()
+	host, port, _ := net.SplitHostPort(px.Addr())
 	db := openDB(t, 1, "host="+host, "port="+port, "sslmode=disable")
 	rows, err := db.QueryContext(testCtx(t), "SELECT g FROM generate_series(1, 100000) g")
 	if err != nil {
