@@ -126,6 +126,12 @@
 // Pool.Stat reports the host in PoolerHosts, Conn.StatementCacheMode the
 // mode, and a Tracer gets a TracePooler event.
 //
+// A transaction pooler gives a server session back to its pool only when
+// the client has no Sync outstanding: a Conn that many goroutines keep
+// busy holds one for as long, and clients beyond the pooler's
+// default_pool_size wait meanwhile (their calls keep their deadlines).
+// Size the pooler's pool for the busy Conns (and Pool connections) in use.
+//
 // A pooler may end a client's connection while the server session behind
 // it goes on running what it was sent (PgBouncer's query_timeout, its
 // admin console's KILL): after such a FATAL, the statements in flight may
