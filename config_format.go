@@ -6,34 +6,23 @@ import (
 	"strings"
 )
 
-// redactedSecret replaces a secret when a Config is printed or logged.
-const redactedSecret = "[redacted]"
-
+// redact replaces a secret when a Config is printed or logged.
 func redact(s string) string {
 	if s == "" {
 		return ""
 	}
-	return redactedSecret
+	return "[redacted]"
 }
 
 // Format prints the Config as fmt does for any struct (every verb and
 // flag), with its secrets replaced by "[redacted]": Password, SSLPassword
-// and each host's password-file password. A Config is what a program logs
-// when a connection fails.
+// and, through HostConfig's Format, each host's password-file password. A
+// Config is what a program logs when a connection fails.
 func (c Config) Format(f fmt.State, verb rune) {
 	type config Config // without methods: no recursion
 	r := config(c)
 	r.Password, r.SSLPassword = redact(c.Password), redact(c.SSLPassword)
-	r.Hosts = make([]HostConfig, len(c.Hosts))
-	for i, h := range c.Hosts {
-		h.Password = redact(h.Password)
-		r.Hosts[i] = h
-	}
-	s := fmt.Sprintf(fmt.FormatString(f, verb), r)
-	if verb == 'v' && f.Flag('#') {
-		s = strings.Replace(s, "pgline.config{", "pgline.Config{", 1)
-	}
-	fmt.Fprint(f, s)
+	formatAs(f, verb, r, "pgline.config{", "pgline.Config{")
 }
 
 // LogValue is the Config as slog logs it: formatted with %+v, secrets
@@ -46,12 +35,19 @@ func (h HostConfig) Format(f fmt.State, verb rune) {
 	type hostConfig HostConfig
 	r := hostConfig(h)
 	r.Password = redact(h.Password)
-	s := fmt.Sprintf(fmt.FormatString(f, verb), r)
-	if verb == 'v' && f.Flag('#') {
-		s = strings.Replace(s, "pgline.hostConfig{", "pgline.HostConfig{", 1)
-	}
-	fmt.Fprint(f, s)
+	formatAs(f, verb, r, "pgline.hostConfig{", "pgline.HostConfig{")
 }
 
 // LogValue is the HostConfig as slog logs it (see Format).
 func (h HostConfig) LogValue() slog.Value { return slog.StringValue(fmt.Sprintf("%+v", h)) }
+
+// formatAs prints v, a redacted copy of a Config or HostConfig as a type
+// without methods, with f's verb and flags; %#v names the original type
+// (to) instead of the copy's (from).
+func formatAs(f fmt.State, verb rune, v any, from, to string) {
+	s := fmt.Sprintf(fmt.FormatString(f, verb), v)
+	if verb == 'v' && f.Flag('#') {
+		s = strings.Replace(s, from, to, 1)
+	}
+	fmt.Fprint(f, s)
+}

@@ -96,7 +96,6 @@ type Conn struct {
 
 	serverFatal atomic.Pointer[PgError] // the first FATAL (or PANIC) error received (see pgError)
 	unsentFrom  atomic.Uint64           // requests from this one on were never written (see writeQueued)
-	writesEnded atomic.Pointer[error]   // the server closed the connection: nothing more is written (see writeFailed)
 	// proxied is set when the host is found behind a transaction pooler:
 	// shared by the connections of a Pool to the host (see pooler.go).
 	proxied *atomic.Bool

@@ -501,10 +501,7 @@ func (c *Conn) writeLocked(wait bool, passes int) {
 		buf, from, to := c.swapBuffersLocked()
 		c.wmu.Unlock()
 		var err error
-		if e := c.writesEnded.Load(); e != nil {
-			err = *e // see writeFailed
-			c.writeFailed(0, from, err)
-		} else if wait {
+		if wait {
 			err = c.writeQueued(buf, 0, from)
 		} else {
 			var n int
@@ -586,10 +583,6 @@ func (c *Conn) wroteLocked(to uint64) {
 // writeQueued writes buf[off:], buf taken by swapBuffersLocked with from
 // and its first off bytes written already.
 func (c *Conn) writeQueued(buf []byte, off int, from uint64) error {
-	if e := c.writesEnded.Load(); e != nil {
-		c.writeFailed(off, from, *e)
-		return *e
-	}
 	n, err := c.netConn.Write(buf[off:])
 	if err != nil {
 		c.writeFailed(off+n, from, err)
@@ -604,10 +597,10 @@ func (c *Conn) writeQueued(buf []byte, off int, from uint64) error {
 // what it sent before is still to be read, often a FATAL that says why
 // and that nothing sent after it ran (pg_terminate_backend, a restart:
 // the session ended before the server read the statements written since):
-// while requests wait for replies, nothing more is written (writesEnded)
-// and the request reading fails the connection when it reaches the end of
-// what the server sent, with that cause. Any other failure closes the
-// connection at once.
+// while requests wait for replies, the request reading fails the
+// connection when it reaches the end of what the server sent, with that
+// cause (every later write fails the same way, taking nothing). Any other
+// failure closes the connection at once.
 func (c *Conn) writeFailed(n int, from uint64, err error) {
 	if n == 0 {
 		c.unsentFrom.CompareAndSwap(0, from)
@@ -615,9 +608,6 @@ func (c *Conn) writeFailed(n int, from uint64, err error) {
 	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 		c.wmu.Lock()
 		reading := c.tail != nil
-		if reading {
-			c.writesEnded.CompareAndSwap(nil, &err)
-		}
 		c.wmu.Unlock()
 		if reading {
 			return

@@ -740,14 +740,12 @@ func (p *hostPool) connect(ctx context.Context) (*Conn, error) {
 // pool_max_replica_lag before. Nothing changes for servers that report
 // no in_hot_standby (before 14).
 func (p *hostPool) noteRole(c *Conn, opening bool) {
-	c.paramsMu.RLock()
-	hot, ok := c.params["in_hot_standby"]
-	dtro := c.params["default_transaction_read_only"]
-	c.paramsMu.RUnlock()
-	if !ok {
+	hot := c.ParameterStatus("in_hot_standby") // "on" or "off"; "" when not reported
+	if hot == "" {
 		return
 	}
 	standby := hot == "on"
+	dtro := c.ParameterStatus("default_transaction_read_only")
 	for {
 		st := p.state.Load()
 		if !st.settled || st.down {

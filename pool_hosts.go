@@ -306,10 +306,7 @@ func (s *hostSet) pick(ctx context.Context, attrs string) (*hostPool, error) {
 // once every host has been checked, the primary), the first in the DSN's
 // order, or one at random with load_balance_hosts=random.
 func (s *hostSet) choose(attrs string) *hostPool {
-	var now time.Time
-	if s.maxLag != noLimit {
-		now = time.Now()
-	}
+	now := s.lagNow()
 	if attrs == "prefer-standby" {
 		if hp := s.chooseAmong("standby", now); hp != nil {
 			return hp
@@ -377,13 +374,19 @@ func (s *hostSet) matches(st *hostState, want string, now time.Time) bool {
 	return false
 }
 
+// lagNow is the time matches takes a standby's lag at: now, or zero
+// (not read) when no pool_max_replica_lag bounds it.
+func (s *hostSet) lagNow() time.Time {
+	if s.maxLag == noLimit {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
 // stillMatches reports whether hp, chosen for attrs, matches them still
 // (see choose; prefer-standby: a standby, or the primary).
 func (s *hostSet) stillMatches(hp *hostPool, attrs string) bool {
-	var now time.Time
-	if s.maxLag != noLimit {
-		now = time.Now()
-	}
+	now := s.lagNow()
 	st := hp.state.Load()
 	if attrs == "prefer-standby" {
 		return s.matches(st, "standby", now) || s.matches(st, "primary", now)
