@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/pgtest"
 )
 
 // auditBouncerStorm runs, for dur, goroutines on a Pool through b whose
@@ -21,7 +23,7 @@ import (
 // Conn through b) that cancels its own statements all the time. Every
 // INSERT has its own id: none may run twice, and every reported success
 // must have its row.
-func auditBouncerStorm(t *testing.T, b *auditBouncer, table string, dur time.Duration, extra ...string) {
+func auditBouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time.Duration, extra ...string) {
 	admin := auditConn(t)
 	ctx := testCtx(t)
 	auditQTTable(t, admin, table)
@@ -152,7 +154,7 @@ func auditBouncerStorm(t *testing.T, b *auditBouncer, table string, dur time.Dur
 	if os.Getenv("AUDIT_BOUNCER_DIAG") != "" {
 		for i := 0; i < 3; i++ {
 			time.Sleep(1500 * time.Millisecond)
-			t.Logf("clients:\n%s\nservers:\n%s", b.admin(t, "SHOW CLIENTS"), b.admin(t, "SHOW SERVERS"))
+			t.Logf("clients:\n%s\nservers:\n%s", auditBouncerAdmin(t, b, "SHOW CLIENTS"), auditBouncerAdmin(t, b, "SHOW SERVERS"))
 		}
 	}
 	wg.Wait()
@@ -205,7 +207,7 @@ func TestAuditBouncerStormEagerCancel(t *testing.T) {
 	b := startAuditBouncer(t, "transaction", "default_pool_size = 3")
 	auditBouncerStorm(t, b, "audit_bouncer_storm_eager", 4*time.Second, "cancel_grace=1ms")
 	t.Logf("cancels forwarded by PgBouncer: %d, dropped (client not linked): %d",
-		strings.Count(b.log(), "started sending cancel request"), strings.Count(b.log(), "cancel request for idle client"))
+		strings.Count(b.Log(), "started sending cancel request"), strings.Count(b.Log(), "cancel request for idle client"))
 }
 
 // TestAuditBouncerStormSession: the same in session mode, for comparison.

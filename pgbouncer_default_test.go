@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,36 +17,24 @@ import (
 // PgBouncer gives it.
 
 // startTestPgBouncer starts a PgBouncer in front of srv with the given
-// pool_mode, stopped when the test ends. Without pgbouncer installed the
-// test is skipped, except in CI (CI set), where that is a failure.
-func startTestPgBouncer(t *testing.T, mode string) *pgtest.PgBouncer {
+// pool_mode and pgbouncer.ini settings ("key = value", see
+// pgtest.Server.StartPgBouncerWith), stopped when the test ends. Without
+// pgbouncer installed the test is skipped, except in CI (CI set), where
+// that is a failure.
+func startTestPgBouncer(t *testing.T, mode string, settings ...string) *pgtest.PgBouncer {
 	t.Helper()
-	if !pgbouncerInstalled() {
+	if _, err := pgtest.PgBouncerPath(); err != nil {
 		if os.Getenv("CI") == "" {
-			t.Skip("pgbouncer not installed: apt-get install -y pgbouncer")
+			t.Skip(err)
 		}
-		t.Fatal("pgbouncer not installed (CI is set)")
+		t.Fatalf("%v (CI is set)", err)
 	}
-	b, err := srv.StartPgBouncer(mode)
+	b, err := srv.StartPgBouncerWith(mode, settings...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Stop() })
 	return b
-}
-
-// pgbouncerInstalled looks for pgbouncer where pgtest does: on PATH or
-// where distributions install it.
-func pgbouncerInstalled() bool {
-	if _, err := exec.LookPath("pgbouncer"); err == nil {
-		return true
-	}
-	for _, p := range []string{"/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer", "/usr/local/bin/pgbouncer"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // replyTally counts, separately, replies that came back wrong (another

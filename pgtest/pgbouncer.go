@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,9 +30,9 @@ type PgBouncer struct {
 	stopped bool
 }
 
-// pgbouncerPath finds the pgbouncer binary: on PATH, or in /usr/sbin where
-// Debian installs it.
-func pgbouncerPath() (string, error) {
+// PgBouncerPath returns the pgbouncer binary: on PATH, or where Debian
+// and other distributions install it. Its error says how to install it.
+func PgBouncerPath() (string, error) {
 	if p, err := exec.LookPath("pgbouncer"); err == nil {
 		return p, nil
 	}
@@ -47,12 +48,21 @@ func pgbouncerPath() (string, error) {
 // (pool size 3), accepting the superuser without a password. Stop it when
 // done; Server.Stop does not.
 func (s *Server) StartPgBouncer(mode string) (*PgBouncer, error) {
+	return s.StartPgBouncerWith(mode)
+}
+
+// StartPgBouncerWith is StartPgBouncer with pgbouncer.ini settings of the
+// caller's choosing: each "key = value" replaces the default of that key
+// (default_pool_size = 3, max_client_conn = 500) or adds one
+// (query_timeout = 1, say). The superuser may use the admin console
+// (see Admin).
+func (s *Server) StartPgBouncerWith(mode string, settings ...string) (*PgBouncer, error) {
 	switch mode {
 	case "session", "transaction", "statement":
 	default:
 		return nil, fmt.Errorf("pgtest: invalid pool_mode %q", mode)
 	}
-	bin, err := pgbouncerPath()
+	bin, err := PgBouncerPath()
 	if err != nil {
 		return nil, err
 	}
@@ -75,25 +85,41 @@ func (s *Server) StartPgBouncer(mode string) (*PgBouncer, error) {
 	}
 	userlist := filepath.Join(dir, "userlist.txt")
 	ini := filepath.Join(dir, "pgbouncer.ini")
+	conf := [][2]string{
+		{"listen_addr", "127.0.0.1"},
+		{"listen_port", strconv.Itoa(b.Port)},
+		{"unix_socket_dir", ""},
+		{"auth_type", "trust"},
+		{"auth_file", userlist},
+		{"admin_users", s.User},
+		{"pool_mode", mode},
+		{"default_pool_size", "3"},
+		{"max_client_conn", "500"},
+		{"ignore_startup_parameters", "extra_float_digits,options"},
+		{"logfile", filepath.Join(dir, "pgbouncer.log")},
+		{"pidfile", filepath.Join(dir, "pgbouncer.pid")},
+	}
+	for _, kv := range settings {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return fail(fmt.Errorf("pgtest: pgbouncer setting %q is not key = value", kv))
+		}
+		i := slices.IndexFunc(conf, func(e [2]string) bool { return e[0] == k })
+		if i < 0 {
+			conf = append(conf, [2]string{k, v})
+		} else {
+			conf[i][1] = v
+		}
+	}
+	var text strings.Builder
+	fmt.Fprintf(&text, "[databases]\n* = host=%s port=%d\n[pgbouncer]\n", s.Host, s.Port)
+	for _, e := range conf {
+		fmt.Fprintf(&text, "%s = %s\n", e[0], e[1])
+	}
 	files := map[string]string{
 		userlist: fmt.Sprintf("%q \"\"\n", s.User),
-		ini: strings.Join([]string{
-			"[databases]",
-			fmt.Sprintf("* = host=%s port=%d", s.Host, s.Port),
-			"[pgbouncer]",
-			"listen_addr = 127.0.0.1",
-			fmt.Sprintf("listen_port = %d", b.Port),
-			"unix_socket_dir =",
-			"auth_type = trust",
-			"auth_file = " + userlist,
-			"pool_mode = " + mode,
-			"default_pool_size = 3",
-			"max_client_conn = 500",
-			"ignore_startup_parameters = extra_float_digits,options",
-			"logfile = " + filepath.Join(dir, "pgbouncer.log"),
-			"pidfile = " + filepath.Join(dir, "pgbouncer.pid"),
-			"",
-		}, "\n"),
+		ini:      text.String(),
 	}
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -125,8 +151,7 @@ func (s *Server) StartPgBouncer(mode string) (*PgBouncer, error) {
 		}
 		select {
 		case <-b.done:
-			log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
-			return fail(fmt.Errorf("pgtest: pgbouncer exited: %s", tail(string(log), 2000)))
+			return fail(fmt.Errorf("pgtest: pgbouncer exited: %s", tail(b.Log(), 2000)))
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -146,6 +171,29 @@ func (b *PgBouncer) Addr() string {
 // PgBouncer, with extra key=value pairs appended.
 func (b *PgBouncer) DSN(extra ...string) string {
 	return plainDSN(b.Host, b.Port, b.srv.User, b.srv.Database, extra)
+}
+
+// Log returns what PgBouncer has logged so far.
+func (b *PgBouncer) Log() string {
+	data, _ := os.ReadFile(filepath.Join(b.dir, "pgbouncer.log"))
+	return string(data)
+}
+
+// Admin runs a command of PgBouncer's admin console (SHOW CLIENTS, say)
+// as the server's superuser through psql -At and returns its output with
+// surrounding white space trimmed.
+func (b *PgBouncer) Admin(command string) (string, error) {
+	psql := b.srv.bins.psql
+	if psql == "" {
+		return "", errors.New("pgtest: psql not found")
+	}
+	cmd := exec.Command(psql, "-X", "-A", "-t", "-d", b.DSN("dbname=pgbouncer", "connect_timeout=10"), "-c", command)
+	cmd.Env = cleanEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("pgtest: pgbouncer admin %q: %w: %s", command, err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Stop stops PgBouncer and removes its files. It is safe to call more
