@@ -104,28 +104,21 @@ func TestAuditHostsPromotedStandbyKeepsStandbyTraffic(t *testing.T) {
 	}
 }
 
-// TestAuditHostsDemotedPrimaryServesReadWrite: a Pool over P and S with
-// target_session_attrs=read-write, idle during a switchover: P shut down
-// ("fast"), S promoted, P started again as a standby of S (a failover
-// manager's demotion). The first read through the Pool must run on the
-// new primary S (or fail): P is read-only now, and a read there may miss
-// what was just committed on S.
-func TestAuditHostsDemotedPrimaryServesReadWrite(t *testing.T) {
-	P := startPrimary(t)
-	S := startStandby(t, P, pgtest.StandbyOptions{Name: "audit_demote_s"})
-	if err := P.Exec("CREATE TABLE audit_demote (n int)"); err != nil {
+// auditSwitchedOver starts P and its standby S with table (n int), and a
+// read-write Pool of two connections over both, on which warm runs three
+// times before a switchover: P shut down ("fast"), S promoted, P started
+// again as a standby of S (a failover manager's demotion) with its replay
+// paused, and n = 100 committed on S, which P has not replayed.
+func auditSwitchedOver(t *testing.T, table, standbyName string, warm func(ctx context.Context, p *Pool, P *pgtest.Server, i int)) (P, S *pgtest.Server, p *Pool) {
+	t.Helper()
+	P = startPrimary(t)
+	S = startStandby(t, P, pgtest.StandbyOptions{Name: standbyName})
+	if err := P.Exec("CREATE TABLE " + table + " (n int)"); err != nil {
 		t.Fatal(err)
 	}
-	p := replicaPool(t, []*pgtest.Server{P, S}, 0, 0, "target_session_attrs=read-write", "pool_max_conns=2")
-	ctx := testCtx(t)
+	p = replicaPool(t, []*pgtest.Server{P, S}, 0, 0, "target_session_attrs=read-write", "pool_max_conns=2")
 	for i := range 3 {
-		if _, err := p.Exec(ctx, "INSERT INTO audit_demote VALUES ($1)", i); err != nil {
-			t.Fatal(err)
-		}
-		port, standby, err := auditHostsWhere(ctx, p)
-		if err != nil || port != P.Port || standby {
-			t.Fatalf("before: read-write read on %d (standby %v): %v", port, standby, err)
-		}
+		warm(testCtx(t), p, P, i)
 	}
 	if err := P.Shutdown("fast"); err != nil {
 		t.Fatal(err)
@@ -134,46 +127,80 @@ func TestAuditHostsDemotedPrimaryServesReadWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditHostsDemote(t, P, S)
-	// Committed on the new primary, not yet replayed on the demoted one.
 	if err := P.PauseReplay(); err != nil {
 		t.Fatal(err)
 	}
-	if err := S.Exec("INSERT INTO audit_demote VALUES (100)"); err != nil {
+	if err := S.Exec("INSERT INTO " + table + " VALUES (100)"); err != nil {
 		t.Fatal(err)
 	}
-	var wrong, stale, total int
-	var errs []error
-	var lastWrong time.Duration
+	return P, S, p
+}
+
+// demotedTally counts the calls of auditDemotedReads: those that ran on a
+// standby (wrong, the last lastWrong after the first), those that missed
+// the row committed on the new primary (stale), and the errors.
+type demotedTally struct {
+	total, wrong, stale int
+	lastWrong           time.Duration
+	errs                []error
+}
+
+// auditDemotedReads calls read, each call under its own timeout and pause
+// apart, for dur; read reports whether it ran on a standby and how many
+// rows n = 100 it saw.
+func auditDemotedReads(ctx context.Context, dur, timeout, pause time.Duration, read func(context.Context) (standby bool, n int, err error)) demotedTally {
+	var r demotedTally
 	start := time.Now()
-	for time.Since(start) < 500*time.Millisecond {
-		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		var port int
-		var standby bool
-		var n int
-		err := p.QueryRow(c, "SELECT inet_server_port(), pg_is_in_recovery(), (SELECT count(*) FROM audit_demote WHERE n = 100)::int").Scan(&port, &standby, &n)
+	for time.Since(start) < dur {
+		c, cancel := context.WithTimeout(ctx, timeout)
+		standby, n, err := read(c)
 		cancel()
-		total++
+		r.total++
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			r.errs = append(r.errs, err)
+		} else {
+			if standby {
+				r.wrong++
+				r.lastWrong = time.Since(start).Round(time.Millisecond)
+			}
+			if n == 0 {
+				r.stale++
+			}
 		}
-		if standby {
-			wrong++
-			lastWrong = time.Since(start)
-		}
-		if n == 0 {
-			stale++
-		}
+		time.Sleep(pause)
 	}
+	return r
+}
+
+// TestAuditHostsDemotedPrimaryServesReadWrite: a Pool over P and S with
+// target_session_attrs=read-write, idle during a switchover (see
+// auditSwitchedOver). The first read through the Pool must run on the
+// new primary S (or fail): P is read-only now, and a read there may miss
+// what was just committed on S.
+func TestAuditHostsDemotedPrimaryServesReadWrite(t *testing.T) {
+	_, _, p := auditSwitchedOver(t, "audit_demote", "audit_demote_s", func(ctx context.Context, p *Pool, P *pgtest.Server, i int) {
+		if _, err := p.Exec(ctx, "INSERT INTO audit_demote VALUES ($1)", i); err != nil {
+			t.Fatal(err)
+		}
+		port, standby, err := auditHostsWhere(ctx, p)
+		if err != nil || port != P.Port || standby {
+			t.Fatalf("before: read-write read on %d (standby %v): %v", port, standby, err)
+		}
+	})
+	ctx := testCtx(t)
+	r := auditDemotedReads(ctx, 500*time.Millisecond, 2*time.Second, 0, func(c context.Context) (standby bool, n int, err error) {
+		err = p.QueryRow(c, "SELECT pg_is_in_recovery(), (SELECT count(*) FROM audit_demote WHERE n = 100)::int").Scan(&standby, &n)
+		return
+	})
 	// A write through it: on the new primary, or an error.
 	c, cancel := context.WithTimeout(ctx, 2*time.Second)
 	_, werr := p.Exec(c, "INSERT INTO audit_demote VALUES (200)")
 	cancel()
 	t.Logf("%d reads in 500ms: %d on the demoted primary (the last %v after the first), %d missed the new primary's commit; a write then: %v",
-		total, wrong, lastWrong.Round(time.Millisecond), stale, werr)
-	t.Logf("errors: %v", errs)
-	if wrong > 0 {
-		t.Errorf("%d reads through the read-write Pool ran on the demoted primary (a standby) without error; %d missed a committed row", wrong, stale)
+		r.total, r.wrong, r.lastWrong, r.stale, werr)
+	t.Logf("errors: %v", r.errs)
+	if r.wrong > 0 {
+		t.Errorf("%d reads through the read-write Pool ran on the demoted primary (a standby) without error; %d missed a committed row", r.wrong, r.stale)
 	}
 }
 
@@ -182,70 +209,32 @@ func TestAuditHostsDemotedPrimaryServesReadWrite(t *testing.T) {
 // transactions only (Begin): every transaction through the read-write
 // Pool must run on the new primary S, or fail.
 func TestAuditHostsDemotedPrimaryServesReadWriteTx(t *testing.T) {
-	P := startPrimary(t)
-	S := startStandby(t, P, pgtest.StandbyOptions{Name: "audit_demote_tx_s"})
-	if err := P.Exec("CREATE TABLE audit_demote_tx (n int)"); err != nil {
-		t.Fatal(err)
-	}
-	p := replicaPool(t, []*pgtest.Server{P, S}, 0, 0, "target_session_attrs=read-write", "pool_max_conns=2")
-	ctx := testCtx(t)
-	inTx := func(c context.Context, sql string) (port int, standby bool, n int, err error) {
+	const read = "SELECT inet_server_port(), pg_is_in_recovery(), (SELECT count(*) FROM audit_demote_tx WHERE n = 100)::int"
+	inTx := func(c context.Context, p *Pool) (port int, standby bool, n int, err error) {
 		tx, err := p.Begin(c)
 		if err != nil {
 			return 0, false, 0, err
 		}
 		defer tx.Rollback(c)
-		if err = tx.QueryRow(c, sql).Scan(&port, &standby, &n); err != nil {
+		if err = tx.QueryRow(c, read).Scan(&port, &standby, &n); err != nil {
 			return
 		}
 		err = tx.Commit(c)
 		return
 	}
-	const read = "SELECT inet_server_port(), pg_is_in_recovery(), (SELECT count(*) FROM audit_demote_tx WHERE n = 100)::int"
-	for range 3 {
-		if port, standby, _, err := inTx(ctx, read); err != nil || port != P.Port || standby {
+	_, _, p := auditSwitchedOver(t, "audit_demote_tx", "audit_demote_tx_s", func(ctx context.Context, p *Pool, P *pgtest.Server, _ int) {
+		if port, standby, _, err := inTx(ctx, p); err != nil || port != P.Port || standby {
 			t.Fatalf("before: %d %v %v", port, standby, err)
 		}
-	}
-	if err := P.Shutdown("fast"); err != nil {
-		t.Fatal(err)
-	}
-	if err := S.Promote(); err != nil {
-		t.Fatal(err)
-	}
-	auditHostsDemote(t, P, S)
-	if err := P.PauseReplay(); err != nil {
-		t.Fatal(err)
-	}
-	if err := S.Exec("INSERT INTO audit_demote_tx VALUES (100)"); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	var wrong, stale, total int
-	var lastWrong time.Duration
-	var errs []error
-	for time.Since(start) < 2*time.Second {
-		c, cancel := context.WithTimeout(ctx, time.Second)
-		_, standby, n, err := inTx(c, read)
-		cancel()
-		total++
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			if standby {
-				wrong++
-				lastWrong = time.Since(start)
-			}
-			if n == 0 {
-				stale++
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	})
+	r := auditDemotedReads(testCtx(t), 2*time.Second, time.Second, 50*time.Millisecond, func(c context.Context) (bool, int, error) {
+		_, standby, n, err := inTx(c, p)
+		return standby, n, err
+	})
 	t.Logf("%d transactions in 2s: %d on the demoted primary (the last %v after the first), %d missed the new primary's commit; errors %v; Stat: %+v",
-		total, wrong, lastWrong.Round(time.Millisecond), stale, errs, p.Stat().Hosts[0].Role)
-	if wrong > 0 {
+		r.total, r.wrong, r.lastWrong, r.stale, r.errs, p.Stat().Hosts[0].Role)
+	if r.wrong > 0 {
 		t.Errorf("%d transactions through the read-write Pool ran on the demoted primary (a standby) without error, up to %v after the first; %d missed a committed row",
-			wrong, lastWrong.Round(time.Millisecond), stale)
+			r.wrong, r.lastWrong, r.stale)
 	}
 }
