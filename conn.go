@@ -301,7 +301,7 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	var status byte // of the reply's last ReadyForQuery (see resendable)
 	read := func(req *request) (CommandTag, error) {
 		req.oneStmt = info.Statements <= 1
-		tag, err := c.readSimple(req, onRow, !info.TransactionControl)
+		tag, err := c.readSimple(req, onRow, true)
 		status = req.status
 		return tag, err
 	}
@@ -314,6 +314,11 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 		defer h.release()
 		tag, err := c.exchangeHeld(ctx, h, build, read)
 		return tag, c.othersCancel(err, cancels, ctx.Err() != nil) // not sent again, as traceCopy
+	}
+	if owner == nil && sql != "" { // not the empty query settleIdle sends
+		if err := c.settleIdle(ctx, false); err != nil {
+			return CommandTag{}, notSent(err)
+		}
 	}
 	// Outside a transaction, with no rows passed on, a text that runs all
 	// or nothing is sent again when a CancelRequest meant for another
@@ -331,11 +336,16 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 }
 
 // readSimple reads req's reply to a simple Query; the caller is the head.
-// allOrNothing says that the text runs in one implicit transaction (no
-// transaction control, DO or CALL: see resendable): a FATAL that comes
-// before any other message of the reply then means that nothing of it
-// persisted. Otherwise the text may have committed just before it.
-func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, allOrNothing bool) (CommandTag, error) {
+// With unsentIfIdle, a FATAL sent only to an idle session (see
+// PgError.sentWhileIdle) that comes before any other message of the reply
+// marks the text not sent: the server never read it. Any other FATAL may
+// have ended the session while the text ran, after part of it committed
+// or did what no rollback undoes: the reply has no message that the
+// server sends before it runs the text (the simple protocol's
+// difference with the extended one's BindComplete), so that only a look
+// at the socket before the text is written tells an idle session's end
+// (see settleIdle).
+func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentIfIdle bool) (CommandTag, error) {
 	var tag CommandTag
 	var firstErr error
 	mode := readWhole
@@ -377,11 +387,8 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, allOrNo
 			}
 			if firstErr == nil {
 				firstErr = pgErr
-				if first && allOrNothing && pgErr.nothingRanAfter() {
-					// The session ended before the server answered any
-					// of the text: nothing of it persisted (see
-					// Rows.readRow).
-					firstErr = notSent(pgErr)
+				if first && unsentIfIdle && pgErr.sentWhileIdle() {
+					firstErr = notSent(pgErr) // the text was never read
 				}
 			}
 		case wire.MsgReadyForQuery:

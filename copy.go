@@ -219,6 +219,7 @@ func (c *Conn) copyRows(ctx context.Context, h *copyHold, copySQL string, enc *c
 	if err != nil {
 		return CommandTag{}, err
 	}
+	defer ci.abortOnPanic()
 	done := ctx.Done()
 	for more {
 		if len(buf) >= copyChunkSize {
@@ -265,6 +266,7 @@ func (c *Conn) copyFromReader(ctx context.Context, owner *holder, sql string, r 
 		if err != nil {
 			return CommandTag{}, err
 		}
+		defer ci.abortOnPanic()
 		buf := make([]byte, 5+copyChunkSize)
 		var failure error
 		for empty := 0; ; {
@@ -514,6 +516,22 @@ type copyIn struct {
 	tag   CommandTag    // set before done is closed
 	err   error         // the server's error, or a read error; set before done is closed
 	werr  error         // a write error (the connection is then closed)
+	over  bool          // finish was called
+}
+
+// abortOnPanic, deferred by the goroutine that sends a COPY's data, ends
+// the COPY with CopyFail when a panic (a row source's, a Valuer's, a
+// reader's) unwinds through it, so that the server rolls it back and the
+// connection serves the requests behind it, then lets the panic go on.
+func (ci *copyIn) abortOnPanic() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if !ci.over {
+		ci.finish(make([]byte, wire.CopyDataHeaderSize), fmt.Errorf("pgline: COPY FROM STDIN aborted by a panic: %v", p))
+	}
+	panic(p)
 }
 
 // startCopyIn sends sql and reads up to its CopyInResponse, under h.
@@ -616,6 +634,7 @@ func (ci *copyIn) send(buf []byte) bool {
 // set, else the server's tag or error.
 func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
 	c := ci.c
+	ci.over = true
 	if !ci.ended() {
 		var out []byte
 		var err error

@@ -49,8 +49,8 @@ func (e *PgError) fatal() bool {
 }
 
 // nothingRanAfter reports whether e ended the session so that nothing the
-// connection sent after the statement it answers ran (and nothing of that
-// statement persisted): a FATAL (or PANIC) from PostgreSQL itself, which
+// connection sent after the statement it answers ran: a FATAL (or PANIC)
+// from PostgreSQL itself, which
 // names the source routine that raised it (the backend exits after
 // sending it), or one of PgBouncer's own for a client that had nothing on
 // a server: query_wait_timeout (its statement waited in PgBouncer's queue
@@ -59,6 +59,14 @@ func (e *PgError) fatal() bool {
 // backend behind goes on running what it was sent and commits it (it
 // notices the closed socket only when it writes): after it, what was sent
 // may have run.
+//
+// It does not tell whether the statement it answers ran: the backend may
+// have been terminated while it ran, after it committed part of its work
+// (CREATE INDEX CONCURRENTLY, a procedure) or did what no rollback undoes
+// (dblink, a sequence). That the FATAL comes first in the reply does tell,
+// when the reply has a message the server sends before it runs anything
+// (the extended protocol's ParseComplete or BindComplete, see
+// Rows.readRow); a simple Query's has none (see sentWhileIdle).
 func (e *PgError) nothingRanAfter() bool {
 	if !e.fatal() {
 		return false
@@ -151,3 +159,17 @@ type ProtocolError struct {
 
 // Error returns "pgline: protocol error: " and the description.
 func (e *ProtocolError) Error() string { return "pgline: protocol error: " + e.Msg }
+
+// sentWhileIdle reports whether e is a FATAL sent only to a session that
+// had nothing in progress: PostgreSQL's idle_session_timeout (57P05), or
+// PgBouncer's query_wait_timeout (the statement waited in PgBouncer's
+// queue, never reaching a server) and client_idle_timeout. As the first
+// message of the reply to a simple Query, it tells that the text was not
+// read: nothing of it ran. Any other FATAL (pg_terminate_backend, a
+// shutdown) may end the session while the text runs.
+func (e *PgError) sentWhileIdle() bool {
+	if !e.nothingRanAfter() {
+		return false
+	}
+	return e.Routine != "" && e.Code == "57P05" || e.Routine == ""
+}

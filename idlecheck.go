@@ -22,31 +22,50 @@ const idlePingTimeout = 5 * time.Second
 // usableAfterIdle checks a connection a Pool is about to hand out after it
 // sat idle (pool_idle_check): a server that ended the session meanwhile
 // (idle_session_timeout, pg_terminate_backend, a restart) has sent its
-// FATAL and closed the socket, which a look at the socket shows without a
-// round trip. When something arrived (a FATAL not yet followed by the
-// end, a notice, a ParameterStatus) or the socket cannot be looked at, an
-// empty query reads it. A connection found unusable is closed.
+// FATAL and closed the socket (see settleIdle); a socket that cannot be
+// looked at is checked with an empty query. A connection found unusable
+// is closed.
 func (c *Conn) usableAfterIdle(ctx context.Context) bool {
 	if c.IsClosed() {
 		return false
 	}
-	if c.busy() {
-		return true // its reader sees the end of the session for itself
-	}
-	switch peekSocket(c.rawConn) {
-	case sockQuiet:
-		return true
-	case sockEnded:
-		c.fail(errIdleEnded)
-		return false
-	}
 	pctx, cancel := context.WithTimeout(ctx, idlePingTimeout)
 	defer cancel()
-	if _, err := c.simpleQuery(pctx, nil, "", nil); err != nil {
+	if err := c.settleIdle(pctx, true); err != nil {
 		c.Close()
 		return false
 	}
-	return true
+	return !c.IsClosed()
+}
+
+// settleIdle reads what an idle connection's socket holds: a session that
+// ended while idle (pg_terminate_backend, a restart) has sent its FATAL
+// and closed the socket, which then fails the connection, and settleIdle
+// returns the error. It is called before a simple Query is written
+// outside a transaction: a FATAL read after the text was written may
+// have ended the session while the text ran (see readSimple), one read
+// before says that the text was not sent, and the Pool may send it
+// elsewhere. A look at a quiet socket is one syscall; when something
+// arrived (the FATAL, a notice, a notification), an empty query reads it.
+// A connection in use is left alone (the request reading sees the end of
+// the session for itself), and so is one whose socket cannot be looked
+// at, unless ask.
+func (c *Conn) settleIdle(ctx context.Context, ask bool) error {
+	if c.busy() {
+		return nil
+	}
+	switch peekSocket(c.rawConn) {
+	case sockQuiet:
+		return nil
+	case sockUnknown:
+		if !ask {
+			return nil
+		}
+	case sockEnded:
+		return c.fail(errIdleEnded)
+	}
+	_, err := c.simpleQueryUntraced(ctx, nil, "", nil)
+	return err
 }
 
 // busy reports whether requests are in flight or being written.

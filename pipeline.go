@@ -684,12 +684,24 @@ func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte)
 		return CommandTag{}, err
 	}
 	w := c.watch(ctx, req)
-	tag, err := read(req)
-	if err == errInterrupted {
+	abandon := func() error {
 		// The server may be in copy mode: the hold lasts until the
 		// drain has read the reply (and refused a COPY FROM STDIN).
 		req.onDrained, h.kept = h.releaseNow, true
-		return CommandTag{}, c.abandon(req)
+		return c.abandon(req)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			// A CopyTo writer panicked: the rest of the reply is
+			// drained as if its ctx had ended (a CancelRequest stops
+			// the COPY), and the panic goes on.
+			abandon()
+			panic(p)
+		}
+	}()
+	tag, err := read(req)
+	if err == errInterrupted {
+		return CommandTag{}, abandon()
 	}
 	err = w.end(err)
 	c.handoff(req)

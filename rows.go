@@ -573,6 +573,7 @@ func (r *Row) scan(dest []any) error {
 		return r.err
 	}
 	rows := &r.rows
+	defer rows.Close() // already closed, unless a Scanner panicked: the reply is read and the turn handed on
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
 			return err

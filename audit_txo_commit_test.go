@@ -1,0 +1,383 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// txoTable creates a fresh table named after the test and drops it at the end.
+func txoTable(t *testing.T, ctx context.Context, c *Conn, ddl string) string {
+	t.Helper()
+	name := "txo_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_", "=", "_", ".", "_").Replace(t.Name()))
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+name+"; CREATE TABLE "+name+" "+ddl); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cc, err := Connect(context.Background(), srv.DSN())
+		if err == nil {
+			cc.Exec(context.Background(), "DROP TABLE IF EXISTS "+name)
+			cc.Close()
+		}
+	})
+	return name
+}
+
+func txoCount(t *testing.T, ctx context.Context, tbl string) int {
+	t.Helper()
+	c, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM "+tbl).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestAuditTxoDeferredConstraintAtCommit(t *testing.T) {
+	ctx := testCtx(t)
+	c, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tbl := txoTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
+	for _, args := range [][]any{nil, {1}} {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args == nil {
+			_, err = tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1); INSERT INTO "+tbl+" VALUES (1)")
+		} else {
+			_, err = tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1), ($1)", args...)
+		}
+		if err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+		err = tx.Commit(ctx)
+		var pgErr *PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+			t.Fatalf("Commit = %v, want 23505", err)
+		}
+		if SafeToRetry(err) {
+			t.Fatalf("Commit error SafeToRetry")
+		}
+		if n := txoCount(t, ctx, tbl); n != 0 {
+			t.Fatalf("%d rows after failed commit", n)
+		}
+		if c.TxStatus() != 'I' {
+			t.Fatalf("TxStatus %c", c.TxStatus())
+		}
+		// the connection is usable and outside any transaction
+		if _, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (7)"); err != nil {
+			t.Fatal(err)
+		}
+		if n := txoCount(t, ctx, tbl); n != 1 {
+			t.Fatalf("%d rows after autocommit insert", n)
+		}
+		c.Exec(ctx, "DELETE FROM "+tbl)
+	}
+	// BeginFunc
+	err = BeginFunc(ctx, c, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (2), (2)")
+		return err
+	})
+	if err == nil {
+		t.Fatal("BeginFunc succeeded with a deferred violation")
+	}
+	if n := txoCount(t, ctx, tbl); n != 0 {
+		t.Fatalf("%d rows after failed BeginFunc", n)
+	}
+}
+
+func TestAuditTxoSerializationAtCommit(t *testing.T) {
+	ctx := testCtx(t)
+	c1, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	c2, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	tbl := txoTable(t, ctx, c1, "(id int, v int)")
+	c1.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1, 0), (2, 0)")
+	opts := TxOptions{IsoLevel: "serializable"}
+	t1, err := c1.BeginTx(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2, err := c2.BeginTx(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s int
+	if err := t1.QueryRow(ctx, "SELECT sum(v)::int FROM "+tbl).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	if err := t2.QueryRow(ctx, "SELECT sum(v)::int FROM "+tbl).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := t1.Exec(ctx, "UPDATE "+tbl+" SET v = v + 1 WHERE id = $1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := t2.Exec(ctx, "UPDATE "+tbl+" SET v = v + 10 WHERE id = $1", 2); err != nil {
+		t.Fatal(err)
+	}
+	e1 := t1.Commit(ctx)
+	e2 := t2.Commit(ctx)
+	if e1 != nil {
+		t.Fatalf("first commit: %v", e1)
+	}
+	var pgErr *PgError
+	if !errors.As(e2, &pgErr) || pgErr.Code != "40001" {
+		t.Fatalf("second commit = %v, want 40001", e2)
+	}
+	var v1, v2 int
+	if err := c1.QueryRow(ctx, "SELECT (SELECT v FROM "+tbl+" WHERE id=1), (SELECT v FROM "+tbl+" WHERE id=2)").Scan(&v1, &v2); err != nil {
+		t.Fatal(err)
+	}
+	if v1 != 1 || v2 != 0 {
+		t.Fatalf("v1=%d v2=%d", v1, v2)
+	}
+}
+
+// COMMIT in a failed transaction: the server answers ROLLBACK. Tried with
+// failures of every kind of statement, and with the failing statement run
+// concurrently with the commit from another goroutine.
+func TestAuditTxoCommitAfterFailure(t *testing.T) {
+	ctx := testCtx(t)
+	c, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tbl := txoTable(t, ctx, c, "(id int)")
+	fails := []func(tx *Tx) error{
+		func(tx *Tx) error { _, err := tx.Exec(ctx, "SELECT 1/0"); return err },
+		func(tx *Tx) error { _, err := tx.Exec(ctx, "SELECT 1/$1::int", 0); return err },
+		func(tx *Tx) error { var x int; return tx.QueryRow(ctx, "SELECT 1/$1::int", 0).Scan(&x) },
+		func(tx *Tx) error { _, err := tx.Exec(ctx, "SELEC 1"); return err },
+		func(tx *Tx) error { _, err := tx.Exec(ctx, "SELEC $1", 1); return err },
+		func(tx *Tx) error {
+			r, err := tx.Query(ctx, "SELECT 1/(3-g) FROM generate_series(1,5) g")
+			if err != nil {
+				return err
+			}
+			for r.Next() {
+			}
+			r.Close()
+			return r.Err()
+		},
+		func(tx *Tx) error {
+			b := &Batch{}
+			b.Queue("SELECT 1")
+			b.Queue("SELECT 1/0")
+			return tx.SendBatch(ctx, b).Close()
+		},
+	}
+	for i, f := range fails {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", i); err != nil {
+			t.Fatal(err)
+		}
+		if err := f(tx); err == nil {
+			t.Fatalf("case %d: no error", i)
+		}
+		err = tx.Commit(ctx)
+		if !errors.Is(err, ErrTxRolledBack) {
+			t.Errorf("case %d: Commit = %v, want ErrTxRolledBack", i, err)
+		}
+		if n := txoCount(t, ctx, tbl); n != 0 {
+			t.Fatalf("case %d: %d rows", i, n)
+		}
+	}
+}
+
+// Other goroutines' statements on the Conn never run inside a Tx, and the
+// Tx's statements always do.
+func TestAuditTxoConcurrentOutsiders(t *testing.T) {
+	ctx := testCtx(t)
+	c, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	outside := map[int64]bool{}
+	var bad []string
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var x int64
+				var err error
+				switch i % 3 {
+				case 0:
+					err = c.QueryRow(ctx, "SELECT txid_current()").Scan(&x)
+				case 1:
+					err = c.QueryRow(ctx, "SELECT txid_current() + $1", 0).Scan(&x)
+				case 2:
+					var s string
+					s, err = c.queryScalar(ctx, "SELECT txid_current()")
+					fmt.Sscan(s, &x)
+				}
+				if err != nil {
+					mu.Lock()
+					bad = append(bad, err.Error())
+					mu.Unlock()
+					continue
+				}
+				mu.Lock()
+				if outside[x] {
+					bad = append(bad, fmt.Sprintf("txid %d seen twice outside", x))
+				}
+				outside[x] = true
+				mu.Unlock()
+			}
+		}(g)
+	}
+	var txids []int64
+	for round := 0; round < 60; round++ {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first int64
+		if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&first); err != nil {
+			t.Fatal(err)
+		}
+		var iwg sync.WaitGroup
+		for k := 0; k < 4; k++ {
+			iwg.Add(1)
+			go func(k int) {
+				defer iwg.Done()
+				var x int64
+				var err error
+				if k%2 == 0 {
+					err = tx.QueryRow(ctx, "SELECT txid_current()").Scan(&x)
+				} else {
+					err = tx.QueryRow(ctx, "SELECT txid_current() + $1", 0).Scan(&x)
+				}
+				if err != nil || x != first {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("tx stmt: txid %d want %d err %v", x, first, err))
+					mu.Unlock()
+				}
+			}(k)
+		}
+		iwg.Wait()
+		if round%2 == 0 {
+			err = tx.Commit(ctx)
+		} else {
+			err = tx.Rollback(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		txids = append(txids, first)
+	}
+	close(stop)
+	wg.Wait()
+	for _, x := range txids {
+		if outside[x] {
+			t.Errorf("an outside statement ran in transaction %d", x)
+		}
+	}
+	for i, b := range bad {
+		if i > 10 {
+			break
+		}
+		t.Error(b)
+	}
+}
+
+// A Tx whose statement's ctx ends mid-way: Commit must not commit, and the
+// next caller of the Conn must not be in the dead transaction.
+func TestAuditTxoCtxEndsMidTx(t *testing.T) {
+	ctx := testCtx(t)
+	c, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tbl := txoTable(t, ctx, c, "(id int)")
+	for round := 0; round < 6; round++ {
+		c.Exec(ctx, "DELETE FROM "+tbl)
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)"); err != nil {
+			t.Fatal(err)
+		}
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		var sqlText string
+		var args []any
+		switch round % 3 {
+		case 0:
+			sqlText = "INSERT INTO " + tbl + " SELECT 2 FROM pg_sleep(0.2)"
+		case 1:
+			sqlText, args = "INSERT INTO "+tbl+" SELECT $1 FROM pg_sleep(0.2)", []any{2}
+		case 2:
+			sqlText = "INSERT INTO " + tbl + " SELECT 2 FROM pg_sleep(0.01)" // may well finish
+		}
+		_, err = tx.Exec(sctx, sqlText, args...)
+		cancel()
+		if err == nil {
+			tx.Rollback(ctx)
+			continue
+		}
+		if SafeToRetry(err) {
+			t.Errorf("round %d: abandoned statement error SafeToRetry: %v", round, err)
+		}
+		// Another goroutine's statement, queued while the tx is open.
+		outDone := make(chan error, 1)
+		go func() {
+			_, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (100)")
+			outDone <- err
+		}()
+		time.Sleep(10 * time.Millisecond)
+		err = tx.Commit(ctx)
+		if err == nil {
+			t.Errorf("round %d: Commit succeeded after an abandoned statement", round)
+		}
+		if err := <-outDone; err != nil {
+			t.Fatal(err)
+		}
+		var n1, n2, n100 int
+		if err := c.QueryRow(ctx, "SELECT count(*) FILTER (WHERE id=1)::int, count(*) FILTER (WHERE id=2)::int, count(*) FILTER (WHERE id=100)::int FROM "+tbl).Scan(&n1, &n2, &n100); err != nil {
+			t.Fatal(err)
+		}
+		if n1 != 0 || n2 != 0 || n100 != 1 {
+			t.Errorf("round %d: rows 1:%d 2:%d 100:%d", round, n1, n2, n100)
+		}
+		if n := txoCount(t, ctx, tbl); n != n1+n2+n100 {
+			t.Errorf("round %d: other session sees %d rows (uncommitted state?)", round, n)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type txoOutcome struct {
+	err error
+}
+
+// Commits raced by pg_terminate_backend: a nil error means committed, a
+// SafeToRetry error means not committed.
+func TestAuditTxoKillDuringCommit(t *testing.T) {
+	ctx := testCtx(t)
+	mon, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	tbl := txoTable(t, ctx, mon, "(id int primary key)")
+	var okCommitted, retryable, ambiguous int
+	for i := 0; i < 150; i++ {
+		c, err := Connect(ctx, srv.DSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := c.PID()
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := i % 3
+		var execErr error
+		var wg sync.WaitGroup
+		if mode == 0 {
+			_, execErr = tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", i)
+		} else {
+			// pipelined: the INSERT and the COMMIT are in flight together
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if mode == 1 {
+					_, execErr = tx.Exec(ctx, "INSERT INTO "+tbl+" SELECT $1 FROM pg_sleep(0.001)", i)
+				} else {
+					_, execErr = tx.Exec(ctx, "INSERT INTO "+tbl+" SELECT "+fmt.Sprint(i)+" FROM pg_sleep(0.001)")
+				}
+			}()
+			time.Sleep(time.Duration(rand.Intn(200)) * time.Microsecond)
+		}
+		delay := time.Duration(rand.Intn(1500)) * time.Microsecond
+		go func() {
+			time.Sleep(delay)
+			mon.Exec(context.Background(), "SELECT pg_terminate_backend($1)", int(pid))
+		}()
+		cerr := tx.Commit(ctx)
+		wg.Wait()
+		time.Sleep(2 * time.Millisecond)
+		var n int
+		// wait for the backend to be gone so the outcome is final
+		for k := 0; k < 200; k++ {
+			mon.QueryRow(ctx, "SELECT count(*)::int FROM pg_stat_activity WHERE pid=$1", int(pid)).Scan(&n)
+			if n == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		var rows int
+		if err := mon.QueryRow(ctx, "SELECT count(*)::int FROM "+tbl+" WHERE id=$1", i).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if errors.Is(execErr, ErrTxClosed) {
+			// queued after the Commit: refused, as documented
+			c.Close()
+			continue
+		}
+		switch {
+		case cerr == nil:
+			okCommitted++
+			if rows != 1 {
+				t.Errorf("iter %d mode %d: Commit nil but %d rows (exec err %v)", i, mode, rows, execErr)
+			}
+			if execErr != nil {
+				t.Errorf("iter %d mode %d: Commit nil but the tx's INSERT failed: %v", i, mode, execErr)
+			}
+		case SafeToRetry(cerr):
+			retryable++
+			if rows != 0 {
+				t.Errorf("iter %d mode %d: Commit SafeToRetry (%v) but committed", i, mode, cerr)
+			}
+		default:
+			ambiguous++
+			if errors.Is(cerr, ErrTxRolledBack) && rows != 0 {
+				t.Errorf("iter %d mode %d: ErrTxRolledBack but committed", i, mode)
+			}
+		}
+		if rows == 1 && execErr != nil && SafeToRetry(execErr) {
+			t.Errorf("iter %d mode %d: INSERT SafeToRetry (%v) but it committed", i, mode, execErr)
+		}
+		c.Close()
+	}
+	t.Logf("committed %d, safe-to-retry %d, ambiguous %d", okCommitted, retryable, ambiguous)
+}
+
+// Pool.Exec and Pool BeginFunc under repeated pg_terminate_backend: no
+// statement runs twice, no success is lost, no SafeToRetry error for work
+// that committed.
+func TestAuditTxoPoolKillStorm(t *testing.T) {
+	for _, extra := range []string{"sslmode=disable", "sslmode=require", "pipeline_sync=each"} {
+		t.Run(extra, func(t *testing.T) { txoPoolKillStorm(t, extra) })
+	}
+}
+
+func txoPoolKillStorm(t *testing.T, extra string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	mon, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	tbl := txoTable(t, ctx, mon, "(id int, k int)")
+	app := "txo_storm"
+	p, err := NewPool(ctx, srv.DSN("application_name="+app, "pool_max_conns=4", extra))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var next atomic.Int64
+	type res struct {
+		id   int64
+		kind int
+		err  error
+	}
+	results := make(chan res, 100000)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := next.Add(1)
+				kind := int(id % 4)
+				var err error
+				switch kind {
+				case 0:
+					_, err = p.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1, 0)", id)
+				case 1:
+					_, err = p.Exec(ctx, fmt.Sprintf("INSERT INTO %s VALUES (%d, 0)", tbl, id))
+				case 2:
+					err = BeginFunc(ctx, p, func(tx *Tx) error {
+						if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1, 1)", id); err != nil {
+							return err
+						}
+						_, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1, 2)", id)
+						return err
+					})
+				case 3:
+					var x int64
+					err = p.QueryRow(ctx, "INSERT INTO "+tbl+" VALUES ($1, 0) RETURNING id", id).Scan(&x)
+				}
+				results <- res{id, kind, err}
+			}
+		}(g)
+	}
+	killEnd := time.Now().Add(4 * time.Second)
+	for time.Now().Before(killEnd) {
+		time.Sleep(time.Duration(5+rand.Intn(20)) * time.Millisecond)
+		mon.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name=$1 AND pid <> pg_backend_pid()", app)
+	}
+	close(stop)
+	wg.Wait()
+	close(results)
+	counts := map[int64]int{}
+	r, err := mon.Query(ctx, "SELECT id, count(*)::int FROM "+tbl+" GROUP BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var id int64
+		var n int
+		r.Scan(&id, &n)
+		counts[id] = n
+	}
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	var nOK, nRetry, nOther, fails int
+	for rs := range results {
+		want := 1
+		if rs.kind == 2 {
+			want = 2
+		}
+		got := counts[rs.id]
+		switch {
+		case got > want:
+			t.Errorf("id %d kind %d: %d rows, statement ran twice (err %v)", rs.id, rs.kind, got, rs.err)
+			fails++
+		case rs.err == nil:
+			nOK++
+			if got != want {
+				t.Errorf("id %d kind %d: success but %d rows", rs.id, rs.kind, got)
+				fails++
+			}
+		case SafeToRetry(rs.err):
+			nRetry++
+			if got != 0 {
+				t.Errorf("id %d kind %d: SafeToRetry error %v but %d rows", rs.id, rs.kind, rs.err, got)
+				fails++
+			}
+		default:
+			nOther++
+			if rs.kind == 2 && got != 0 && got != want {
+				t.Errorf("id %d: partial transaction %d rows", rs.id, got)
+			}
+		}
+		if fails > 20 {
+			break
+		}
+	}
+	t.Logf("ok %d, safe-to-retry %d, other errors %d", nOK, nRetry, nOther)
+}

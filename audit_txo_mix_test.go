@@ -1,0 +1,163 @@
+package pgline
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Transactions with given-up statements, Commits and Rollbacks whose ctx
+// ends, on a Conn shared with goroutines inserting outside: every
+// outsider's successful insert persists (it never ran inside a rolled back
+// transaction), and a nil Commit keeps every statement of the transaction
+// that succeeded.
+func TestAuditTxoMixedCtxStorm(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tbl := txoTable(t, ctx, c, "(id bigint, who text)")
+	var next atomic.Int64
+	var mu sync.Mutex
+	outOK := map[int64]bool{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := next.Add(1)
+				var err error
+				if id%2 == 0 {
+					_, err = c.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1, 'out')", id)
+				} else {
+					_, err = c.Exec(ctx, "INSERT INTO "+tbl+" SELECT "+itoa64(id)+", 'out'")
+				}
+				if err == nil {
+					mu.Lock()
+					outOK[id] = true
+					mu.Unlock()
+				}
+			}
+		}(g)
+	}
+	type txRes struct {
+		ids      []int64
+		ok       []bool
+		commit   error
+		doCommit bool
+	}
+	var txs []txRes
+	for round := 0; round < 80; round++ {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r txRes
+		var rmu sync.Mutex
+		var iwg sync.WaitGroup
+		for k := 0; k < 3; k++ {
+			id := next.Add(1)
+			iwg.Add(1)
+			go func() {
+				defer iwg.Done()
+				sctx, cancel := context.WithTimeout(ctx, time.Duration(5+rand.Intn(40))*time.Millisecond)
+				defer cancel()
+				_, err := tx.Exec(sctx, "INSERT INTO "+tbl+" SELECT $1, 'tx' FROM pg_sleep($2::float8)", id, float64(rand.Intn(10))/1000)
+				rmu.Lock()
+				r.ids = append(r.ids, id)
+				r.ok = append(r.ok, err == nil)
+				rmu.Unlock()
+			}()
+		}
+		iwg.Wait()
+		ectx, ecancel := context.WithTimeout(ctx, time.Duration(rand.Intn(20))*time.Millisecond)
+		r.doCommit = round%3 != 0
+		if r.doCommit {
+			r.commit = tx.Commit(ectx)
+		} else {
+			r.commit = tx.Rollback(ectx)
+		}
+		ecancel()
+		txs = append(txs, r)
+		time.Sleep(2 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	time.Sleep(200 * time.Millisecond)
+	present := map[int64]string{}
+	rows, err := c.Query(ctx, "SELECT id, who FROM "+tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var who string
+		rows.Scan(&id, &who)
+		present[id] = who
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	fails := 0
+	for id := range outOK {
+		if present[id] != "out" {
+			t.Errorf("outside insert %d succeeded but is gone (ran inside a rolled back transaction?)", id)
+			fails++
+			if fails > 10 {
+				break
+			}
+		}
+	}
+	var committed, failed int
+	for i, r := range txs {
+		anyPresent := false
+		for j, id := range r.ids {
+			if present[id] == "tx" {
+				anyPresent = true
+			}
+			if r.doCommit && r.commit == nil && r.ok[j] && present[id] != "tx" {
+				t.Errorf("tx %d: Commit nil, statement ok, row %d missing", i, id)
+			}
+			if r.doCommit && r.commit == nil && !r.ok[j] && present[id] == "tx" {
+				t.Errorf("tx %d: Commit nil kept row %d of a statement whose caller got an error", i, id)
+			}
+		}
+		if anyPresent && (!r.doCommit || r.commit != nil && (SafeToRetry(r.commit) || errors.Is(r.commit, ErrTxRolledBack))) {
+			t.Errorf("tx %d (commit=%v): rows present though %v", i, r.doCommit, r.commit)
+		}
+		if r.doCommit && r.commit == nil {
+			committed++
+		} else if r.doCommit {
+			failed++
+		}
+	}
+	t.Logf("commits ok %d failed %d; outside ok %d", committed, failed, len(outOK))
+}
+
+func itoa64(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
