@@ -31,6 +31,11 @@ type holder struct {
 	// closing: the transaction's COMMIT or ROLLBACK is queued; the gate
 	// refuses its statements (ErrTxClosed). Guarded by Conn.wmu.
 	closing bool
+	// pending counts the holder's requests queued and not yet handed on
+	// (see Conn.handoff), and settled, when set, is closed once there are
+	// none (see Conn.settle). Guarded by Conn.wmu.
+	pending int
+	settled chan struct{}
 }
 
 // notePathLocked records that a statement that may change search_path
@@ -97,4 +102,26 @@ func (c *Conn) gateLocked(ctx context.Context, owner *holder) error {
 		return ErrTxClosed
 	}
 	return nil
+}
+
+// settle waits until every request sent for h has been handed on (its
+// caller has its reply, or gave up and the transaction is doomed), or
+// until ctx ends.
+func (c *Conn) settle(ctx context.Context, h *holder) error {
+	c.wmu.Lock()
+	if h.pending == 0 {
+		c.wmu.Unlock()
+		return nil
+	}
+	if h.settled == nil {
+		h.settled = make(chan struct{})
+	}
+	ch := h.settled
+	c.wmu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

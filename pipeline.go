@@ -428,6 +428,9 @@ func (c *Conn) groupEnded(req *request) error {
 // when the queue is empty. The caller holds wmu.
 func (c *Conn) enqueueLocked(req *request) {
 	req.cancels = c.cancels.Load()
+	if req.owner != nil {
+		req.owner.pending++
+	}
 	c.seqNext++
 	req.seq = c.seqNext
 	c.syncHolder = nil // a Sync may only be taken by the run queued right after
@@ -752,6 +755,12 @@ func (c *Conn) handoff(req *request) {
 	next := req.next
 	if next == nil {
 		c.tail = nil
+	}
+	if o := req.owner; o != nil {
+		if o.pending--; o.pending == 0 && o.settled != nil {
+			close(o.settled) // a Commit waits (see Conn.settle)
+			o.settled = nil
+		}
 	}
 	c.wmu.Unlock()
 	req.free()

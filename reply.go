@@ -215,6 +215,9 @@ func (c *Conn) abandon(req *request) error {
 // CancelTimeout after the cancel, the connection is closed, and the
 // requests behind fail.
 func (c *Conn) drainAbandoned(req *request) {
+	// Doomed before its hand-off: a Commit waiting for it (see
+	// Conn.settle) must not commit what its caller was told failed.
+	req.owner.doom()
 	req.watch.stop() // clears the deadline that interrupted the caller
 	req.watch.interrupts = false
 	now := time.Now()

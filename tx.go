@@ -216,6 +216,12 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	if tx.closed() || !tx.done.CompareAndSwap(false, true) {
 		return ErrTxClosed
 	}
+	// A statement of the transaction still in flight (another
+	// goroutine's) may yet be given up, its caller told it failed: COMMIT
+	// is sent once each has its outcome, or not at all (see doom).
+	if tx.c.settle(ctx, tx.owner()) != nil {
+		tx.doom()
+	}
 	if tx.root.doomed.Load() {
 		err := errDoomed
 		if tx.savepoint != "" {
