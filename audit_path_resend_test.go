@@ -79,11 +79,13 @@ func TestAuditPathResendCommonPaths(t *testing.T) {
 			_, err := c.Exec(ctx, sql)
 			return err
 		}},
+		// Only a batch's last statement is sent again (see
+		// BatchResults.mayResend; TestBatchNotLastNotResent).
 		"BatchItem": {"SELECT ap_once('ap_s_bi')", func(ctx context.Context, c *Conn, sql string) error {
 			b := &Batch{}
 			b.Queue("SELECT 1")
-			b.Queue(sql)
 			b.Queue("SELECT 2")
+			b.Queue(sql)
 			br := c.SendBatch(ctx, b)
 			var errs []error
 			for range 3 {
@@ -93,14 +95,14 @@ func TestAuditPathResendCommonPaths(t *testing.T) {
 			errs = append(errs, br.Close())
 			return errors.Join(errs...)
 		}},
-		"BatchFirstItemQueryRow": {"SELECT ap_once('ap_s_bq')", func(ctx context.Context, c *Conn, sql string) error {
+		"BatchLastItemQueryRow": {"SELECT ap_once('ap_s_bq')", func(ctx context.Context, c *Conn, sql string) error {
 			b := &Batch{}
-			b.Queue(sql)
 			b.Queue("SELECT 2")
+			b.Queue(sql)
 			br := c.SendBatch(ctx, b)
 			var v, w int32
-			err1 := br.QueryRow().Scan(&v)
-			err2 := br.QueryRow().Scan(&w)
+			err1 := br.QueryRow().Scan(&w)
+			err2 := br.QueryRow().Scan(&v)
 			if err1 == nil && err2 == nil && (v != 1 || w != 2) {
 				err1 = fmt.Errorf("read %d %d", v, w)
 			}
@@ -108,7 +110,7 @@ func TestAuditPathResendCommonPaths(t *testing.T) {
 		}},
 	}
 	seqOf := map[string]string{"QueryRow": "ap_s_qr", "QueryRowArgs": "ap_s_qra", "QueryRowAfterFirstRow": "ap_s_qrr",
-		"ExecArgs": "ap_s_ea", "ExecSimple": "ap_s_es", "ExecSimpleMulti": "ap_s_em", "BatchItem": "ap_s_bi", "BatchFirstItemQueryRow": "ap_s_bq"}
+		"ExecArgs": "ap_s_ea", "ExecSimple": "ap_s_es", "ExecSimpleMulti": "ap_s_em", "BatchItem": "ap_s_bi", "BatchLastItemQueryRow": "ap_s_bq"}
 	for name, p := range paths {
 		t.Run(name, func(t *testing.T) {
 			c := auditConn(t)

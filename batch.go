@@ -1,7 +1,6 @@
 package pgline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -69,15 +68,12 @@ type BatchResults struct {
 	interrupted bool
 
 	// What was sent, for a statement sent again (see resend): the ctx,
-	// the transaction, the statements, and Conn.cancels when queued.
-	ctx     context.Context
-	owner   *holder
-	items   []batchItem
-	cancels uint64
-	// replay, once a statement was sent again, holds the rest of the
-	// batch's reply, read into memory; the batch's request was handed
-	// on (released).
-	replay   *wire.Reader
+	// the transaction, the statements.
+	ctx   context.Context
+	owner *holder
+	items []batchItem
+	// released: the last statement was sent again, the batch's request
+	// handed on (see resend).
 	released bool
 
 	trace    *TraceEvent
@@ -224,7 +220,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		return br
 	}
 	br.req, br.sds, br.watch = req, run, c.watch(ctx, req)
-	br.ctx, br.owner, br.items, br.cancels = ctx, owner, b.items, req.cancels
+	br.ctx, br.owner, br.items = ctx, owner, b.items
 	return br
 }
 
@@ -271,7 +267,7 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	if r == nil {
 		r = &Rows{}
 	}
-	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all, replay: br.replay}
+	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
 	if err := r.start(); err != nil {
 		r.finish()
 		if br.mayResend(i, r.err, r.txStatus) {
@@ -291,18 +287,21 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 // mayResend reports whether statement i, which failed with err before any
 // of its rows was returned, may be sent again: a CancelRequest meant for
 // another statement hit it, or a transaction pooler gave it to a session
-// without its statement (see Conn.resendable), in an independent batch.
+// without its statement (see Conn.resendable), in an independent batch,
+// and it is the batch's last statement. The statements after any other
+// have run (or are running) by the time its error is read: sent again, it
+// would run after them, and a batch [INSERT a row, UPDATE it] would
+// update nothing and report success. Its error (ErrCanceledByOther) says
+// that nothing of it ran.
 func (br *BatchResults) mayResend(i int, err error, status byte) bool {
-	return !br.all && !br.interrupted && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err, status)
+	return !br.all && !br.interrupted && i == len(br.sds)-1 && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err, status)
 }
 
-// resend sends statement i again, on its own, and returns its rows. Its
-// reply comes after every request queued behind the batch, so the rest
-// of the batch's reply is read into memory first (replay) and the
-// connection handed on (once: a statement read from memory is sent again
-// the same way); the statements after i are then read from memory. When
-// the rest cannot be read, statement i's error (hit) stands.
-// The statement's rows go to r.
+// resend sends statement i, the batch's last, again, on its own, and
+// returns its rows. Its reply comes after every request queued behind the
+// batch, so the rest of the batch's reply (its last ReadyForQuery) is
+// read first and the connection handed on. When the rest cannot be read,
+// statement i's error (hit) stands. The statement's rows go to r.
 func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 	c := br.c
 	if !br.released {
@@ -320,34 +319,19 @@ func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 	return r, nil
 }
 
-// release reads the rest of the batch's reply into memory (replay) and
-// hands the connection on; it fails when the rest cannot be read.
+// release reads the rest of the batch's reply and hands the connection
+// on; it fails when the rest cannot be read.
 func (br *BatchResults) release() error {
 	c := br.c
-	var rest []byte
-	for br.req.rfqs < br.req.syncs {
-		typ, body, _, err := c.next(br.req, readWhole)
-		if err != nil {
-			if err == errInterrupted {
-				br.interrupted = true // Close drains what is left
-			}
-			return err
+	if err := c.drainReply(br.req); err != nil {
+		if err == errInterrupted {
+			br.interrupted = true // Close drains what is left
 		}
-		var start int
-		rest, start = wire.BeginMessage(rest, typ)
-		rest, _ = wire.FinishMessage(append(rest, body...), start) // it fitted in a message already
+		return err
 	}
-	// The statements read from memory are scanned while others hold the
-	// turn: with descriptions of their own.
-	c.wmu.Lock()
-	for j := br.i; j < len(br.sds); j++ {
-		br.sds[j] = br.sds[j].offTurn()
-	}
-	c.wmu.Unlock()
 	br.watch.stop()
 	c.handoff(br.req) // br.req and its watch are reused from here on
 	br.req, br.watch, br.released = nil, nil, true
-	br.replay = wire.NewReader(bytes.NewReader(rest), len(rest)+16, c.rd.MaxMessageSize())
 	return nil
 }
 
@@ -417,7 +401,7 @@ func (br *BatchResults) Close() error {
 		br.cur = nil
 	}
 	err := br.err
-	if br.released { // the rest of the reply was read into memory (see resend)
+	if br.released { // the rest of the reply was read (see resend)
 		if br.first != nil {
 			err = br.first
 		}

@@ -639,17 +639,19 @@ func (wk *victimWorker) op(ctx context.Context, p *Pool, shape, key int) (int, e
 	return 0, nil
 }
 
-// TestCancelNoVictimBatchResent: a statement of an independent batch that
-// fails with 57014 while a cancel meant for another statement was under
-// way since the batch was queued is sent again on its own; the statements
-// after it are read back from memory, and every result is the batch's
-// own. The 57014 is raised by the statement itself the first time it runs
-// (fail_once), so that no second signal of a real cancel can reach the
-// statement sent again. The real cancel's second signal may instead hit
-// the statement before fail_once ran: then the run sent again is
-// fail_once's first, and its own 57014 (queued after the cancel ended) is
-// the caller's answer. That outcome is checked too, and the scenario run
-// again until the path under test was taken.
+// TestCancelNoVictimBatchResent: the last statement of an independent
+// batch, failing with 57014 while a cancel meant for another statement
+// was under way since the batch was queued, is sent again on its own, and
+// every result is the batch's own. (Only the last: the statements after
+// any other have run by then, see BatchResults.mayResend.) The 57014 is
+// raised by the statement itself the first time it runs (fail_once), so
+// that no second signal of a real cancel can reach the statement sent
+// again. The real cancel's second signal may instead hit a statement
+// before fail_once: that one then fails with ErrCanceledByOther, not sent
+// again, and the run of fail_once sent again is its first, whose own
+// 57014 (queued after the cancel ended) is the caller's answer. Those
+// outcomes are checked too, and the scenario run again until the path
+// under test was taken.
 func TestCancelNoVictimBatchResent(t *testing.T) {
 	c := connect(t, srv.DSN("cancel_grace=400ms"))
 	admin := connect(t, srv.DSN())
@@ -678,7 +680,7 @@ func TestCancelNoVictimBatchResent(t *testing.T) {
 			break
 		}
 		if attempt == 5 {
-			t.Fatal("statement 1 got fail_once's own error 5 times in a row: its 57014, raised while a cancel for A was under way, was not sent again (or the cancel's second signal reached fail_once first each time)")
+			t.Fatal("5 times in a row, fail_once got its own error or a statement before it the cancel: its 57014, raised while a cancel for A was under way, was not sent again (or the cancel's second signal came first each time)")
 		}
 	}
 	var one int
@@ -713,18 +715,19 @@ func cancelBatchResent(ctx context.Context, t *testing.T, c, admin *Conn) bool {
 	go func() { // B, queued behind A before A's cancel
 		b := &Batch{}
 		b.Queue("SELECT $1::int", 1)
-		b.Queue("SELECT pg_temp.fail_once()")
+		b.Queue("SELECT 1/$1::int", 0) // fails on its own
 		b.Queue("SELECT $1::int", 3)
-		b.Queue("SELECT 1/$1::int", 0) // fails, read back from memory
-		b.Queue("SELECT $1::int", 5)   // left to Close
+		b.Queue("SELECT pg_temp.fail_once()") // last: sent again
 		br := c.SendBatch(ctx, b)
 		var res result
-		for range 3 {
-			var v int
+		var v int
+		err := br.QueryRow().Scan(&v)
+		res.vals, res.errs = append(res.vals, v), append(res.errs, err)
+		_, res.exec = br.Exec()
+		for range 2 {
 			err := br.QueryRow().Scan(&v)
 			res.vals, res.errs = append(res.vals, v), append(res.errs, err)
 		}
-		_, res.exec = br.Exec()
 		res.cl = br.Close()
 		done <- res
 	}()
@@ -740,34 +743,39 @@ func cancelBatchResent(ctx context.Context, t *testing.T, c, admin *Conn) bool {
 		t.Fatalf("A: %v", err)
 	}
 	res := <-done
-	if res.errs[0] != nil || res.vals[0] != 1 || res.errs[2] != nil || res.vals[2] != 3 {
-		t.Fatalf("statements 0 and 2: %v, %v; want 1 and 3", res.vals, res.errs)
-	}
+	// res.vals and res.errs: statements 0, 2 and 3 (fail_once).
 	var pgErr *PgError
 	if !errors.As(res.exec, &pgErr) || pgErr.Code != "22012" {
-		t.Fatalf("statement 3: %v, want division by zero", res.exec)
+		t.Fatalf("statement 1: %v, want division by zero", res.exec)
 	}
-	if res.errs[1] == nil {
-		if res.vals[1] != 2 {
-			t.Fatalf("statement 1: %d, want 2", res.vals[1])
+	if !errors.As(res.cl, &pgErr) || pgErr.Code != "22012" {
+		t.Fatalf("Close: %v, want the batch's first error (division by zero)", res.cl)
+	}
+	for i, want := range []int{1, 3} {
+		if errors.Is(res.errs[i], ErrCanceledByOther) {
+			// The cancel's second signal: not sent again (not last).
+			t.Logf("a statement before fail_once got the cancel: %v; running the scenario again", res.errs[i])
+			return false
 		}
-		if !errors.As(res.cl, &pgErr) || pgErr.Code != "22012" {
-			t.Fatalf("Close: %v, want the batch's first error (division by zero)", res.cl)
+		if res.errs[i] != nil || res.vals[i] != want {
+			t.Fatalf("statement %d: %d, %v; want %d", 2*i, res.vals[i], res.errs[i], want)
+		}
+	}
+	if res.errs[2] == nil {
+		if res.vals[2] != 2 {
+			t.Fatalf("fail_once: %d, want 2", res.vals[2])
 		}
 		return true
 	}
 	// The other correct outcome: fail_once's own error, from its first
 	// call, which was the run sent again; not a cancel's.
-	if !errors.As(res.errs[1], &pgErr) || pgErr.Message != "fail_once: first call" || errors.Is(res.errs[1], ErrCanceledByOther) {
-		t.Fatalf("statement 1: %v, want 2 or fail_once's own error", res.errs[1])
+	if !errors.As(res.errs[2], &pgErr) || pgErr.Message != "fail_once: first call" || errors.Is(res.errs[2], ErrCanceledByOther) {
+		t.Fatalf("fail_once: %v, want 2 or its own error", res.errs[2])
 	}
 	var last int64
 	var called bool
 	if err := c.QueryRow(ctx, "SELECT last_value, is_called FROM fail_seq").Scan(&last, &called); err != nil || last != 1 || !called {
-		t.Fatalf("statement 1 failed with fail_once's error but the sequence is at %d, called %v (%v), want fail_once called once", last, called, err)
-	}
-	if !errors.As(res.cl, &pgErr) || pgErr.Message != "fail_once: first call" {
-		t.Fatalf("Close: %v, want the batch's first error (%v)", res.cl, res.errs[1])
+		t.Fatalf("fail_once failed with its own error but the sequence is at %d, called %v (%v), want it called once", last, called, err)
 	}
 	t.Logf("the cancel's second signal reached fail_once before its first call; running the scenario again")
 	return false

@@ -87,7 +87,8 @@
 // cancel_timeout (default 10s) after the cancel, the connection is closed
 // and a Pool replaces it. A statement hit all the same by a cancel meant
 // for another, while its own ctx is alive, is sent again when none of its
-// reply reached its caller; otherwise its error wraps ErrCanceledByOther.
+// reply reached its caller (in a Batch, only the last statement: see
+// ErrCanceledByOther); otherwise its error wraps ErrCanceledByOther.
 // A transaction one of whose statements was given up that way is rolled
 // back by Commit (ErrTxRolledBack): its caller was told it failed.
 //

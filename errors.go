@@ -141,8 +141,10 @@ var ErrClosed = errors.New("pgline: connection closed")
 // of its reply reached its caller and it ran all or nothing (outside a
 // transaction, without transaction control, DO or CALL), up to five
 // times; the error is returned when it could not be: rows were already
-// delivered, it ran in a transaction, or it may have committed part of
-// its work. A 57014 is never reported to a caller whose ctx is alive
+// delivered, it ran in a transaction, it may have committed part of its
+// work, or it is a statement of a Batch other than the last (the
+// statements after it have run: sent again, it would run after them).
+// A 57014 is never reported to a caller whose ctx is alive
 // without this error while one of pgline's cancels was under way, except
 // for a statement_timeout.
 var ErrCanceledByOther = errors.New("pgline: statement canceled by a CancelRequest meant for another statement")

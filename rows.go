@@ -68,9 +68,6 @@ type Rows struct {
 	// (see Conn.resendable). Not Conn.TxStatus, which may be a later
 	// request's by the time the rows are closed.
 	txStatus byte
-	// replay is set for a statement of a batch read back from memory
-	// (see BatchResults.resend).
-	replay *wire.Reader
 }
 
 // start reads the reply up to the first row or the end of the statement,
@@ -195,7 +192,7 @@ func (r *Rows) readRow() bool {
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(true)
 		case wire.MsgReadyForQuery:
-			r.txStatus = body[0] // checked by Conn.next (a replay's too)
+			r.txStatus = body[0] // checked by Conn.next
 			r.done = true
 			return false
 		default:
@@ -237,8 +234,8 @@ func (r *Rows) portalDescribed(body []byte) error {
 	// differs once more and is taken again.
 	sd.portalDesc = append([]byte(nil), body...)
 	if r.sd.cached != nil {
-		// A copy (read off the turn in a batch's replay, or a one-off
-		// unnamed run): the connection's own description stays cached.
+		// A copy (a one-off unnamed run): the connection's own
+		// description stays cached.
 		sd.cached = r.sd.origin()
 		r.sd = sd
 		return nil
@@ -254,14 +251,9 @@ func (r *Rows) portalDescribed(body []byte) error {
 	return nil
 }
 
-// nextMessage returns the next message of the reply: from the connection
-// (Conn.next; the body of a DataRow larger than the read buffer is left
-// to Scan, and nil), or from a batch's replay (see BatchResults.resend),
-// whose messages were read whole and checked already.
+// nextMessage returns the next message of the reply (Conn.next; the body
+// of a DataRow larger than the read buffer is left to Scan, and nil).
 func (r *Rows) nextMessage() (typ byte, body []byte, err error) {
-	if r.replay != nil {
-		return r.replay.Next()
-	}
 	typ, body, _, err = r.c.next(r.req, readHeader)
 	return typ, body, err
 }
@@ -269,13 +261,7 @@ func (r *Rows) nextMessage() (typ byte, body []byte, err error) {
 // strayCancel reports whether e may come from a CancelRequest meant for
 // another statement (see Conn.strayCancel).
 func (r *Rows) strayCancel(e *PgError) bool {
-	if r.req != nil {
-		return r.c.strayCancel(e, r.req.cancels, r.req.watch.ended())
-	}
-	if br := r.batch; br != nil { // read from a replay
-		return r.c.strayCancel(e, br.cancels, br.ctx.Err() != nil)
-	}
-	return false
+	return r.req != nil && r.c.strayCancel(e, r.req.cancels, r.req.watch.ended())
 }
 
 // readFailed ends the rows on an error of the reply reader: the

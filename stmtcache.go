@@ -2,7 +2,6 @@ package pgline
 
 import (
 	"container/list"
-	"slices"
 	"strconv"
 	"unsafe"
 
@@ -74,23 +73,13 @@ type stmtDesc struct {
 	// paths is stmtCache.paths when the statement was described (see
 	// Conn.boundLocked). Guarded by wmu.
 	paths uint64
-	// cached is the description this one copies (see offTurn), nil for
+	// cached is the description this one copies (see unnamed), nil for
 	// the connection's own.
 	cached *stmtDesc
 	// owner is the transaction (or COPY's hold) whose request described
 	// the statement, nil outside any: a failure of its describe is not
 	// another owner's outcome (see describeAgain).
 	owner *holder
-}
-
-// offTurn returns a copy of sd for rows read while the connection serves
-// others (a batch's replay, see BatchResults.release): the connection's
-// turn holder updates sd's scan plans and last command tag as it runs the
-// statement, the copy's are its own. The caller holds the turn and wmu.
-func (sd *stmtDesc) offTurn() *stmtDesc {
-	return &stmtDesc{sql: sd.sql, name: sd.name, paramOIDs: sd.paramOIDs, fields: sd.fields,
-		formats: sd.formats, plans: slices.Clone(sd.plans), lastTag: sd.lastTag, ready: sd.ready,
-		err: sd.err, portalDesc: sd.portalDesc, traits: sd.traits, cached: sd.origin()}
 }
 
 // unnamed returns a copy of sd for one run of its statement parsed
