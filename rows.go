@@ -23,6 +23,10 @@ type noRowsError struct{}
 func (*noRowsError) Error() string { return "pgline: no rows in result set" }
 func (*noRowsError) Unwrap() error { return sql.ErrNoRows }
 
+// errCopyOutRows is the error of a COPY ... TO STDOUT run as a query: its
+// data is no rows (it is read, and thrown away).
+var errCopyOutRows = errors.New("pgline: COPY ... TO STDOUT sends no rows: run it with CopyTo")
+
 // Rows is the result of Query. It holds the connection until it is closed;
 // Next returning false closes it. A Rows is used by one goroutine.
 type Rows struct {
@@ -191,6 +195,9 @@ func (r *Rows) readRow() bool {
 			}
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(true)
+		case wire.MsgCopyOutResponse:
+			r.setErr(errCopyOutRows) // its data is skipped
+		case wire.MsgCopyData, wire.MsgCopyDone:
 		case wire.MsgReadyForQuery:
 			r.txStatus = body[0] // checked by Conn.next
 			r.done = true
