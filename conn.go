@@ -414,6 +414,13 @@ func (c *Conn) handleAsync(typ byte, body []byte) error {
 		if err != nil {
 			return protocolErr(err)
 		}
+		if ps.Name == "client_encoding" && !strings.EqualFold(ps.Value, "UTF8") {
+			// Go strings are UTF-8, and so is every text value pgline
+			// sends or reads: under another encoding the server would
+			// take é for two characters, and hand out LATIN1 bytes as
+			// strings. The connection fails.
+			return fmt.Errorf("pgline: client_encoding %q is not supported: pgline sends and reads text in UTF8", ps.Value)
+		}
 		c.paramsMu.Lock()
 		changed := c.params[ps.Name] != ps.Value
 		c.params[ps.Name] = ps.Value

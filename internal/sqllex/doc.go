@@ -31,5 +31,8 @@
 // Info errs where a mistake costs least: CopyFromStdin and Deallocates may
 // be true for a text that does neither, Statements may count a function
 // body in BEGIN ATOMIC ... END as several statements, and KeepsOwnSync is
-// true when the first keyword is unknown.
+// true when the first keyword is unknown. With standard_conforming_strings
+// off, PostgreSQL reads a backslash in '...' strings as an escape, so a
+// text with a backslash may split into other tokens: Scan reads it both
+// ways and flags what either reading finds.
 package sqllex

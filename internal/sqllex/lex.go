@@ -30,6 +30,9 @@ type token struct {
 type lexer struct {
 	sql string
 	pos int // where the next token or white space starts
+	// backslash: a backslash escapes in '...' strings too, as
+	// PostgreSQL reads them with standard_conforming_strings off.
+	backslash bool
 }
 
 // next returns the next token, or a token of kind tokEOF at the end of the
@@ -43,7 +46,7 @@ func (l *lexer) next() token {
 	}
 	switch c := s[i]; {
 	case c == '\'':
-		return l.str(i, i, false)
+		return l.str(i, i, l.backslash)
 	case c == '"':
 		return l.quotedIdent(i, i)
 	case c == '$':
@@ -65,7 +68,9 @@ func (l *lexer) next() token {
 			switch lc, d := c|0x20, s[i+1]; {
 			case d == '\'' && lc == 'e':
 				return l.str(i, i+1, true)
-			case d == '\'' && (lc == 'b' || lc == 'x' || lc == 'n'):
+			case d == '\'' && lc == 'n':
+				return l.str(i, i+1, l.backslash)
+			case d == '\'' && (lc == 'b' || lc == 'x'):
 				return l.str(i, i+1, false)
 			case d == '&' && lc == 'u' && i+2 < len(s) && s[i+2] == '\'':
 				return l.str(i, i+2, false)

@@ -1,5 +1,7 @@
 package sqllex
 
+import "strings"
+
 // Info is what the driver needs to know of one SQL text.
 type Info struct {
 	// FirstKeyword is the first word of the first non-empty statement,
@@ -69,11 +71,35 @@ type Info struct {
 
 // Scan reads sql once and returns its Info. It accepts any text (invalid
 // UTF-8, unterminated strings or comments, which run to the end of the
-// text), never panics and allocates nothing.
+// text), never panics and allocates nothing. A text with a backslash is
+// read twice, with standard_conforming_strings on and off (see the
+// package comment): the session's setting is not known when a text is
+// scanned (a SET may be in flight), and the answers that flag a risk are
+// those of either reading.
 func Scan(sql string) Info {
+	info := scan(sql, false)
+	if strings.IndexByte(sql, '\\') < 0 {
+		return info
+	}
+	off := scan(sql, true)
+	if off.FirstKeyword != info.FirstKeyword {
+		info.FirstKeyword = "" // unknown (see KeepsOwnSync)
+	}
+	info.Statements = max(info.Statements, off.Statements)
+	info.CopyFromStdin = info.CopyFromStdin || off.CopyFromStdin
+	info.Deallocates = info.Deallocates || off.Deallocates
+	info.TransactionControl = info.TransactionControl || off.TransactionControl
+	info.ChangesSearchPath = info.ChangesSearchPath || off.ChangesSearchPath
+	info.SessionEffects = info.SessionEffects || off.SessionEffects
+	return info
+}
+
+// scan is Scan for one reading: with backslash, a backslash escapes in
+// '...' strings too (standard_conforming_strings off).
+func scan(sql string, backslash bool) Info {
 	var (
 		info      Info
-		l         = lexer{sql: sql}
+		l         = lexer{sql: sql, backslash: backslash}
 		depth     int  // ( and [ open
 		inStmt    bool // the current statement has a token
 		started   bool // the first token of the current statement but ( was read

@@ -260,3 +260,29 @@ func TestScanAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestScanBothStringRules: with standard_conforming_strings off, 'a\'
+// does not end at its second quote, and the COPY FROM STDIN that reads as
+// a string constant with the setting on is a statement; the session's
+// setting is not known when a text is scanned, so Scan flags what either
+// reading finds.
+func TestScanBothStringRules(t *testing.T) {
+	for _, tc := range []struct {
+		sql               string
+		copyIn, txControl bool
+		firstKeyword      string
+		statementsAtLeast int
+	}{
+		{`SELECT 'a\', '; COPY t FROM STDIN; SELECT ' --'`, true, false, "SELECT", 3},
+		{`SELECT 'x\'; COMMIT; SELECT '`, false, true, "SELECT", 3},
+		{`SELECT E'a\'b', 'c'`, false, false, "SELECT", 1},
+		{`'\'; COPY t FROM STDIN; '`, true, false, "", 2},
+	} {
+		info := Scan(tc.sql)
+		if info.CopyFromStdin != tc.copyIn || info.TransactionControl != tc.txControl ||
+			info.FirstKeyword != tc.firstKeyword || info.Statements < tc.statementsAtLeast {
+			t.Errorf("Scan(%q) = %+v; want CopyFromStdin %v, TransactionControl %v, FirstKeyword %q, Statements >= %d",
+				tc.sql, info, tc.copyIn, tc.txControl, tc.firstKeyword, tc.statementsAtLeast)
+		}
+	}
+}
