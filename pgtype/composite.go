@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
+	"sync"
 )
 
 // Binary composite layout (record_send): int32 field count, then per
@@ -78,9 +80,9 @@ func (m *Map) compositeFields(t *typeInfo, format int16, src []byte, n func(int)
 				return decodeErr(t, 1, "field %d has type OID %d, registered %d", i+1, oid, ft.oid)
 			}
 		} else {
-			ft = m.typeOf(oid)
-			if isAnonymous(ft) {
-				ft = opaqueRecord // bounds recursion on untrusted nesting
+			var err error
+			if ft, err = m.recordFieldType(t, oid); err != nil {
+				return &FieldError{Index: i, Err: err}
 			}
 		}
 		if err := f(i, ft, field); err != nil {
@@ -93,10 +95,56 @@ func (m *Map) compositeFields(t *typeInfo, format int16, src []byte, n func(int)
 	return nil
 }
 
-// opaqueRecord is the type of a field of an anonymous record that is
-// itself an anonymous record (or an array of them): such nested values
-// are not decoded, and scan as their raw binary bytes.
-var opaqueRecord = &typeInfo{oid: RecordOID, base: RecordOID, name: "record", kind: kindText}
+// recordFieldType returns the type of a field of the anonymous record t
+// (record, whose field types come with each binary value) from the
+// field's type OID. A nested anonymous record (or array of them) gets
+// the record type of the next nesting level, so that recursion on
+// untrusted nesting stops at maxTypeDepth. A field whose type this Map
+// reads only in text (a type it does not know, such as money or an
+// unregistered enum, or a type whose columns it requests in text) is an
+// error: the record came in binary, and bytes of a binary form the Map
+// cannot decode must not pass for the field's text.
+func (m *Map) recordFieldType(t *typeInfo, oid uint32) (*typeInfo, error) {
+	ft := m.typeOf(oid)
+	switch {
+	case isAnonymous(ft):
+		level := t.nest + 1
+		if level >= maxTypeDepth {
+			return nil, decodeErr(t, 1, "records nested more than %d deep", maxTypeDepth)
+		}
+		n := &nestedRecordTypes()[level]
+		if ft.kind == kindArray {
+			return &n.array, nil
+		}
+		return &n.record, nil
+	case resultFormat(ft, 0) == 0:
+		name := ft.name // "OID 790" for a type the Map does not know
+		if n, ok := builtinDatabaseTypeNames[oid]; ok && !ft.known {
+			name = strings.ToLower(n) + " (" + name + ")"
+		}
+		return nil, fmt.Errorf("%w: type %s has no binary decoder here, and records are read in binary; cast the field to text in the query (ROW(x::text, ...)) or register its type (pgline: Conn.LoadType)", ErrRecordField, name)
+	}
+	return ft, nil
+}
+
+// ErrRecordField is matched (errors.Is) by the error for a field of an
+// anonymous record (ROW(...), record) whose type this package cannot
+// decode in binary, the format records are read in: a type the Map does
+// not know (money, pg_lsn, an unregistered enum or domain), or one it
+// reads only in text.
+var ErrRecordField = errors.New("pgtype: cannot decode record field")
+
+// nestedRecordTypes holds the record and record[] types of each nesting
+// level of anonymous records inside anonymous records (level 0 is the
+// built-in record type's); it is never modified once made.
+var nestedRecordTypes = sync.OnceValue(func() *[maxTypeDepth]struct{ record, array typeInfo } {
+	var n [maxTypeDepth]struct{ record, array typeInfo }
+	for i := range n {
+		n[i].record = typeInfo{oid: RecordOID, base: RecordOID, name: "record", kind: kindComposite, known: true, nest: i}
+		n[i].array = typeInfo{oid: RecordArrayOID, base: RecordArrayOID, name: "record[]", kind: kindArray, elem: &n[i].record, known: true}
+	}
+	return &n
+})
 
 // isAnonymous reports whether t is record, or an array of record.
 func isAnonymous(t *typeInfo) bool {
@@ -390,8 +438,9 @@ func (m *Map) encodeComposite(t *typeInfo, arg any, fields []any, buf []byte, de
 	return buf, 1, false, nil
 }
 
-// encodeCompositeText encodes fields as a text literal (a,"b c",); every
-// field must encode as text.
+// encodeCompositeText encodes fields as a text literal (a,"b c",), for
+// the server to parse: a field encoded in binary goes as its text form
+// (binaryToText).
 func (m *Map) encodeCompositeText(t *typeInfo, arg any, fields []any, buf []byte, depth int) ([]byte, int16, bool, error) {
 	start := len(buf)
 	buf = append(buf, '(')
@@ -409,10 +458,13 @@ func (m *Map) encodeCompositeText(t *typeInfo, arg any, fields []any, buf []byte
 		if null {
 			continue
 		}
+		text := tmp
 		if format != 0 && !sameTextBinary(ft) {
-			return buf[:start], 0, false, encErr(t, arg, fmt.Errorf("field %d has only a binary encoding while others are text", i+1))
+			if text, err = m.binaryToText(ft, tmp); err != nil {
+				return buf[:start], 0, false, encErr(t, arg, &FieldError{Index: i, Err: err})
+			}
 		}
-		buf = appendQuoted(buf, tmp, "(),")
+		buf = appendQuoted(buf, text, "(),")
 	}
 	return append(buf, ')'), 0, false, nil
 }

@@ -22,13 +22,17 @@
 //
 //	bool                      *bool
 //	int2, int4, int8, oid     *int, *int8 … *int64, *uint … *uint64 (range-checked), *string (decimal)
-//	float4, float8            *float64, *float32 (NaN and ±Inf kept; a finite float8 beyond float32 is an error)
-//	numeric                   *string, *float64, *float32, *big.Rat, *big.Int and Go integers (error when
-//	                          fractional or out of range), *Numeric; NaN/±Infinity go into floats, strings
-//	                          ("NaN", "Infinity") and *Numeric only
+//	float4, float8            *float64, *float32 (NaN and ±Inf kept; a finite float8 beyond float32, or a
+//	                          non-zero one that float32 rounds to 0, is an error, as float8::float4 is)
+//	numeric                   *string, *float64, *float32 (rounded once to the destination, and an error
+//	                          beyond its range, as numeric::float8 and numeric::float4), *big.Rat, *big.Int
+//	                          and Go integers (error when fractional or out of range), *Numeric;
+//	                          NaN/±Infinity go into floats, strings ("NaN", "Infinity") and *Numeric only
 //	text, varchar, bpchar,
 //	name, citext, enums and
-//	every unknown OID (text)  *string, *[]byte (a copy), and parsed into integers, floats and *bool
+//	every unknown OID (text)  *string, *[]byte (a copy), and parsed into integers, floats and *bool; the
+//	                          array of an unknown type into slices of strings (not of []byte: its
+//	                          elements' text is not the bytes of a domain over bytea)
 //	bytea                     *[]byte (a copy), *string (the raw bytes)
 //	uuid                      *[16]byte, *string (8-4-4-4-12)
 //	date, timestamp,
@@ -58,7 +62,10 @@
 //	polygon, line, circle     *Point, *Lseg, *Box, *Path, *Polygon, *Line, *Circle, *string
 //	bit, varbit               *Bits, *string ("1011")
 //	record, composite types   *[]any, a pointer to a struct (exported fields in field order); record
-//	                          (ROW(…)) carries its field types; named composites need RegisterComposite
+//	                          (ROW(…)) is read in binary and carries its field types: records nested in
+//	                          it are decoded too, and a field of a type this Map reads only in text
+//	                          (money, an unregistered enum) is an error matching ErrRecordField; named
+//	                          composites need RegisterComposite
 //	hstore (RegisterName)     *map[string]*string, *map[string]string (a NULL value is an error)
 //	enums (RegisterEnum)      *string, *[]byte
 //	domains                   as their base type (result columns come described with it)
@@ -79,10 +86,14 @@
 //
 //	bool                      bool
 //	int2, int4, int8, oid     Go integers (range-checked), integral floats
-//	float4, float8            floats, integers exactly representable
+//	float4, float8            floats, integers exactly representable (float4: a float64 beyond its range,
+//	                          or non-zero that it rounds to 0, is an error)
 //	numeric                   Go integers, floats (NaN, ±Inf), *big.Int, *big.Rat (finite decimals), Numeric
 //	text types, unknown OIDs  string, []byte, and numbers, bools, geometric values, Bits and Timetz as
-//	                          their text
+//	                          their text; for an unknown OID a []byte is the value's binary form, sent
+//	                          as is (the bytes of a domain over bytea, the label of an enum), except for
+//	                          the built-in types without a codec here (money, pg_lsn, ...), none of
+//	                          which is bytes: for them it is the text, as a string is
 //	bytea                     []byte, string
 //	uuid                      [16]byte (or a named [16]byte type)
 //	date, timestamp,
@@ -102,7 +113,9 @@
 //	geometric types           Point, Lseg, Box, Path, Polygon, Line, Circle (their own type; a path or
 //	                          polygon needs a point, a line A or B non-zero, a circle a radius ≥ 0)
 //	bit, varbit               Bits; a string of 0 and 1 goes as text
-//	composite types           a struct (exported fields in order) or []any, after RegisterComposite
+//	composite types           a struct (exported fields in order) or []any, after RegisterComposite; in
+//	                          binary, or as a text literal when a field can only go as text (a string
+//	                          for an int4 field, any value for a field of a type this Map does not know)
 //	hstore                    map[string]*string (nil for NULL), map[string]string
 //
 // # Types without a fixed OID
@@ -116,6 +129,13 @@
 // of one's own for anything else. A Map is safe for concurrent use,
 // registration included; register a type before making the plans that
 // need it.
+//
+// Values this package reads in text format (a composite or array holding
+// a type with no binary codec here, an unregistered domain's array) are
+// the server's output for the session's settings. Floats among them are
+// exact with extra_float_digits at 1 (the default since PostgreSQL 12) or
+// more; a role or database that sets it lower has the server round them
+// (to 15 significant digits at 0), as its text output always does.
 //
 // A Go string goes to a text, bytea or json parameter as its bytes, and to
 // any other parameter type in text format, for the server to parse ("123"

@@ -278,7 +278,17 @@ func encodeString(t *typeInfo, s string, buf []byte) ([]byte, int16, bool, error
 }
 
 // encodeBytes sends b as bytea, as the text of a text type, or as the JSON
-// document of a json/jsonb parameter.
+// document of a json/jsonb parameter, in binary.
+//
+// For a type this package does not know, b goes in binary too, as the
+// value's binary form, which the type's receive function reads as is:
+// the bytes themselves for a domain over bytea, the text for enums,
+// citext and domains over text. In text format the type's input function
+// would parse b instead, and a domain over bytea would decode the
+// backslash escapes in it. The exception is a built-in type this package
+// has no codec for (money, pg_lsn, xid, xml, ...: builtinTypeNames, and
+// their arrays): none of them is bytes, so b can only be its text, and
+// it goes in text format for the server to parse, as a string does.
 func encodeBytes(t *typeInfo, arg any, b []byte, buf []byte) ([]byte, int16, bool, error) {
 	switch t.kind {
 	case kindBytea, kindJSON:
@@ -286,10 +296,10 @@ func encodeBytes(t *typeInfo, arg any, b []byte, buf []byte) ([]byte, int16, boo
 	case kindJSONB:
 		return append(append(buf, 1), b...), 1, false, nil
 	case kindText:
-		if t.known {
-			return append(buf, b...), 1, false, nil
+		if _, builtin := builtinDatabaseTypeNames[t.oid]; builtin && !t.known {
+			return append(buf, b...), 0, false, nil
 		}
-		return append(buf, b...), 0, false, nil
+		return append(buf, b...), 1, false, nil
 	}
 	return buf, 0, false, encErr(t, arg, errUnsupported)
 }

@@ -166,12 +166,18 @@ func (m *Map) encodeArray(t *typeInfo, arg any, rv reflect.Value, buf []byte, de
 	return buf, 1, false, nil
 }
 
-// sameTextBinary reports whether t's binary form is its text form.
-func sameTextBinary(t *typeInfo) bool { return t.kind == kindText || t.kind == kindJSON }
+// sameTextBinary reports whether t's binary form is its text form, so that
+// text bytes may stand inside a binary array or composite: the text types
+// this Map knows (text, varchar, bpchar, name, unknown, citext, registered
+// enums and domains over them) and json. A type the Map does not know is
+// handled as text but its binary form is its own (money, pg_lsn, xid, an
+// extension type): its text must go in a text literal, for the server to
+// parse with the type's input function.
+func sameTextBinary(t *typeInfo) bool { return t.known && (t.kind == kindText || t.kind == kindJSON) }
 
 // encodeTextArray encodes a slice as a text array literal {{a,"b c"},{NULL,d}}
-// (elements separated by arrayDelim(elem)); every element must encode as
-// text.
+// (elements separated by arrayDelim(elem)), for the server to parse: an
+// element encoded in binary goes as its text form (binaryToText).
 func (m *Map) encodeTextArray(t, elem *typeInfo, arg any, sh *arrayShape, buf []byte, depth int) ([]byte, int16, bool, error) {
 	start := len(buf)
 	delim := arrayDelim(elem)
@@ -201,7 +207,11 @@ func (m *Map) encodeTextArray(t, elem *typeInfo, arg any, sh *arrayShape, buf []
 			continue
 		}
 		if f != 0 && !sameTextBinary(elem) {
-			return buf[:start], 0, false, encErr(t, arg, fmt.Errorf("element %d has only a binary encoding while others are text", i))
+			text, err := m.binaryToText(elem, buf[elemStart:])
+			if err != nil {
+				return buf[:start], 0, false, encErr(t, arg, fmt.Errorf("element %d: %w", i, err))
+			}
+			buf = append(buf[:elemStart], text...)
 		}
 		buf = quoteArrayElem(buf, elemStart, delim)
 	}
@@ -209,4 +219,42 @@ func (m *Map) encodeTextArray(t, elem *typeInfo, arg any, sh *arrayShape, buf []
 		buf = append(buf, '}')
 	}
 	return buf, 0, false, nil
+}
+
+// errBinaryUnknown is binaryToText's error for a type the Map does not
+// know.
+var errBinaryUnknown = errors.New("a []byte for a type this package does not know is that type's binary form, which cannot go in a text literal: pass a string for the value's text, or register the type (pgline: Conn.LoadType)")
+
+// binaryToText returns the text form of bin, the binary encoding of a
+// value of t, for a text array or composite literal that the server's
+// input functions parse. Only types whose binary form this Map decodes
+// have one: not a type it does not know (whose []byte argument is the
+// type's own binary form), nor a Codec type (whose text is its own), nor
+// a type made of them.
+func (m *Map) binaryToText(t *typeInfo, bin []byte) ([]byte, error) {
+	if !t.known {
+		return nil, errBinaryUnknown
+	}
+	if !decodesBinary(t, 0) {
+		return nil, fmt.Errorf("%s has only a binary encoding here, and the literal is text (another value can only go as text)", t.name)
+	}
+	return m.appendText(nil, t, 1, bin)
+}
+
+// decodesBinary reports whether appendText gives the text form of t's
+// binary values: t and the types it is made of are known, and none is a
+// Codec type.
+func decodesBinary(t *typeInfo, depth int) bool {
+	if !t.known || t.kind == kindCodec || depth > maxTypeDepth {
+		return false
+	}
+	if t.elem != nil && !decodesBinary(t.elem, depth+1) {
+		return false
+	}
+	for _, f := range t.fields {
+		if !decodesBinary(f, depth+1) {
+			return false
+		}
+	}
+	return true
 }

@@ -22,8 +22,19 @@ func decodeFloat(t *typeInfo, format int16, src []byte) (float64, error) {
 }
 
 // parseFloat parses PostgreSQL's text form of a float, including NaN,
-// Infinity and -Infinity.
+// Infinity and -Infinity, as float4in or float8in (t.size 4 or 8; a text
+// type is read as float8) reads it: rounded once to the type, and a
+// finite value beyond its range is an error.
 func parseFloat(t *typeInfo, src []byte) (float64, error) {
+	bits := 64
+	if t.size == 4 {
+		bits = 32
+	}
+	return parseFloatAs(t, src, bits)
+}
+
+// parseFloatAs is parseFloat into the float type of bits 32 or 64.
+func parseFloatAs(t *typeInfo, src []byte, bits int) (float64, error) {
 	switch string(src) {
 	case "NaN":
 		return math.NaN(), nil
@@ -40,14 +51,49 @@ func parseFloat(t *typeInfo, src []byte) (float64, error) {
 			return 0, decodeErr(t, 0, "%q is not a number", clip(src))
 		}
 	}
-	v, err := strconv.ParseFloat(string(src), 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return v, nil // ±Inf or 0 for values beyond float64, as PostgreSQL would underflow/overflow
-		}
+	v, err := parseFloatBits(src, bits)
+	switch {
+	case err == ErrOutOfRange:
+		return 0, decodeErr(t, 0, "%q is out of range for float%d", clip(src), bits/8)
+	case err != nil:
 		return 0, decodeErr(t, 0, "%q is not a number", clip(src))
 	}
 	return v, nil
+}
+
+// parseFloatBits parses a decimal (or NaN, Infinity) into the float type
+// of bits 32 or 64 as the server's float4in and float8in do: rounded once,
+// correctly, to that type (a float32 is not rounded through a float64
+// first), and ErrOutOfRange for a finite value that overflows to
+// infinity or underflows to zero (the server's "is out of range for type
+// double precision"; a subnormal result is fine). It is also the rule of
+// numeric::float4 and numeric::float8, which go through those functions.
+func parseFloatBits(text []byte, bits int) (float64, error) {
+	v, err := strconv.ParseFloat(string(text), bits)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return 0, ErrOutOfRange
+		}
+		return 0, err
+	}
+	if v == 0 && nonZeroMantissa(text) {
+		return 0, ErrOutOfRange
+	}
+	return v, nil
+}
+
+// nonZeroMantissa reports whether the decimal text has a non-zero digit
+// before its exponent.
+func nonZeroMantissa(text []byte) bool {
+	for _, c := range text {
+		switch {
+		case c == 'e' || c == 'E':
+			return false
+		case c >= '1' && c <= '9':
+			return true
+		}
+	}
+	return false
 }
 
 // appendFloat appends v as the server's float4out or float8out (bits 32
@@ -92,9 +138,10 @@ func appendFloat(b []byte, v float64, bits int) []byte {
 // appendFloat8Text is appendFloat for float8.
 func appendFloat8Text(b []byte, v float64) []byte { return appendFloat(b, v, 64) }
 
-// planFloat plans float4/float8 into *float64 and *float32. A float8 into
-// *float32 is rounded to the nearest float32; a finite value beyond
-// float32's range is an error.
+// planFloat plans float4/float8 (and, from planText, the text of a text
+// type) into *float64 and *float32. A float8 into *float32 is rounded to
+// the nearest float32, as float8::float4; a finite value beyond float32's
+// range, or a non-zero one that would become 0, is an error.
 func planFloat(t *typeInfo, format int16, dst any) ScanPlan {
 	switch dst.(type) {
 	case *float64:
@@ -122,7 +169,12 @@ func planFloat(t *typeInfo, format int16, dst any) ScanPlan {
 			if src == nil {
 				return errNull(dst)
 			}
-			v, err := decodeFloat(t, format, src)
+			var v float64
+			if t.kind == kindText {
+				v, err = parseFloatAs(t, src, 32) // text read as float4, rounded once
+			} else {
+				v, err = decodeFloat(t, format, src)
+			}
 			if err != nil {
 				return err
 			}
@@ -137,11 +189,12 @@ func planFloat(t *typeInfo, format int16, dst any) ScanPlan {
 	return nil
 }
 
-// fitFloat32 rounds v to float32, reporting false when a finite v
-// overflows to infinity.
+// fitFloat32 rounds v to float32 as the server's float8::float4 does,
+// reporting false when a finite v overflows to infinity or a non-zero v
+// underflows to zero (subnormal float32 results are kept).
 func fitFloat32(v float64) (float32, bool) {
 	r := float32(v)
-	if math.IsInf(float64(r), 0) && !math.IsInf(v, 0) {
+	if math.IsInf(float64(r), 0) && !math.IsInf(v, 0) || r == 0 && v != 0 {
 		return 0, false
 	}
 	return r, true

@@ -28,16 +28,27 @@ func (iv Interval) Duration() (time.Duration, error) {
 	if iv.Months != 0 {
 		return 0, errors.New("interval with months has no fixed duration")
 	}
-	us := iv.Microseconds
-	days := int64(iv.Days) * 86400e6
-	if (days > 0 && us > math.MaxInt64-days) || (days < 0 && us < math.MinInt64-days) {
+	// Days × 86400e6 does not fit an int64 for |Days| beyond 106751991,
+	// and Microseconds may bring such a sum back into range, so the
+	// whole days of Microseconds are moved to the day count first (both
+	// stay far from int64's limits), and every step is checked.
+	const usPerDay int64 = 86400e6
+	days := int64(iv.Days) + iv.Microseconds/usPerDay // |days| < 2^31 + 2^27
+	rem := iv.Microseconds % usPerDay                 // |rem| < usPerDay
+	if days > math.MaxInt64/usPerDay || days < math.MinInt64/usPerDay {
 		return 0, ErrOutOfRange
 	}
-	us += days
-	if us > math.MaxInt64/1000 || us < math.MinInt64/1000 {
+	us, ok := addInt64(days*usPerDay, rem)
+	if !ok || us > math.MaxInt64/1000 || us < math.MinInt64/1000 {
 		return 0, ErrOutOfRange
 	}
 	return time.Duration(us) * time.Microsecond, nil
+}
+
+// addInt64 returns a+b, and false when the sum overflows int64.
+func addInt64(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (s > a) == (b > 0)
 }
 
 // decodeInterval decodes an interval: int64 microseconds, int32 days,

@@ -292,22 +292,24 @@ func planNumeric(t *typeInfo, format int16, dst any) ScanPlan {
 		})
 	case *float64, *float32:
 		_, f32 := dst.(*float32)
+		bits := 64
+		if f32 {
+			bits = 32 // rounded once, as numeric::float4: not through a float64
+		}
 		return scan(func(text []byte, dst any) error {
-			v, err := strconv.ParseFloat(string(text), 64)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
+			// numeric_float8 and numeric_float4 read the numeric's text
+			// with float8in and float4in: beyond the range is an error;
+			// NaN and ±Infinity map to their floats.
+			v, err := parseFloatBits(text, bits)
+			if err != nil {
 				return err
 			}
 			if f32 {
 				d, err := target[float32](dst)
-				if err != nil {
-					return err
+				if err == nil {
+					*d = float32(v)
 				}
-				r, ok := fitFloat32(v)
-				if !ok {
-					return ErrOutOfRange
-				}
-				*d = r
-				return nil
+				return err
 			}
 			d, err := target[float64](dst)
 			if err == nil {

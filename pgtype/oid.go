@@ -153,6 +153,7 @@ type typeInfo struct {
 	known bool      // false for OIDs this package does not know (decoded as text)
 
 	fields []*typeInfo // field types of a registered composite type
+	nest   int         // record: how deep this anonymous record is nested in others (see recordFieldType)
 	codec  Codec       // kindCodec: the user's codec
 }
 

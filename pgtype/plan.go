@@ -149,8 +149,8 @@ func (m *Map) PlanScan(oid uint32, format int16, dst any) (ScanPlan, error) {
 	case *[]byte:
 		return m.bytesPlan(t, format), nil
 	}
-	if p := m.unknownArrayPlan(t, format, dst); p != nil {
-		return p, nil
+	if p, err := m.unknownArrayPlan(t, format, dst); p != nil || err != nil {
+		return p, err
 	}
 	if p := m.reflectPlan(oid, format, rt); p != nil {
 		return p, nil
@@ -273,14 +273,31 @@ func errPlanType(dst any, want reflect.Type) error {
 // is read as an array literal of text elements. It is how the array of an
 // enum nobody registered (whose OID only the database knows) scans into
 // []string; a value that is no array literal is an error.
-func (m *Map) unknownArrayPlan(t *typeInfo, format int16, dst any) ScanPlan {
+//
+// Elements of a []byte kind ([][]byte, []*[]byte, []sql.RawBytes) are
+// refused: the element type is unknown, and its text is not the bytes a
+// []byte promises when it is a domain over bytea (whose array column
+// comes described with the array's own OID, unlike a scalar column,
+// which comes with the base type's): '\x0102' would scan as those six
+// characters rather than the bytes 1 and 2.
+func (m *Map) unknownArrayPlan(t *typeInfo, format int16, dst any) (ScanPlan, error) {
 	if t.known || format != 0 {
-		return nil
+		return nil, nil
 	}
 	st := reflect.TypeOf(dst).Elem()
 	if st.Kind() != reflect.Slice || st.Elem().Kind() == reflect.Uint8 {
-		return nil
+		return nil, nil
+	}
+	leaf := st.Elem()
+	for leaf.Kind() == reflect.Slice && leaf.Elem().Kind() != reflect.Uint8 {
+		leaf = leaf.Elem()
+	}
+	for leaf.Kind() == reflect.Pointer {
+		leaf = leaf.Elem()
+	}
+	if leaf.Kind() == reflect.Slice && leaf.Elem().Kind() == reflect.Uint8 {
+		return nil, fmt.Errorf("pgtype: cannot scan %s into %T: the elements of an array of a type this Map does not know come as text, not as the bytes of a domain over bytea; scan into []string, or register the type (pgline: Conn.LoadType): %w", t.name, dst, ErrUnsupportedDest)
 	}
 	at := &typeInfo{oid: t.oid, base: t.base, name: t.name, kind: kindArray, elem: m.typeOf(TextOID)}
-	return m.planArray(at, format, dst)
+	return m.planArray(at, format, dst), nil
 }

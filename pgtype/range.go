@@ -401,8 +401,8 @@ func (m *Map) encodeRange(t *typeInfo, arg any, ra rangeArg, buf []byte, depth i
 	return buf, 1, false, nil
 }
 
-// encodeRangeText encodes a range as a text literal; both bounds must
-// encode as text.
+// encodeRangeText encodes a range as a text literal, for the server to
+// parse: a bound encoded in binary goes as its text form (binaryToText).
 func (m *Map) encodeRangeText(t *typeInfo, arg any, flags byte, lower, upper any, buf []byte, depth int) ([]byte, int16, bool, error) {
 	start := len(buf)
 	if flags&rangeLBInc != 0 {
@@ -425,11 +425,14 @@ func (m *Map) encodeRangeText(t *typeInfo, arg any, flags byte, lower, upper any
 		if err != nil {
 			return buf[:start], 0, false, encErr(t, arg, err)
 		}
-		if format != 0 && !sameTextBinary(t.elem) {
-			return buf[:start], 0, false, encErr(t, arg, errors.New("one bound has only a binary encoding while the other is text"))
-		}
 		tmp = out
-		buf = appendQuoted(buf, tmp, "()[],")
+		text := tmp
+		if format != 0 && !sameTextBinary(t.elem) {
+			if text, err = m.binaryToText(t.elem, tmp); err != nil {
+				return buf[:start], 0, false, encErr(t, arg, err)
+			}
+		}
+		buf = appendQuoted(buf, text, "()[],")
 	}
 	if flags&rangeUBInc != 0 {
 		return append(buf, ']'), 0, false, nil

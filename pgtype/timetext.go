@@ -26,8 +26,8 @@ func parseTimestamp(t *typeInfo, src []byte) (Timestamp, error) {
 		bc, s = true, s[:n-3]
 	}
 	y, s, ok := parseDigits(s, 1, 7)
-	if !ok || len(s) == 0 || s[0] != '-' {
-		return bad()
+	if !ok || y == 0 || len(s) == 0 || s[0] != '-' {
+		return bad() // there is no year 0, AD or BC: the server refuses it
 	}
 	mo, s, ok := parseDigits(s[1:], 2, 2)
 	if !ok || len(s) == 0 || s[0] != '-' {
@@ -118,6 +118,8 @@ func parseClock(s []byte) (int64, []byte, bool) {
 }
 
 // parseOffset reads a UTC offset +HH[:MM[:SS]] and returns it in seconds.
+// An offset of 16 hours or more is refused, as the server refuses it
+// (maxTimetzOffset: offsets run from -15:59:59 to +15:59:59).
 func parseOffset(s []byte) (int, []byte, bool) {
 	if len(s) == 0 || (s[0] != '+' && s[0] != '-') {
 		return 0, s, false
@@ -127,7 +129,7 @@ func parseOffset(s []byte) (int, []byte, bool) {
 		sign = -1
 	}
 	h, s, ok := parseDigits(s[1:], 2, 2)
-	if !ok {
+	if !ok || h*3600 >= maxTimetzOffset {
 		return 0, s, false
 	}
 	secs := h * 3600

@@ -34,7 +34,7 @@ import (
 //	macaddr, macaddr8          net.HardwareAddr
 //	range types                Range[any] with the subtype's defaults as bounds
 //	record, composite types    []any of the field defaults (a field of an anonymous record that is
-//	                           itself an anonymous record stays its binary bytes)
+//	                           itself an anonymous record is a nested []any; see ErrRecordField)
 //	hstore                     map[string]*string
 //	point, lseg, box, path,
 //	polygon, line, circle      Point, Lseg, Box, Path, Polygon, Line, Circle
