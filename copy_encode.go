@@ -9,6 +9,7 @@ package pgline
 //	trailer: int16 -1
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -60,6 +61,11 @@ func (e *copyEncoder) appendRow(buf []byte, row []any) ([]byte, error) {
 			// the column's codec reads the text, as the server would,
 			// and writes its binary form. Binary values never come here.
 			text := append([]byte(nil), out[lenPos+4:]...) // out is rewritten below
+			if _, array := e.types.ArrayElem(e.oids[i]); array && len(bytes.TrimLeft(text, " \t\n\r\v\f")) > 0 && bytes.TrimLeft(text, " \t\n\r\v\f")[0] == '[' {
+				// "[0:1]={5,6}": the Go value the text decodes to has
+				// no bounds, and re-encoded it would store {5,6}.
+				return buf[:start], fmt.Errorf("column %q: array text with explicit bounds cannot be written by COPY FROM (binary) without losing them: pass a Go slice (bounds from 1), or copy text with CopyFromReader", e.names[i])
+			}
 			if val, derr := e.types.DecodeValue(e.oids[i], 0, text); derr == nil && val != nil {
 				out, format, null, err = e.types.Encode(e.oids[i], val, out[:lenPos+4])
 				if err != nil {
