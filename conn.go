@@ -32,9 +32,9 @@ type Conn struct {
 	cfg  *Config
 	host HostConfig // the host this connection reached
 
-	netConn net.Conn // the socket, or the TLS connection over it
-	rawConn net.Conn // the socket
-	tls     bool     // netConn is a *tls.Conn
+	netConn net.Conn    // the socket, or the TLS connection over it
+	peeker  *sockPeeker // looks into the socket (see settleIdle)
+	tls     bool        // netConn is a *tls.Conn
 	// sock writes to the socket without waiting (see writeLocked); set
 	// once the startup is done, when netConn is the socket itself.
 	sock sockWriter

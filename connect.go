@@ -262,7 +262,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		cfg:     cfg,
 		host:    h,
 		netConn: netConn,
-		rawConn: netConn,
+		peeker:  newSockPeeker(netConn),
 		params:  make(map[string]string),
 		types:   newTypeMap(cfg.TypeMap),
 		label:   hostLabel(h),

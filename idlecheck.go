@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// sockState is what peekSocket sees in an idle socket.
+// sockState is what sockPeeker sees in an idle socket.
 type sockState int8
 
 const (
@@ -54,7 +54,7 @@ func (c *Conn) settleIdle(ctx context.Context, ask bool) error {
 	if c.busy() {
 		return nil
 	}
-	switch peekSocket(c.rawConn) {
+	switch c.peeker.peek() {
 	case sockQuiet:
 		return nil
 	case sockUnknown:

@@ -4,6 +4,10 @@ package pgline
 
 import "net"
 
-// peekSocket cannot look into a socket on this system: an idle
+// sockPeeker cannot look into a socket on this system: an idle
 // connection is checked with a round trip (see Conn.usableAfterIdle).
-func peekSocket(net.Conn) sockState { return sockUnknown }
+type sockPeeker struct{}
+
+func newSockPeeker(net.Conn) *sockPeeker { return nil }
+
+func (*sockPeeker) peek() sockState { return sockUnknown }

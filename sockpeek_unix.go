@@ -5,39 +5,59 @@ package pgline
 import (
 	"errors"
 	"net"
+	"sync"
 	"syscall"
 )
 
-// peekSocket looks, without blocking or consuming anything, at what an
+// sockPeeker looks, without blocking or consuming anything, at what an
 // idle socket holds: nothing (sockQuiet), bytes the server sent while the
-// connection was idle (sockData), or its end (sockEnded).
-func peekSocket(conn net.Conn) sockState {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return sockUnknown
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return sockUnknown
-	}
-	state := sockUnknown
-	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		switch {
-		case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK):
-			state = sockQuiet
-		case errors.Is(err, syscall.EINTR):
-			state = sockUnknown
-		case err != nil, n == 0: // reset, or the peer's FIN
-			state = sockEnded
-		default:
-			state = sockData
+// connection was idle (sockData), or its end (sockEnded). It is made once
+// per connection, its func bound once, so that a look allocates nothing.
+type sockPeeker struct {
+	rc    syscall.RawConn // nil: it cannot look
+	mu    sync.Mutex      // one look at a time
+	state sockState
+	b     [1]byte
+	fn    func(fd uintptr) bool
+}
+
+// newSockPeeker returns the sockPeeker of conn, a socket.
+func newSockPeeker(conn net.Conn) *sockPeeker {
+	p := &sockPeeker{}
+	if sc, ok := conn.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			p.rc = rc
 		}
-		return true // never wait for the socket
-	})
-	if err != nil {
+	}
+	p.fn = p.look
+	return p
+}
+
+// peek looks into the socket.
+func (p *sockPeeker) peek() sockState {
+	if p == nil || p.rc == nil {
+		return sockUnknown
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state = sockUnknown
+	if err := p.rc.Read(p.fn); err != nil {
 		return sockUnknown // a deadline set earlier, a closed socket: ask the server
 	}
-	return state
+	return p.state
+}
+
+func (p *sockPeeker) look(fd uintptr) bool {
+	n, _, err := syscall.Recvfrom(int(fd), p.b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	switch {
+	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK):
+		p.state = sockQuiet
+	case errors.Is(err, syscall.EINTR):
+		p.state = sockUnknown
+	case err != nil, n == 0: // reset, or the peer's FIN
+		p.state = sockEnded
+	default:
+		p.state = sockData
+	}
+	return true // never wait for the socket
 }
