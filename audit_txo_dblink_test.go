@@ -3,6 +3,7 @@ package pgline
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -26,7 +27,15 @@ func TestAuditTxoDblinkKilledResent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mon.Close()
-	if _, err := mon.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS dblink; CREATE TABLE remote_log (id int); CREATE TABLE local_t (x int)"); err != nil {
+	if _, err := mon.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS dblink"); err != nil {
+		// dblink is in PostgreSQL's contrib modules (Debian's
+		// postgresql-15 has them; other builds may not).
+		if os.Getenv("CI") == "" {
+			t.Skipf("dblink not available: %v (install PostgreSQL's contrib modules)", err)
+		}
+		t.Fatal(err)
+	}
+	if _, err := mon.Exec(ctx, "CREATE TABLE remote_log (id int); CREATE TABLE local_t (x int)"); err != nil {
 		t.Fatal(err)
 	}
 	remote := fmt.Sprintf("host=%s port=%d user=%s dbname=%s", s.Host, s.Port, s.User, s.Database)
