@@ -76,24 +76,10 @@ func parseFloatBits(text []byte, bits int) (float64, error) {
 		}
 		return 0, err
 	}
-	if v == 0 && nonZeroMantissa(text) {
+	if v == 0 && nonzeroDigit(text) {
 		return 0, ErrOutOfRange
 	}
 	return v, nil
-}
-
-// nonZeroMantissa reports whether the decimal text has a non-zero digit
-// before its exponent.
-func nonZeroMantissa(text []byte) bool {
-	for _, c := range text {
-		switch {
-		case c == 'e' || c == 'E':
-			return false
-		case c >= '1' && c <= '9':
-			return true
-		}
-	}
-	return false
 }
 
 // appendFloat appends v as the server's float4out or float8out (bits 32
