@@ -206,6 +206,10 @@ type poolConn struct {
 	openRows int  // Rows from it not closed yet: statements behind them wait
 	retiring bool // past its lifetime: no new statements; closed when idle
 	draining bool // wanted by Acquire or Begin: no new statements until idle
+	// txRan: a Pool transaction ran on it since its session was last
+	// reset; what it set for the session (LISTEN, SET) is not an
+	// Acquire holder's, who gets it reset first (see Pool.Acquire).
+	txRan    atomic.Bool
 	created  time.Time
 	lastUsed time.Time
 }
@@ -844,16 +848,23 @@ func (pc *PoolConn) Release() {
 		if c.busy() {
 			c.Close()
 		} else {
-			ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
-			if _, err := c.Exec(ctx, resetSession); err != nil {
-				c.Close()
-			}
-			cancel()
+			resetConn(context.Background(), c)
+			pc.pc.txRan.Store(false)
 		}
 		// Notifications received for the last holder are not the next one's.
 		c.dropNotifications()
 	}
 	pc.pc.p.release(pc.pc)
+}
+
+// resetConn resets c's session (resetSession), within resetTimeout and
+// ctx, or closes c.
+func resetConn(ctx context.Context, c *Conn) {
+	ctx, cancel := context.WithTimeout(ctx, resetTimeout)
+	defer cancel()
+	if _, err := c.Exec(ctx, resetSession); err != nil {
+		c.Close()
+	}
 }
 
 // resetTimeout bounds Release's reset of a connection: past it, the

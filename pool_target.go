@@ -335,21 +335,40 @@ type PoolConn struct {
 
 // Acquire takes a connection out of the pool for the caller's exclusive
 // use, waiting when every connection is busy and the pool is full. Release
-// it when done.
+// it when done. A connection a Pool transaction ran on since its session
+// was last reset is reset first (as Release resets it), so that session
+// state set in the transaction (LISTEN, SET) is not the holder's.
 func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
-	pc, err := p.take(ctx)
-	if err != nil {
-		return nil, err
+	for {
+		pc, err := p.take(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if pc.txRan.Load() {
+			// A Pool transaction's session state (a LISTEN, a SET) is
+			// not this holder's: reset first, as Release does.
+			resetConn(ctx, pc.c)
+			pc.c.dropNotifications()
+			if pc.c.IsClosed() {
+				pc.p.giveBack(pc)
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			pc.txRan.Store(false)
+		}
+		return &PoolConn{Conn: pc.c, pc: pc}, nil
 	}
-	return &PoolConn{Conn: pc.c, pc: pc}, nil
 }
 
 // Begin starts a transaction on a connection taken from the pool for it;
 // Commit or Rollback returns the connection. The connection is not reset
 // then: session state set inside the transaction (SET without LOCAL,
 // LISTEN, temporary tables kept past commit, session advisory locks)
-// stays with it and reaches the statements routed to it afterwards. Use
-// SET LOCAL and transaction-level locks, or Acquire for session state.
+// stays with it and reaches the statements routed to it afterwards (an
+// Acquire of it resets it first). Use SET LOCAL and transaction-level
+// locks, or Acquire for session state.
 func (p *Pool) Begin(ctx context.Context) (*Tx, error) {
 	return p.BeginTx(ctx, TxOptions{})
 }
@@ -372,7 +391,10 @@ func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 			}
 			return nil, err
 		}
-		tx.onEnd = func() { pc.p.release(pc) }
+		tx.onEnd = func() {
+			pc.txRan.Store(true)
+			pc.p.release(pc)
+		}
 		return tx, nil
 	}
 }
