@@ -460,8 +460,29 @@ func (c *Conn) refuseCopyIn(extended bool) {
 			c.wbuf = wire.AppendSync(c.wbuf)
 		}
 	}
+	if c.cancelling && !c.flushing {
+		// A drain's cancel holds writes (cancelHeld) for this very
+		// statement, which waits in copy mode for data: the cancel does
+		// not end it (the backend reads from the client, and takes no
+		// cancel then), the CopyFail does, and no statement follows it
+		// for a late signal to hit. Under the COPY's hold nothing else
+		// is queued behind it. Held back, it would wait for the drain,
+		// which waits for it, until cancel_timeout closed the connection.
+		c.flushing = true
+		buf, from, to := c.swapBuffersLocked()
+		c.wmu.Unlock()
+		err := c.writeQueued(buf, 0, from)
+		c.wmu.Lock()
+		c.spare = buf[:0]
+		if err == nil {
+			c.wroteLocked(to)
+		}
+		c.dropWriterLocked()
+		c.wmu.Unlock()
+		return
+	}
 	if !c.takeWriterLocked() {
-		c.wmu.Unlock() // written by the writer, or after the cancel
+		c.wmu.Unlock() // written by the writer
 		return
 	}
 	c.wmu.Unlock()
