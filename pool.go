@@ -848,23 +848,23 @@ func (pc *PoolConn) Release() {
 		if c.busy() {
 			c.Close()
 		} else {
-			resetConn(context.Background(), c)
-			pc.pc.txRan.Store(false)
+			pc.pc.resetSession(context.Background())
 		}
-		// Notifications received for the last holder are not the next one's.
-		c.dropNotifications()
 	}
 	pc.pc.p.release(pc.pc)
 }
 
-// resetConn resets c's session (resetSession), within resetTimeout and
-// ctx, or closes c.
-func resetConn(ctx context.Context, c *Conn) {
+// resetSession resets the connection's session (resetSession), within
+// resetTimeout and ctx, or closes it, and drops the notifications
+// received for the last holder: they are not the next one's.
+func (pc *poolConn) resetSession(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, resetTimeout)
 	defer cancel()
-	if _, err := c.Exec(ctx, resetSession); err != nil {
-		c.Close()
+	if _, err := pc.c.Exec(ctx, resetSession); err != nil {
+		pc.c.Close()
 	}
+	pc.c.dropNotifications()
+	pc.txRan.Store(false)
 }
 
 // resetTimeout bounds Release's reset of a connection: past it, the

@@ -347,8 +347,7 @@ func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
 		if pc.txRan.Load() {
 			// A Pool transaction's session state (a LISTEN, a SET) is
 			// not this holder's: reset first, as Release does.
-			resetConn(ctx, pc.c)
-			pc.c.dropNotifications()
+			pc.resetSession(ctx)
 			if pc.c.IsClosed() {
 				pc.p.giveBack(pc)
 				if err := ctx.Err(); err != nil {
@@ -356,7 +355,6 @@ func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
 				}
 				continue
 			}
-			pc.txRan.Store(false)
 		}
 		return &PoolConn{Conn: pc.c, pc: pc}, nil
 	}
