@@ -432,6 +432,7 @@ func (c *Conn) enqueueLocked(req *request) {
 		req.owner.pending++
 	}
 	c.seqNext++
+	c.queued++
 	req.seq = c.seqNext
 	c.syncHolder = nil // a Sync may only be taken by the run queued right after
 	if c.listener != nil && !req.listens() {
@@ -467,6 +468,14 @@ func (c *Conn) enqueueLocked(req *request) {
 // watched.
 func (c *Conn) flushLocked(req *request, patient bool) {
 	if !c.takeWriterLocked() {
+		if c.yielding && !c.cancelling && c.overdueLocked() {
+			// The writer is still yielding, and half of what is queued
+			// waits for it: take its role over and write now.
+			c.yielding = false
+			c.takeovers++
+			c.writeLocked(false, callerPasses)
+			return
+		}
 		c.wmu.Unlock() // the writer writes these bytes too, or the cancel's end
 		return
 	}
@@ -480,11 +489,34 @@ func (c *Conn) flushLocked(req *request, patient bool) {
 	case alone:
 		c.writeLocked(false, callerPasses)
 	default:
+		c.yielding = true
+		takeovers := c.takeovers
 		c.wmu.Unlock()
 		runtime.Gosched()
 		c.wmu.Lock()
+		if c.takeovers != takeovers {
+			c.wmu.Unlock() // a caller took the role over (overdueLocked)
+			return
+		}
+		c.yielding = false
 		c.writeLocked(false, callerPasses)
 	}
+}
+
+// overdueLocked says whether the requests waiting to be written are at
+// least two and half of those queued: the server then has at most as
+// many statements left as wait here, and the writer's yield is not to be
+// waited for. A yield ends once the goroutines ready on its processor
+// have run, and the heads that read replies already received hand the
+// reader on to each other without ever leaving it: a writer yielding
+// while forty replies were read would write the forty statements their
+// callers queued only after the last, and leave the server idle until
+// then (a convoy: the server and the client taking turns, each idle
+// while the other works). Written by a caller at half, they keep the
+// server busy with one half while the other is read and queued.
+func (c *Conn) overdueLocked() bool {
+	waiting := c.seqNext - c.swappedSeq
+	return waiting >= 2 && 2*waiting >= uint64(c.queued)
 }
 
 // writeLocked writes the write buffer until it is empty, as the writer
@@ -753,6 +785,7 @@ func (c *Conn) handoff(req *request) {
 	}
 	c.wmu.Lock()
 	next := req.next
+	c.queued--
 	if next == nil {
 		c.tail = nil
 	}
