@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // sweepCases: point lookups from G goroutines at once through a pool of
@@ -13,6 +14,10 @@ import (
 // wait for a connection. Through the delay proxy (rtt), G starts at 100,
 // and -quick leaves it out.
 func sweepCases(sz sizes, rtt bool) []*benchCase {
+	warmUp := time.Second
+	if sz.quick {
+		warmUp = 0 // one warm-up run: -quick stays about a minute
+	}
 	gs, pools := []int{1, 10, 100, 1000, 5000}, []int{4, 16, 100}
 	if sz.quick {
 		gs, pools = []int{1, 100, 1000}, []int{4}
@@ -42,12 +47,23 @@ func sweepCases(sz sizes, rtt bool) []*benchCase {
 						return selectRows(ctx, c, pointSQL, 1, int32(i%rowsTableSize+1))
 					}
 					run := concurrent(g, op)
-					// Warm up: pools that open connections as load needs
-					// them reach their size, and every connection has the
-					// statement prepared, before calibration.
-					if err := run(ctx, 4*max(g, size), nil); err != nil {
-						c.Close()
-						return nil, err
+					// Warm up for a second at least: pools that open
+					// connections as load needs them (in the background:
+					// pgline's, pgxpool) reach their size, and every
+					// connection has the statement prepared and its
+					// backend has run it, before calibration. A pool of 100
+					// takes most of that second here; measured with fewer
+					// connections open and backends cold, its rounds were
+					// of 100 lookups, bursts that spent most of their time
+					// opening and warming backends (0.08–0.14× the floor).
+					for end := time.Now().Add(warmUp); ; {
+						if err := run(ctx, 4*max(g, size), nil); err != nil {
+							c.Close()
+							return nil, err
+						}
+						if time.Now().After(end) {
+							break
+						}
 					}
 					// n a multiple of G: every goroutine has lookups to run.
 					return &task{run: run, step: g, note: note, close: func() { c.Close() }}, nil
