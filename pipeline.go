@@ -37,7 +37,9 @@ package pgline
 // Writes: the caller that finds nobody writing writes the buffer itself
 // (with other requests in flight, after yielding the processor so that
 // the goroutines about to queue theirs do so first): one syscall, no
-// goroutine switch. It never waits for the socket: what the socket does
+// goroutine switch. Once half of what is queued waits for a yielding
+// writer, the caller queueing takes the role over and writes at once
+// (see overdueLocked), so that the server always has work. It never waits for the socket: what the socket does
 // not take at once is left to a short-lived flusher goroutine, so that a
 // caller is never held in Write, where its ctx could not end its wait,
 // nor blocked writing while its own reply waits to be read (the server

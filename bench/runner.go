@@ -201,6 +201,14 @@ func (r *runner) calibrate(ctx context.Context, t *task) (int, error) {
 	}
 	step := max(t.step, 1)
 	target, maxOps := r.env.sz.target, r.env.sz.maxOps
+	// One run first, untimed: a driver whose connections sat idle while
+	// the others warmed up pays for waking them (a pool of 100 after a
+	// second idle: 10-25 ms for a burst that takes 3 ms warm, for pgline
+	// and pgxpool alike), and a first run so paid for set n to one
+	// lookup per goroutine.
+	if err := t.run(ctx, step, nil); err != nil {
+		return 0, err
+	}
 	n := step
 	for {
 		start := time.Now()
