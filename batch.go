@@ -211,10 +211,14 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		br.err = err
 		return br
 	}
+	// Under wmu: a WaitForNotification reads the queued requests' fields
+	// (see request.listens).
+	c.wmu.Lock()
 	req.extended = true
 	if !b.AllOrNothing {
 		req.syncs = sent
 	}
+	c.wmu.Unlock()
 	if err := c.waitTurn(ctx, req); err != nil {
 		br.err = err
 		return br

@@ -1,0 +1,90 @@
+package pgline
+
+// Audit of the writer takeover (be9dffd) through a Pool of two
+// connections: routed statements, transactions and Acquire'd connections
+// share the connections the takeover writes on.
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestAuditTakeoverPool(t *testing.T) {
+	for _, dsn := range []string{"pool_max_conns=2", "pool_max_conns=2 pipeline_sync=each"} {
+		t.Run(dsn, func(t *testing.T) {
+			p := newTestPool(t, dsn)
+			ctx := testCtx(t)
+			var seq, bad, txs, acq atomic.Int64
+			fail := func(f string, a ...any) {
+				if bad.Add(1) <= 10 {
+					t.Errorf(f, a...)
+				}
+			}
+			end := time.Now().Add(2 * time.Second)
+			var wg sync.WaitGroup
+			spawn := func(n int, f func()) {
+				for i := 0; i < n; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for time.Now().Before(end) && bad.Load() < 10 {
+							f()
+						}
+					}()
+				}
+			}
+			spawn(100, func() {
+				v := seq.Add(1)
+				var got int64
+				if err := p.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got); err != nil || got != v {
+					fail("echo: sent %d got %d %v", v, got, err)
+				}
+			})
+			spawn(2, func() {
+				tx, err := p.Begin(ctx)
+				if err != nil {
+					fail("begin: %v", err)
+					return
+				}
+				defer tx.Rollback(ctx)
+				var pid1, pid2 int32
+				v := seq.Add(1)
+				var got int64
+				if err := tx.QueryRow(ctx, "SELECT pg_backend_pid(), $1::int8", v).Scan(&pid1, &got); err != nil || got != v {
+					fail("tx: sent %d got %d %v", v, got, err)
+				}
+				if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid2); err != nil || pid1 != pid2 {
+					fail("tx pids %d %d %v", pid1, pid2, err)
+				}
+				var st string
+				if err := tx.QueryRow(ctx, "SELECT current_setting('transaction_isolation')").Scan(&st); err != nil {
+					fail("tx: %v", err)
+				}
+				if err := tx.Commit(ctx); err != nil {
+					fail("commit: %v", err)
+				}
+				txs.Add(1)
+			})
+			spawn(2, func() {
+				pc, err := p.Acquire(ctx)
+				if err != nil {
+					fail("acquire: %v", err)
+					return
+				}
+				defer pc.Release()
+				for i := 0; i < 5; i++ {
+					v := seq.Add(1)
+					var got int64
+					if err := pc.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got); err != nil || got != v {
+						fail("acquired: sent %d got %d %v", v, got, err)
+					}
+				}
+				acq.Add(1)
+			})
+			wg.Wait()
+			t.Logf("statements %d, tx %d, acquired %d, stat %+v", seq.Load(), txs.Load(), acq.Load(), p.Stat())
+		})
+	}
+}
