@@ -22,6 +22,43 @@ func auditTakeovers(c *Conn) uint64 {
 	return c.takeovers
 }
 
+// auditLoad runs goroutines in loops until a deadline, or until maxErrs
+// failures were reported (the first maxErrs are the test's errors).
+type auditLoad struct {
+	t       *testing.T
+	end     time.Time
+	maxErrs int64
+	bad     atomic.Int64
+	wg      sync.WaitGroup
+}
+
+func newAuditLoad(t *testing.T, d time.Duration, maxErrs int64) *auditLoad {
+	return &auditLoad{t: t, end: time.Now().Add(d), maxErrs: maxErrs}
+}
+
+// fail reports a failure.
+func (l *auditLoad) fail(format string, args ...any) {
+	if l.bad.Add(1) <= l.maxErrs {
+		l.t.Errorf(format, args...)
+	}
+}
+
+// spawn starts n goroutines each running f in a loop.
+func (l *auditLoad) spawn(n int, f func()) {
+	for range n {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for time.Now().Before(l.end) && l.bad.Load() < l.maxErrs {
+				f()
+			}
+		}()
+	}
+}
+
+// wait waits for the goroutines to end.
+func (l *auditLoad) wait() { l.wg.Wait() }
+
 // auditEchoLoad runs g goroutines on q for d, each running SELECT $1::int8
 // with values unique across the run, and reports the mismatches.
 func auditEchoLoad(t *testing.T, ctx context.Context, g int, d time.Duration, q func(context.Context, string, ...any) *Row) (n int64) {

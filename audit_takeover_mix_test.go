@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,25 +43,8 @@ func auditTakeoverMix(t *testing.T, extra string, listen bool) {
 	}
 
 	var seq atomic.Int64
-	var bad atomic.Int64
-	fail := func(format string, args ...any) {
-		if bad.Add(1) <= 20 {
-			t.Errorf(format, args...)
-		}
-	}
-	end := time.Now().Add(2 * time.Second)
-	var wg sync.WaitGroup
-	spawn := func(n int, f func()) {
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Now().Before(end) && bad.Load() < 20 {
-					f()
-				}
-			}()
-		}
-	}
+	l := newAuditLoad(t, 2*time.Second, 20)
+	fail, spawn := l.fail, l.spawn
 	// Echo.
 	spawn(60, func() {
 		v := seq.Add(1)
@@ -182,7 +164,7 @@ func auditTakeoverMix(t *testing.T, extra string, listen bool) {
 		return true
 	}
 	spawn(nl, func() { waitNext(20 * time.Millisecond) })
-	wg.Wait()
+	l.wait()
 	for recv.Load() < sent.Load() && waitNext(2*time.Second) {
 	}
 	if recv.Load() != sent.Load() {

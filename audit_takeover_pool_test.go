@@ -5,7 +5,6 @@ package pgline
 // share the connections the takeover writes on.
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,25 +15,9 @@ func TestAuditTakeoverPool(t *testing.T) {
 		t.Run(dsn, func(t *testing.T) {
 			p := newTestPool(t, dsn)
 			ctx := testCtx(t)
-			var seq, bad, txs, acq atomic.Int64
-			fail := func(f string, a ...any) {
-				if bad.Add(1) <= 10 {
-					t.Errorf(f, a...)
-				}
-			}
-			end := time.Now().Add(2 * time.Second)
-			var wg sync.WaitGroup
-			spawn := func(n int, f func()) {
-				for i := 0; i < n; i++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for time.Now().Before(end) && bad.Load() < 10 {
-							f()
-						}
-					}()
-				}
-			}
+			var seq, txs, acq atomic.Int64
+			l := newAuditLoad(t, 2*time.Second, 10)
+			fail, spawn := l.fail, l.spawn
 			spawn(100, func() {
 				v := seq.Add(1)
 				var got int64
@@ -83,7 +66,7 @@ func TestAuditTakeoverPool(t *testing.T) {
 				}
 				acq.Add(1)
 			})
-			wg.Wait()
+			l.wait()
 			t.Logf("statements %d, tx %d, acquired %d, stat %+v", seq.Load(), txs.Load(), acq.Load(), p.Stat())
 		})
 	}

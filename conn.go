@@ -475,14 +475,7 @@ func (c *Conn) refuseCopyIn(extended bool) {
 		// is queued behind it. Held back, it would wait for the drain,
 		// which waits for it, until cancel_timeout closed the connection.
 		c.flushing = true
-		buf, from, to := c.swapBuffersLocked()
-		c.wmu.Unlock()
-		err := c.writeQueued(buf, 0, from)
-		c.wmu.Lock()
-		c.spare = buf[:0]
-		if err == nil {
-			c.wroteLocked(to)
-		}
+		c.writePassLocked()
 		c.dropWriterLocked()
 		c.wmu.Unlock()
 		return

@@ -39,11 +39,12 @@ package pgline
 // the goroutines about to queue theirs do so first): one syscall, no
 // goroutine switch. Once half of what is queued waits for a yielding
 // writer, the caller queueing takes the role over and writes at once
-// (see overdueLocked), so that the server always has work. It never waits for the socket: what the socket does
-// not take at once is left to a short-lived flusher goroutine, so that a
-// caller is never held in Write, where its ctx could not end its wait,
-// nor blocked writing while its own reply waits to be read (the server
-// stops reading when nobody reads its output: that would deadlock).
+// (see overdueLocked), so that the server always has work. It never
+// waits for the socket: what the socket does not take at once is left
+// to a short-lived flusher goroutine, so that a caller is never held in
+// Write, where its ctx could not end its wait, nor blocked writing while
+// its own reply waits to be read (the server stops reading when nobody
+// reads its output: that would deadlock).
 
 import (
 	"context"
@@ -535,23 +536,23 @@ func (c *Conn) writeLocked(wait bool, passes int) {
 			go c.flushLoop()
 			return
 		}
+		if wait {
+			if c.writePassLocked() != nil {
+				break
+			}
+			continue
+		}
 		buf, from, to := c.swapBuffersLocked()
 		c.wmu.Unlock()
-		var err error
-		if wait {
-			err = c.writeQueued(buf, 0, from)
-		} else {
-			var n int
-			n, err = c.sock.writeNoWait(buf)
-			if err == nil && n < len(buf) {
-				// The rest waits for the socket: a flusher's, with the
-				// writer's role.
-				go c.flushRest(buf, n, from, to)
-				return
-			}
-			if err != nil {
-				c.writeFailed(n, from, err)
-			}
+		n, err := c.sock.writeNoWait(buf)
+		if err == nil && n < len(buf) {
+			// The rest waits for the socket: a flusher's, with the
+			// writer's role.
+			go c.flushRest(buf, n, from, to)
+			return
+		}
+		if err != nil {
+			c.writeFailed(n, from, err)
 		}
 		c.wmu.Lock()
 		c.spare = buf[:0]
@@ -562,6 +563,21 @@ func (c *Conn) writeLocked(wait bool, passes int) {
 	}
 	c.dropWriterLocked()
 	c.wmu.Unlock()
+}
+
+// writePassLocked writes the write buffer once, waiting for the socket,
+// as the writer: wmu is released during the write and held again after
+// it. A failure has been handled (writeFailed) when it returns.
+func (c *Conn) writePassLocked() error {
+	buf, from, to := c.swapBuffersLocked()
+	c.wmu.Unlock()
+	err := c.writeQueued(buf, 0, from)
+	c.wmu.Lock()
+	c.spare = buf[:0]
+	if err == nil {
+		c.wroteLocked(to)
+	}
+	return err
 }
 
 // callerPasses is how many writes a caller makes (see writeLocked): its

@@ -345,8 +345,6 @@ func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
 			return nil, err
 		}
 		if pc.txRan.Load() {
-			// A Pool transaction's session state (a LISTEN, a SET) is
-			// not this holder's: reset first, as Release does.
 			pc.resetSession(ctx)
 			if pc.c.IsClosed() {
 				pc.p.giveBack(pc)
