@@ -45,6 +45,10 @@ type Conn struct {
 	fatal    atomic.Pointer[error] // the error that closed the connection, if any
 	txStatus atomic.Uint32         // from the last ReadyForQuery: 'I', 'T' or 'E'
 	cancels  atomic.Uint64         // CancelRequests sent so far
+	// strands counts the transaction blocks found open with nobody
+	// holding them, each rolled back by a ROLLBACK queued when found
+	// (see rollBackStranded).
+	strands atomic.Uint64
 
 	wmu      sync.Mutex // protects the fields below
 	wbuf     []byte     // frontend messages are appended here, then written
@@ -392,9 +396,10 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentI
 				return CommandTag{}, c.fail(err)
 			}
 			if firstErr == nil {
-				firstErr = pgErr
 				if first && unsentIfIdle && pgErr.sentWhileIdle() {
 					firstErr = notSent(pgErr) // the text was never read
+				} else {
+					firstErr = c.reqErr(req, pgErr)
 				}
 			}
 		case wire.MsgReadyForQuery:

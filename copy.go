@@ -309,9 +309,11 @@ func (c *Conn) copyTo(ctx context.Context, owner *holder, w io.Writer, sql strin
 			return CommandTag{}, err
 		}
 		defer h.release()
-		return c.exchangeHeld(ctx, h,
-			func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
-			func(req *request) (CommandTag, error) { return c.readCopyOut(req, w) })
+		return whileRefused(ctx, func() (CommandTag, error) {
+			return c.exchangeHeld(ctx, h,
+				func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
+				func(req *request) (CommandTag, error) { return c.readCopyOut(req, w) })
+		})
 	})
 }
 
@@ -375,7 +377,7 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 				return CommandTag{}, c.fail(err)
 			}
 			if firstErr == nil {
-				firstErr = pgErr
+				firstErr = c.reqErr(req, pgErr)
 			}
 		case wire.MsgReadyForQuery:
 			if cancelled != nil {
@@ -475,6 +477,10 @@ func (h *copyHold) releaseNow() {
 // described afresh on the unnamed statement (a cached description would
 // go stale when the table is altered).
 func (c *Conn) describeColumns(ctx context.Context, owner *holder, sql string) ([]uint32, error) {
+	return whileRefused(ctx, func() ([]uint32, error) { return c.describeColumnsOnce(ctx, owner, sql) })
+}
+
+func (c *Conn) describeColumnsOnce(ctx context.Context, owner *holder, sql string) ([]uint32, error) {
 	sd := &stmtDesc{sql: sql, ready: make(chan struct{})}
 	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
 		buf, err := wire.AppendParse(buf, "", sql, nil)
@@ -536,6 +542,10 @@ func (ci *copyIn) abortOnPanic() {
 
 // startCopyIn sends sql and reads up to its CopyInResponse, under h.
 func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyIn, error) {
+	return whileRefused(ctx, func() (*copyIn, error) { return c.startCopyInOnce(ctx, h, sql) })
+}
+
+func (c *Conn) startCopyInOnce(ctx context.Context, h *copyHold, sql string) (*copyIn, error) {
 	req, err := c.send(ctx, &h.h, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
 	if err != nil {
 		return nil, err
@@ -567,7 +577,7 @@ func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyI
 				return end(c.fail(err))
 			}
 			if firstErr == nil {
-				firstErr = pgErr
+				firstErr = c.reqErr(req, pgErr)
 			}
 		case wire.MsgReadyForQuery:
 			if firstErr == nil {

@@ -89,8 +89,9 @@ type request struct {
 	// are unwritten, read by the head once they are answered.
 	chained atomic.Bool
 	// step counts the completions read in a chained reply: the
-	// statement's, BEGIN's, COMMIT's; -1 once an error was read.
-	step int8
+	// statement's, BEGIN's, COMMIT's; -1 once an error was read, when
+	// failedAt keeps the step the error came at.
+	step, failedAt int8
 	// preparesCommit: the messages that replaced its Sync prepare the
 	// named BEGIN and COMMIT (see commitMsgsLocked); parsed counts their
 	// ParseComplete. Set under wmu by the run that takes its Sync, which
@@ -109,6 +110,10 @@ type request struct {
 	// the time it fails with 57014 means a CancelRequest aimed at an
 	// earlier request may have hit it.
 	cancels uint64
+	// strands is Conn.strands when the request was queued: a change by
+	// the time it fails with 25P02 means that it was refused by a
+	// transaction block nobody held, rolled back after it (see refused).
+	strands uint64
 	// Kept by the reply reader (Conn.next) for whoever finishes the
 	// reply: the ReadyForQuery messages and the completions
 	// (CommandComplete, EmptyQueryResponse, ErrorResponse) read so far,
@@ -123,6 +128,10 @@ type request struct {
 	// owner is who the request was sent for (a transaction, a COPY), if
 	// anyone: its transaction is doomed (Tx.doom) when it is given up.
 	owner *holder
+	// endsBlock: a detached ROLLBACK, or a transaction's COMMIT or
+	// ROLLBACK, after which nobody holds the session's transaction block
+	// (see leavesStranded).
+	endsBlock bool
 	// The drain of an abandoned head (see drainAbandoned); detached: a
 	// request no caller ever waited for, never canceled.
 	draining, detached bool
@@ -157,11 +166,11 @@ func (r *request) free() {
 	case <-r.turn: // never left behind, but a stale token must not survive
 	default:
 	}
-	r.next, r.describes, r.extended, r.cancels, r.onDrained, r.owner = nil, nil, false, 0, nil, nil
+	r.next, r.describes, r.extended, r.cancels, r.strands, r.onDrained, r.owner = nil, nil, false, 0, 0, nil, nil
 	r.chained.Store(false)
-	r.step, r.skipped, r.parsed = 0, false, 0
+	r.step, r.failedAt, r.skipped, r.parsed = 0, 0, false, 0
 	r.preparesCommit.Store(false)
-	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached, r.status = 0, 0, 0, false, false, false, 0
+	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached, r.endsBlock, r.status = 0, 0, 0, false, false, false, false, 0
 	r.watch.interrupts, r.watch.start = false, time.Time{}
 	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
 	r.watch.fired.Store(false)
@@ -177,7 +186,7 @@ func (c *Conn) sendDetachedLocked(sql string) {
 	c.wbuf, _ = wire.AppendQuery(c.appendClosesLocked(c.wbuf), sql) // sql is ours: no NUL
 	c.closesQueuedLocked()
 	req := newRequest()
-	req.detached = true
+	req.detached, req.endsBlock = true, sql == "ROLLBACK"
 	c.enqueueLocked(req)
 	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 		// It is the head: nobody would hand it the turn to drain it.
@@ -376,7 +385,7 @@ func (c *Conn) failed(req *request, e *PgError) (pooler bool) {
 			c.setCommitState(commitDisabled) // BEGIN's exists, COMMIT's not
 		}
 	}
-	req.step = -1
+	req.failedAt, req.step = req.step, -1
 	return pooler
 }
 
@@ -431,6 +440,7 @@ func (c *Conn) groupEnded(req *request) error {
 // when the queue is empty. The caller holds wmu.
 func (c *Conn) enqueueLocked(req *request) {
 	req.cancels = c.cancels.Load()
+	req.strands = c.strands.Load()
 	if req.owner != nil {
 		req.owner.pending++
 	}

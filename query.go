@@ -97,7 +97,13 @@ const maxCancelRetries = 5
 // unless it calls a function whose effect outlives the rollback (a
 // session-level advisory lock: sqllex.Info.SessionEffects).
 func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err error, status byte) bool {
-	if owner != nil || !errors.Is(err, ErrCanceledByOther) && !errors.Is(err, errPooler) || ctx.Err() != nil || status != 'I' {
+	if owner != nil || ctx.Err() != nil {
+		return false
+	}
+	if errors.Is(err, errRefused) {
+		return true // nothing of it ran, whatever its text
+	}
+	if !errors.Is(err, ErrCanceledByOther) && !errors.Is(err, errPooler) || status != 'I' {
 		return false
 	}
 	info := sqllex.Scan(sql)
@@ -250,9 +256,6 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 				staleRetried = true
 				continue
 			}
-			return err
-		}
-		if r.txStatus != 'I' {
 			return err
 		}
 		if cancelRetries < maxCancelRetries && c.resendable(ctx, owner, sql, err, r.txStatus) {
@@ -549,6 +552,8 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 					sd.err = notSent(pgErr) // the session ended; nothing ran
 				case c.poolerSign(sd, pgErr): // 42P05: its name exists there
 					sd.err = notSent(fmt.Errorf("%w: %w", errPooler, pgErr))
+				case c.refused(req, pgErr):
+					sd.err = notSent(refusedErr(pgErr)) // described again (see Conn.run)
 				case c.strayCancel(pgErr, req.cancels, false):
 					// A signal of a CancelRequest that was not meant for
 					// this describe (its own caller's ends its wait, not

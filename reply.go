@@ -22,6 +22,7 @@ package pgline
 //     CancelRequest may be sent (see drainTick).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -106,6 +107,9 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 				req.status = body[0]
 				if err := c.groupEnded(req); err != nil {
 					return 0, nil, 0, err
+				}
+				if req.leavesStranded() {
+					c.rollBackStranded()
 				}
 			}
 		case wire.MsgCommandComplete, wire.MsgEmptyQueryResponse, wire.MsgErrorResponse:
@@ -340,6 +344,83 @@ func (c *Conn) resumeWrites() {
 func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
 	return e.Code == "57014" && !ownEnded && c.cancels.Load() != cancels &&
 		!strings.Contains(e.Message, "statement timeout")
+}
+
+// Stranded transaction blocks. A cancel's signal (pg_cancel_backend from
+// anyone, or pgline's own for an ended ctx) that lands after a BEGIN
+// began a block and before the COMMIT or ROLLBACK ending it has ended it
+// aborts the block: the session stays in it, and the server refuses
+// every statement but ROLLBACK or COMMIT (25P02). pgline ends a block
+// only where nobody holds the connection after it: the BEGIN and COMMIT
+// that replace a shared Sync (see pipeline.go), and the ROLLBACK queued
+// when a transaction ends. When the ReadyForQuery after one of them says
+// that the session is still in a block, a ROLLBACK is queued at once,
+// past the gate; the requests queued before it are refused, nothing of
+// them runs, and they fail with errRefused, which run and simpleQuery
+// send again. A Tx whose BEGIN, COMMIT or ROLLBACK fails with the session
+// in its block rolls it back before it lets the connection go (see
+// Tx.end).
+
+// errRefused is wrapped, with the server's 25P02, by the error of a
+// request the server refused because it came in a transaction block that
+// a cancel's signal aborted and that nobody held; nothing of it ran. It
+// wraps ErrCanceledByOther: the signal was meant for another statement.
+var errRefused = fmt.Errorf("%w (it came after the transaction block the signal aborted, rolled back since)", ErrCanceledByOther)
+
+func refusedErr(e *PgError) error { return fmt.Errorf("%w: %w", errRefused, e) }
+
+// reqErr is e, req's error, wrapped in errRefused when it is a refusal
+// (see refused).
+func (c *Conn) reqErr(req *request, e *PgError) error {
+	if c.refused(req, e) {
+		return refusedErr(e)
+	}
+	return e
+}
+
+// whileRefused runs op again while it fails with errRefused (nothing of
+// it ran) and ctx is alive, up to maxCancelRetries times: for the
+// requests sent on behalf of a holder of the gate (a BEGIN, a COPY),
+// whose order with the requests of others does not matter.
+func whileRefused[T any](ctx context.Context, op func() (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		v, err := op()
+		if !errors.Is(err, errRefused) || attempt >= maxCancelRetries || ctx.Err() != nil {
+			return v, err
+		}
+	}
+}
+
+// leavesStranded reports whether the ReadyForQuery just read for req, its
+// status in req.status, leaves the session in a transaction block that
+// nobody holds: after a chained run whose error came once its statement
+// completed (in the BEGIN or COMMIT after it), or after a ROLLBACK or
+// COMMIT after which nobody holds the block (endsBlock).
+func (req *request) leavesStranded() bool {
+	if req.status == 'I' {
+		return false
+	}
+	return req.endsBlock || req.chained.Load() && req.step < 0 && req.failedAt > 0
+}
+
+// rollBackStranded queues a ROLLBACK of the transaction block the
+// session is in with nobody holding it (see leavesStranded), behind every
+// request queued so far, which the block refuses (see refused).
+func (c *Conn) rollBackStranded() {
+	c.wmu.Lock()
+	if c.closed.Load() {
+		c.wmu.Unlock()
+		return
+	}
+	c.strands.Add(1)
+	c.sendDetachedLocked("ROLLBACK")
+}
+
+// refused reports whether e, req's error, is the refusal of a statement
+// queued before the ROLLBACK of a stranded transaction block (see
+// rollBackStranded): nothing of req ran.
+func (c *Conn) refused(req *request, e *PgError) bool {
+	return e.Code == "25P02" && req != nil && req.strands != c.strands.Load()
 }
 
 // othersCancel returns err wrapped in ErrCanceledByOther when it is a

@@ -182,6 +182,8 @@ func (r *Rows) readRow() bool {
 				// any message of this run: nothing of it ran, and it may
 				// be sent again on another connection (SafeToRetry).
 				r.setErr(notSent(pgErr))
+			case c.refused(r.req, pgErr):
+				r.setErr(refusedErr(pgErr))
 			case pooler:
 				r.setErr(fmt.Errorf("%w: %w", errPooler, pgErr))
 			case r.strayCancel(pgErr):

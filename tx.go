@@ -105,12 +105,17 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.simpleQuery(ctx, &tx.h, sql, nil); err != nil {
+	_, err = whileRefused(ctx, func() (CommandTag, error) { return c.simpleQuery(ctx, &tx.h, sql, nil) })
+	if err != nil {
 		// Unless nothing was sent or the server refused it, the BEGIN
 		// may still run (its ctx ended while it waited for its turn):
-		// a ROLLBACK follows it before anyone else's statements.
+		// a ROLLBACK follows it before anyone else's statements. So it
+		// does when a cancel's signal hit the BEGIN once it had begun
+		// the block: the session is in the aborted block. The Tx holds
+		// the gate: the last ReadyForQuery read is the BEGIN's, or a
+		// later ROLLBACK's (see rollBackStranded).
 		var pgErr *PgError
-		tx.end(!isNotSent(err) && !errors.As(err, &pgErr))
+		tx.end(!isNotSent(err) && (!errors.As(err, &pgErr) || c.TxStatus() != 'I'))
 		return nil, err
 	}
 	return tx, nil
@@ -282,10 +287,18 @@ func (tx *Tx) endNested(ctx context.Context, verb string) error {
 func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	c := tx.c
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
-	tag, err := c.exchange(ctx, &tx.h, func(buf []byte) ([]byte, error) {
+	var tag CommandTag
+	req, err := c.send(ctx, &tx.h, func(buf []byte) ([]byte, error) {
 		tx.h.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
-	}, func(req *request) (CommandTag, error) { return c.readSimple(req, nil, false) })
+	})
+	if err == nil {
+		// Whoever reads its reply rolls back a block it failed to end
+		// (see leavesStranded): given up, its reply is read after the
+		// connection is let go.
+		req.endsBlock = true
+		tag, err = c.readReply(ctx, req, func(req *request) (CommandTag, error) { return c.readSimple(req, nil, false) })
+	}
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	// Unsent (ctx ended first), the transaction is still open.
 	tx.end(isNotSent(err))

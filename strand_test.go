@@ -1,0 +1,204 @@
+package pgline
+
+// A CancelRequest's signal (anyone's: pg_cancel_backend from another
+// session, or pgline's own for an ended ctx) may land between the BEGIN
+// and the COMMIT that replace a shared Sync (see pipeline.go), or in the
+// ROLLBACK or COMMIT ending a transaction. The session is then in an
+// aborted transaction block that no caller holds: unless pgline rolls it
+// back, every statement after it fails with 25P02, for ever.
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// cancelStorm signals pid's statements from another session, with pauses
+// of up to maxPause, until stop is closed.
+func cancelStorm(t *testing.T, ctx context.Context, pid uint32, maxPause time.Duration, stop <-chan struct{}) *sync.WaitGroup {
+	t.Helper()
+	killer := connect(t, srv.DSN())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := killer.Exec(ctx, "SELECT pg_cancel_backend($1)", int32(pid)); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(rand.N(maxPause))
+		}
+	}()
+	return &wg
+}
+
+// wantUsable checks that c runs a statement outside any transaction after a
+// storm (a late signal may still cancel one: one more try).
+func wantUsable(t *testing.T, ctx context.Context, c *Conn) {
+	t.Helper()
+	var v int64
+	err := c.QueryRow(ctx, "SELECT 4242::int8").Scan(&v)
+	if err != nil {
+		err = c.QueryRow(ctx, "SELECT 4242::int8").Scan(&v)
+	}
+	if err != nil || v != 4242 || c.TxStatus() != 'I' {
+		t.Fatalf("after the storm: %d, %v, TxStatus %c", v, err, c.TxStatus())
+	}
+}
+
+// isCode reports whether err is a server error with code.
+func isCode(err error, code string) bool {
+	var pe *PgError
+	return errors.As(err, &pe) && pe.Code == code
+}
+
+// TestCancelStormSharedSyncs: goroutines sharing Syncs on one Conn under
+// a storm of signals from another session, with simple queries, COPYs and
+// batches among them. A caller may get its own statement's 57014, never a
+// 25P02 from a transaction block it did not open (but a batch's statement
+// other than the last, which is not sent again: errRefused); and the Conn
+// ends outside any transaction.
+func TestCancelStormSharedSyncs(t *testing.T) {
+	for _, mode := range []string{"", "statement_cache_mode=describe"} { // named, unnamed BEGIN and COMMIT
+		t.Run(mode, func(t *testing.T) {
+			ctx := testCtx(t)
+			c := connect(t, srv.DSN(mode))
+			if _, err := c.Exec(ctx, "CREATE TEMP TABLE storm_copy (v int8)"); err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan struct{})
+			storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
+			l := newAuditLoad(t, 2*time.Second, 10)
+			var seq, oks, canceled atomic.Int64
+			l.spawn(40, func() {
+				v := seq.Add(1)
+				var got int64
+				err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
+				switch {
+				case err == nil && got == v:
+					oks.Add(1)
+				case isCode(err, "57014"):
+					canceled.Add(1)
+				default:
+					l.fail("sent %d, got %d, %v", v, got, err)
+				}
+			})
+			l.spawn(4, func() {
+				if _, err := c.Exec(ctx, "SELECT 1"); err != nil && !isCode(err, "57014") {
+					l.fail("simple query: %v", err)
+				}
+			})
+			l.spawn(1, func() {
+				_, err := c.CopyFrom(ctx, Identifier{"storm_copy"}, []string{"v"}, CopyFromRows([][]any{{1}, {2}}))
+				if err != nil && !isCode(err, "57014") {
+					l.fail("COPY: %v", err)
+				}
+			})
+			l.spawn(2, func() {
+				var b Batch
+				vs := []int64{seq.Add(1), seq.Add(1), seq.Add(1)}
+				for _, v := range vs {
+					b.Queue("SELECT $1::int8", v)
+				}
+				br := c.SendBatch(ctx, &b)
+				defer br.Close()
+				for i, v := range vs {
+					var got int64
+					err := br.QueryRow().Scan(&got)
+					switch {
+					case err == nil && got == v:
+					case isCode(err, "57014"), errors.Is(err, ErrBatchAborted):
+					case errors.Is(err, errRefused) && i < len(vs)-1:
+					default:
+						l.fail("batch statement %d: sent %d, got %d, %v", i, v, got, err)
+					}
+				}
+			})
+			l.wait()
+			close(stop)
+			storm.Wait()
+			t.Logf("ok %d, 57014 %d, blocks rolled back %d", oks.Load(), canceled.Load(), c.strands.Load())
+			wantUsable(t, ctx, c)
+			if oks.Load() == 0 {
+				t.Fatal("no statement succeeded")
+			}
+		})
+	}
+}
+
+// TestCancelStormTxEnd: transactions committed and rolled back on a Conn
+// that other goroutines share, under a storm of signals. A signal landing
+// in the COMMIT or ROLLBACK before it ends the block leaves the session in
+// the aborted transaction: the Tx's end must roll it back before anyone
+// else's statement runs. Echo callers never get a 25P02, and a
+// transaction's statement gets one only after an earlier one of its own
+// failed.
+func TestCancelStormTxEnd(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	stop := make(chan struct{})
+	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
+	l := newAuditLoad(t, 2*time.Second, 10)
+	var seq, oks, txs atomic.Int64
+	is := isCode
+	l.spawn(20, func() {
+		v := seq.Add(1)
+		var got int64
+		err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
+		switch {
+		case err == nil && got == v:
+			oks.Add(1)
+		case is(err, "57014"):
+		default:
+			l.fail("sent %d, got %d, %v", v, got, err)
+		}
+	})
+	l.spawn(2, func() {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			if !is(err, "57014") {
+				l.fail("begin: %v", err)
+			}
+			return
+		}
+		failed := false
+		for range 3 {
+			var got int64
+			v := seq.Add(1)
+			err := tx.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
+			switch {
+			case err == nil && got == v:
+			case is(err, "57014"):
+				failed = true
+			case is(err, "25P02") && failed:
+			default:
+				l.fail("in a transaction: sent %d, got %d, %v", v, got, err)
+			}
+		}
+		if rand.N(2) == 0 {
+			err = tx.Commit(ctx)
+		} else {
+			err = tx.Rollback(ctx)
+		}
+		if err == nil || is(err, "57014") || errors.Is(err, ErrTxRolledBack) {
+			txs.Add(1)
+		} else {
+			l.fail("end: %v", err)
+		}
+	})
+	l.wait()
+	close(stop)
+	storm.Wait()
+	t.Logf("ok %d, transactions %d, blocks rolled back %d", oks.Load(), txs.Load(), c.strands.Load())
+	wantUsable(t, ctx, c)
+}
