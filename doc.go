@@ -91,6 +91,11 @@
 // ErrCanceledByOther); otherwise its error wraps ErrCanceledByOther.
 // A transaction one of whose statements was given up that way is rolled
 // back by Commit (ErrTxRolledBack): its caller was told it failed.
+// A signal (anyone's: pg_cancel_backend too) that lands in the BEGIN or
+// COMMIT ending a statement's shared Sync, or in a transaction's BEGIN,
+// COMMIT or ROLLBACK, may leave the session in an aborted transaction
+// block: pgline rolls it back at once, and the statements the block
+// refused meanwhile (25P02: nothing of them ran) are sent again.
 //
 // # Pipelining and its limits
 //
