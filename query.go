@@ -337,12 +337,13 @@ func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDes
 	if sd := c.cachedLocked(owner, sql); sd != nil {
 		sd.pins++
 		c.wmu.Unlock()
-		err := waitReady(ctx, sd)
+		ready, err := waitReady(ctx, sd)
 		if err == nil {
 			return sd, nil
 		}
 		c.unpin(sd)
-		if err != sd.err || !describeAgain(sd, owner) || redescribe(err) {
+		// Not ready: sd.err may yet be set by whoever reads the reply.
+		if !ready || !describeAgain(sd, owner) || redescribe(err) {
 			return nil, err // redescribe: the caller's run describes again
 		}
 		// Another's describe failed, maybe for its transaction's state:
@@ -446,7 +447,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 		c.wmu.Unlock()
 	}
 	for _, sd := range sds {
-		if err := waitReady(ctx, sd); err != nil && err != sd.err {
+		if ready, err := waitReady(ctx, sd); !ready {
 			return fail(err)
 		}
 	}
@@ -473,19 +474,21 @@ func unpinLocked(sds []*stmtDesc) {
 	}
 }
 
-// waitReady waits until sd is described and returns why it could not be,
-// if it could not.
-func waitReady(ctx context.Context, sd *stmtDesc) error {
+// waitReady waits until sd is described (ready) and returns why it could
+// not be, if it could not; or ctx's error when ctx ends first, with sd
+// not ready: its err is not to be read then (whoever reads its reply
+// may be setting it).
+func waitReady(ctx context.Context, sd *stmtDesc) (ready bool, err error) {
 	select {
 	case <-sd.ready:
 	default:
 		select {
 		case <-sd.ready:
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
-	return sd.err
+	return true, sd.err
 }
 
 // readDescribes reads the reply of a describe request: for each statement,
