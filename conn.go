@@ -49,6 +49,11 @@ type Conn struct {
 	// holding them, each rolled back by a ROLLBACK queued when found
 	// (see rollBackStranded).
 	strands atomic.Uint64
+	// rollbacks counts the ROLLBACKs pgline queued, detached from any
+	// caller (a stranded block's, a transaction's that ended unsent),
+	// whose ReadyForQuery has not been read: the session's block ends
+	// with them, before anything queued after them (see TxStatus).
+	rollbacks atomic.Int32
 
 	wmu      sync.Mutex // protects the fields below
 	wbuf     []byte     // frontend messages are appended here, then written
@@ -193,8 +198,23 @@ func (c *Conn) PID() uint32 { return c.pid }
 func (c *Conn) Host() HostConfig { return c.host }
 
 // TxStatus returns the transaction status from the last ReadyForQuery:
-// 'I' idle, 'T' in a transaction, 'E' in a failed transaction.
-func (c *Conn) TxStatus() byte { return byte(c.txStatus.Load()) }
+// 'I' idle, 'T' in a transaction, 'E' in a failed transaction. While a
+// ROLLBACK pgline queued to end a block nobody holds is in flight (a
+// cancel's signal left the session in an aborted block, see
+// ErrCanceledByOther, or a transaction ended before its own ROLLBACK
+// could be sent), it is 'I': that block ends before any statement
+// queued since runs.
+func (c *Conn) TxStatus() byte {
+	for {
+		s := byte(c.txStatus.Load())
+		if s == 'I' || c.rollbacks.Load() > 0 {
+			return 'I'
+		}
+		if byte(c.txStatus.Load()) == s { // not a ROLLBACK's status stored meanwhile
+			return s
+		}
+	}
+}
 
 // fail closes the connection after a fatal error (a protocol error, an I/O
 // error) and records it. A failure after the first returns the first as

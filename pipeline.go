@@ -187,6 +187,9 @@ func (c *Conn) sendDetachedLocked(sql string) {
 	c.closesQueuedLocked()
 	req := newRequest()
 	req.detached, req.endsBlock = true, sql == "ROLLBACK"
+	if req.endsBlock {
+		c.rollbacks.Add(1) // until its ReadyForQuery (see replyGroupEnded)
+	}
 	c.enqueueLocked(req)
 	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 		// It is the head: nobody would hand it the turn to drain it.

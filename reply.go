@@ -93,8 +93,8 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 			}
 			continue
 		case wire.MsgReadyForQuery:
-			if err := c.readyForQuery(body); err != nil {
-				return 0, nil, 0, err
+			if err := checkReadyForQuery(body); err != nil {
+				return 0, nil, 0, c.fail(err)
 			}
 			if req != nil && req.describes == nil && req.completions <= req.rfqs {
 				// Every statement ends with a completion before its
@@ -102,15 +102,10 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 				// hand its rest to the next request.
 				return 0, nil, 0, c.fail(&ProtocolError{Msg: "ReadyForQuery before the statement's completion"})
 			}
-			if req != nil {
-				req.rfqs++
-				req.status = body[0]
-				if err := c.groupEnded(req); err != nil {
-					return 0, nil, 0, err
-				}
-				if req.leavesStranded() {
-					c.rollBackStranded()
-				}
+			if req == nil {
+				c.txStatus.Store(uint32(body[0]))
+			} else if err := c.replyGroupEnded(req, body[0]); err != nil {
+				return 0, nil, 0, err
 			}
 		case wire.MsgCommandComplete, wire.MsgEmptyQueryResponse, wire.MsgErrorResponse:
 			if req != nil {
@@ -151,11 +146,37 @@ func (c *Conn) timedOut(err error) bool {
 
 // readyForQuery checks and records a ReadyForQuery's transaction status.
 func (c *Conn) readyForQuery(body []byte) error {
-	if len(body) != 1 || body[0] != 'I' && body[0] != 'T' && body[0] != 'E' {
-		return c.fail(&ProtocolError{Msg: fmt.Sprintf("ReadyForQuery with transaction status %q", body)})
+	if err := checkReadyForQuery(body); err != nil {
+		return c.fail(err)
 	}
 	c.txStatus.Store(uint32(body[0]))
 	return nil
+}
+
+// checkReadyForQuery checks a ReadyForQuery's transaction status.
+func checkReadyForQuery(body []byte) error {
+	if len(body) != 1 || body[0] != 'I' && body[0] != 'T' && body[0] != 'E' {
+		return &ProtocolError{Msg: fmt.Sprintf("ReadyForQuery with transaction status %q", body)}
+	}
+	return nil
+}
+
+// replyGroupEnded records the transaction status of a ReadyForQuery in
+// req's reply. A ROLLBACK of a block the status shows stranded is queued
+// (and counted in c.rollbacks) before the status is stored, and the
+// count of a ROLLBACK pgline queued is taken back after its own status
+// is: TxStatus never shows a block that such a ROLLBACK ends.
+func (c *Conn) replyGroupEnded(req *request, status byte) error {
+	req.rfqs++
+	req.status = status
+	if req.leavesStranded() {
+		c.rollBackStranded()
+	}
+	c.txStatus.Store(uint32(status))
+	if req.detached && req.endsBlock {
+		c.rollbacks.Add(-1)
+	}
+	return c.groupEnded(req)
 }
 
 // replyEnded reports whether nothing of req's reply is left to run on
