@@ -356,7 +356,16 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	for attempt := 0; ; attempt++ {
 		cancels := c.cancels.Load()
 		status = 0
-		tag, err := c.exchange(ctx, owner, build, read)
+		req, err := c.send(ctx, owner, build)
+		var tag CommandTag
+		if err == nil {
+			// A text that ends the block it may begin (BEGIN; ...;
+			// COMMIT) and leaves the session in a block all the same
+			// (its error, or a signal, came before its end) strands it
+			// once it returns: nobody holds it (see leavesStranded).
+			req.endsBlock = owner == nil && info.EndsBlock
+			tag, err = c.readReply(ctx, req, read)
+		}
 		err = c.othersCancel(err, cancels, ctx.Err() != nil)
 		if errors.Is(err, ErrCanceledByOther) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err, status) {
 			continue

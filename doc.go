@@ -95,7 +95,9 @@
 // COMMIT ending a statement's shared Sync, or in a transaction's BEGIN,
 // COMMIT or ROLLBACK, may leave the session in an aborted transaction
 // block: pgline rolls it back at once, and the statements the block
-// refused meanwhile (25P02: nothing of them ran) are sent again.
+// refused meanwhile (25P02: nothing of them ran) are sent again. So it
+// does after a text given to Exec that ends the block it begins
+// ("BEGIN; ...; COMMIT") but failed before its COMMIT ran.
 //
 // # Pipelining and its limits
 //

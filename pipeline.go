@@ -128,9 +128,10 @@ type request struct {
 	// owner is who the request was sent for (a transaction, a COPY), if
 	// anyone: its transaction is doomed (Tx.doom) when it is given up.
 	owner *holder
-	// endsBlock: a detached ROLLBACK, or a transaction's COMMIT or
-	// ROLLBACK, after which nobody holds the session's transaction block
-	// (see leavesStranded).
+	// endsBlock: a detached ROLLBACK, a transaction's COMMIT or
+	// ROLLBACK, or a text outside one that ends the block it may begin
+	// (sqllex.Info.EndsBlock), after which nobody holds the session's
+	// transaction block (see leavesStranded).
 	endsBlock bool
 	// The drain of an abandoned head (see drainAbandoned); detached: a
 	// request no caller ever waited for, never canceled.

@@ -218,6 +218,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 			return err
 		}
 		req.extended, req.oneStmt = true, true
+		req.endsBlock = owner == nil && sd.traits.endsBlock // a COMMIT given to Query: see leavesStranded
 		if hold != nil {
 			err = hold.waitTurn(ctx, req)
 		} else {

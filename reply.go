@@ -371,10 +371,13 @@ func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
 // anyone, or pgline's own for an ended ctx) that lands after a BEGIN
 // began a block and before the COMMIT or ROLLBACK ending it has ended it
 // aborts the block: the session stays in it, and the server refuses
-// every statement but ROLLBACK or COMMIT (25P02). pgline ends a block
-// only where nobody holds the connection after it: the BEGIN and COMMIT
-// that replace a shared Sync (see pipeline.go), and the ROLLBACK queued
-// when a transaction ends. When the ReadyForQuery after one of them says
+// every statement but ROLLBACK or COMMIT (25P02). Nobody holds the
+// connection after the BEGIN and COMMIT that replace a shared Sync (see
+// pipeline.go), the ROLLBACK queued when a transaction ends, a Tx's
+// COMMIT or ROLLBACK, nor a caller's text that ends the block it may
+// begin (BEGIN; ...; COMMIT, or a COMMIT given to Exec: the same
+// happens when its own statement fails before the COMMIT, which the
+// server then skips). When the ReadyForQuery after one of them says
 // that the session is still in a block, a ROLLBACK is queued at once,
 // past the gate; the requests queued before it are refused, nothing of
 // them runs, and they fail with errRefused, which run and simpleQuery
@@ -415,8 +418,8 @@ func whileRefused[T any](ctx context.Context, op func() (T, error)) (T, error) {
 // leavesStranded reports whether the ReadyForQuery just read for req, its
 // status in req.status, leaves the session in a transaction block that
 // nobody holds: after a chained run whose error came once its statement
-// completed (in the BEGIN or COMMIT after it), or after a ROLLBACK or
-// COMMIT after which nobody holds the block (endsBlock).
+// completed (in the BEGIN or COMMIT after it), or after a request that
+// ends the block, after which nobody holds it (endsBlock).
 func (req *request) leavesStranded() bool {
 	if req.status == 'I' {
 		return false

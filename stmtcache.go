@@ -111,6 +111,7 @@ type sqlTraits struct {
 	shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
 	deallocates bool // may deallocate prepared statements (see Conn.noteDeallocate)
 	changesPath bool // may change search_path (see Conn.boundLocked)
+	endsBlock   bool // ends the transaction block it may begin (see sqllex.Info.EndsBlock)
 }
 
 func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
@@ -118,7 +119,7 @@ func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
 // traitsOfInfo returns the traits of a text sqllex.Scan read as info.
 func traitsOfInfo(info sqllex.Info) sqlTraits {
 	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: info.Deallocates,
-		changesPath: info.ChangesSearchPath}
+		changesPath: info.ChangesSearchPath, endsBlock: info.EndsBlock}
 }
 
 // columnPlan is the scan plan of one column for one destination type.

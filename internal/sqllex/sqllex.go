@@ -46,6 +46,13 @@ type Info struct {
 	// or nothing.
 	TransactionControl bool
 
+	// EndsBlock reports that the last statement starting with
+	// transaction control (see TransactionControl) ends a transaction
+	// block: COMMIT, END, ROLLBACK or ABORT, without TO (ROLLBACK TO
+	// SAVEPOINT), PREPARED or CHAIN. A text that holds it intends to
+	// leave the session outside any block (BEGIN; ...; COMMIT).
+	EndsBlock bool
+
 	// ChangesSearchPath reports that the text may change how the names
 	// in later statements resolve to tables and types: it holds the word
 	// search_path (SET, RESET, set_config, a function's SET clause), also
@@ -89,6 +96,7 @@ func Scan(sql string) Info {
 	info.CopyFromStdin = info.CopyFromStdin || off.CopyFromStdin
 	info.Deallocates = info.Deallocates || off.Deallocates
 	info.TransactionControl = info.TransactionControl || off.TransactionControl
+	info.EndsBlock = info.EndsBlock && off.EndsBlock
 	info.ChangesSearchPath = info.ChangesSearchPath || off.ChangesSearchPath
 	info.SessionEffects = info.SessionEffects || off.SessionEffects
 	return info
@@ -109,6 +117,8 @@ func scan(sql string, backslash bool) Info {
 		stdin     bool // ... and STDIN
 		discard   bool // the previous token is the keyword DISCARD
 		setStmt   bool // the current statement starts with SET or RESET
+		tcStmt    bool // the current statement starts with transaction control
+		endStmt   bool // ... with COMMIT, END, ROLLBACK or ABORT, and holds no TO, PREPARED or CHAIN
 	)
 	for {
 		t := l.next()
@@ -120,7 +130,10 @@ func scan(sql string, backslash bool) Info {
 				info.Statements++
 				firstDone = true
 			}
-			inStmt, started, copyStmt, from, stdin, discard, setStmt = false, false, false, false, false, false, false
+			if tcStmt {
+				info.EndsBlock = endStmt
+			}
+			inStmt, started, copyStmt, from, stdin, discard, setStmt, tcStmt, endStmt = false, false, false, false, false, false, false, false, false
 			continue
 		}
 		inStmt = true
@@ -144,8 +157,12 @@ func scan(sql string, backslash bool) Info {
 			copyStmt = equalFold(kw, "copy")
 			setStmt = equalFold(kw, "set") || equalFold(kw, "reset")
 			if isTransactionControl(kw) {
-				info.TransactionControl = true
+				info.TransactionControl, tcStmt = true, true
+				endStmt = equalFold(kw, "commit") || equalFold(kw, "end") || equalFold(kw, "rollback") || equalFold(kw, "abort")
 			}
+		} else if endStmt && t.kind == tokWord &&
+			(equalFold(t.text, "to") || equalFold(t.text, "prepared") || equalFold(t.text, "chain")) {
+			endStmt = false
 		}
 		switch t.kind {
 		case tokWord:
@@ -186,6 +203,9 @@ func scan(sql string, backslash bool) Info {
 	}
 	if inStmt {
 		info.Statements++
+	}
+	if tcStmt {
+		info.EndsBlock = endStmt
 	}
 	return info
 }

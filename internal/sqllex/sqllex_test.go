@@ -192,6 +192,7 @@ func TestScan(t *testing.T) {
 	} {
 		got := Scan(tt.sql)
 		got.TransactionControl = false // TestTransactionControl
+		got.EndsBlock = false          // TestEndsBlock
 		if got != tt.want {
 			t.Errorf("Scan(%q) = %+v, want %+v", tt.sql, got, tt.want)
 		}
@@ -213,6 +214,31 @@ func TestTransactionControl(t *testing.T) {
 	} {
 		if got := Scan(sql).TransactionControl; got != want {
 			t.Errorf("Scan(%q).TransactionControl = %v, want %v", sql, got, want)
+		}
+	}
+}
+
+func TestEndsBlock(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT 1": false,
+		"BEGIN; INSERT INTO t VALUES (1); COMMIT": true,
+		"begin; select 1/0; end":                  true,
+		"BEGIN; SELECT 1; ROLLBACK WORK;":         true,
+		"ABORT":                                   true,
+		"COMMIT; BEGIN":                           false,
+		"BEGIN; SELECT 1; COMMIT; SELECT 2":       true,
+		"BEGIN; SAVEPOINT a; ROLLBACK TO a":       false,
+		"rollback transaction to savepoint a":     false,
+		"COMMIT AND CHAIN":                        false,
+		"COMMIT PREPARED 'x'":                     false,
+		"PREPARE TRANSACTION 'x'":                 false,
+		"SELECT 'COMMIT'":                         false,
+		"BEGIN; -- COMMIT\nSELECT 1":              false,
+		"DO $$BEGIN COMMIT; END$$":                false,
+		"BEGIN; SELECT '\\'; COMMIT":              false, // one of the readings sees no COMMIT
+	} {
+		if got := Scan(sql).EndsBlock; got != want {
+			t.Errorf("Scan(%q).EndsBlock = %v, want %v", sql, got, want)
 		}
 	}
 }
