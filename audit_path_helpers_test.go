@@ -55,5 +55,17 @@ func apStartAbandoned(t *testing.T, c *Conn) chan error {
 		_, err := c.Exec(ctx, "SELECT pg_sleep(3) /* A */")
 		done <- err
 	}()
+	// A must be queued before the caller's statement: on a loaded
+	// machine the goroutine may not have run by the time the caller
+	// queues (then the caller's fake 57014 comes with no cancel since,
+	// rightly unflagged).
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		c.wmu.Lock()
+		queued := c.queued
+		c.wmu.Unlock()
+		if queued > 0 {
+			break
+		}
+	}
 	return done
 }
