@@ -49,6 +49,10 @@ type Conn struct {
 	// holding them, each rolled back by a ROLLBACK queued when found
 	// (see rollBackStranded).
 	strands atomic.Uint64
+	// strandEnd is the seq of the ROLLBACK that ends the last block
+	// found stranded: a request queued before it that fails with 25P02
+	// was refused by that block (see refused). Written under wmu.
+	strandEnd atomic.Uint64
 	// rollbacks counts the ROLLBACKs pgline queued, detached from any
 	// caller (a stranded block's, a transaction's that ended unsent),
 	// whose ReadyForQuery has not been read: the session's block ends
@@ -79,6 +83,10 @@ type Conn struct {
 	syncHolderEnd int
 	shareSyncs    bool // pipeline_sync=shared (see pipeline.go)
 	commitState   int  // of the named BEGIN and COMMIT (see commitMsgsLocked)
+	// lastRollback is the seq of the last ROLLBACK queued detached (see
+	// sendDetachedLocked): a block found stranded by a request queued
+	// before it ends with it (see rollBackStranded).
+	lastRollback uint64
 	// seqNext numbers the requests queued; swappedSeq is the last one
 	// whose bytes left the write buffer (see writeQueued).
 	seqNext, swappedSeq uint64
@@ -367,7 +375,7 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 			tag, err = c.readReply(ctx, req, read)
 		}
 		err = c.othersCancel(err, cancels, ctx.Err() != nil)
-		if errors.Is(err, ErrCanceledByOther) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err, status) {
+		if (errors.Is(err, ErrCanceledByOther) || errors.Is(err, errRefused)) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err, status) {
 			continue
 		}
 		return tag, err

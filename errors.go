@@ -146,11 +146,7 @@ var ErrClosed = errors.New("pgline: connection closed")
 // statements after it have run: sent again, it would run after them).
 // A 57014 is never reported to a caller whose ctx is alive
 // without this error while one of pgline's cancels was under way, except
-// for a statement_timeout. It also wraps the 25P02 of a statement queued
-// behind a transaction block that a signal aborted with nobody holding
-// it (in the BEGIN or COMMIT that replace a shared Sync, or a
-// transaction's end), which pgline rolls back: nothing of the statement
-// ran, and it is sent again, but in a Batch, other than the last.
+// for a statement_timeout.
 var ErrCanceledByOther = errors.New("pgline: statement canceled by a CancelRequest meant for another statement")
 
 // errIdleEnded is the failure of a connection that a Pool found closed by

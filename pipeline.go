@@ -110,10 +110,6 @@ type request struct {
 	// the time it fails with 57014 means a CancelRequest aimed at an
 	// earlier request may have hit it.
 	cancels uint64
-	// strands is Conn.strands when the request was queued: a change by
-	// the time it fails with 25P02 means that it was refused by a
-	// transaction block nobody held, rolled back after it (see refused).
-	strands uint64
 	// Kept by the reply reader (Conn.next) for whoever finishes the
 	// reply: the ReadyForQuery messages and the completions
 	// (CommandComplete, EmptyQueryResponse, ErrorResponse) read so far,
@@ -167,7 +163,7 @@ func (r *request) free() {
 	case <-r.turn: // never left behind, but a stale token must not survive
 	default:
 	}
-	r.next, r.describes, r.extended, r.cancels, r.strands, r.onDrained, r.owner = nil, nil, false, 0, 0, nil, nil
+	r.next, r.describes, r.extended, r.cancels, r.onDrained, r.owner = nil, nil, false, 0, nil, nil
 	r.chained.Store(false)
 	r.step, r.failedAt, r.skipped, r.parsed = 0, 0, false, 0
 	r.preparesCommit.Store(false)
@@ -192,6 +188,9 @@ func (c *Conn) sendDetachedLocked(sql string) {
 		c.rollbacks.Add(1) // until its ReadyForQuery (see replyGroupEnded)
 	}
 	c.enqueueLocked(req)
+	if req.endsBlock {
+		c.lastRollback = req.seq
+	}
 	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 		// It is the head: nobody would hand it the turn to drain it.
 		go func() {
@@ -444,7 +443,6 @@ func (c *Conn) groupEnded(req *request) error {
 // when the queue is empty. The caller holds wmu.
 func (c *Conn) enqueueLocked(req *request) {
 	req.cancels = c.cancels.Load()
-	req.strands = c.strands.Load()
 	if req.owner != nil {
 		req.owner.pending++
 	}

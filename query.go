@@ -273,7 +273,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 // statement (ErrCanceledByOther). Callers ask it outside a transaction
 // only: inside one, the failed describe has aborted it.
 func redescribe(err error) bool {
-	return errors.Is(err, errPooler) || errors.Is(err, ErrCanceledByOther)
+	return errors.Is(err, errPooler) || errors.Is(err, ErrCanceledByOther) || errors.Is(err, errRefused)
 }
 
 // describeAgain reports whether owner (a transaction, or nil) describes sd's

@@ -170,7 +170,7 @@ func (c *Conn) replyGroupEnded(req *request, status byte) error {
 	req.rfqs++
 	req.status = status
 	if req.leavesStranded() {
-		c.rollBackStranded()
+		c.rollBackStranded(req)
 	}
 	c.txStatus.Store(uint32(status))
 	if req.detached && req.endsBlock {
@@ -386,10 +386,9 @@ func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
 // Tx.end).
 
 // errRefused is wrapped, with the server's 25P02, by the error of a
-// request the server refused because it came in a transaction block that
-// a cancel's signal aborted and that nobody held; nothing of it ran. It
-// wraps ErrCanceledByOther: the signal was meant for another statement.
-var errRefused = fmt.Errorf("%w (it came after the transaction block the signal aborted, rolled back since)", ErrCanceledByOther)
+// request the server refused because it came in an aborted transaction
+// block that nobody held (see rollBackStranded); nothing of it ran.
+var errRefused = errors.New("pgline: statement refused in an aborted transaction block another request left, rolled back since; nothing of it ran")
 
 func refusedErr(e *PgError) error { return fmt.Errorf("%w: %w", errRefused, e) }
 
@@ -428,15 +427,25 @@ func (req *request) leavesStranded() bool {
 }
 
 // rollBackStranded queues a ROLLBACK of the transaction block the
-// session is in with nobody holding it (see leavesStranded), behind every
-// request queued so far, which the block refuses (see refused).
-func (c *Conn) rollBackStranded() {
+// session is in with nobody holding it after req (see leavesStranded),
+// behind every request queued so far, which the block refuses (see
+// refused); unless a ROLLBACK queued after req ends it already (req was
+// itself refused, or a transaction that ended behind it queued one):
+// another, later, could end a block begun after that one, a
+// transaction's. The requests queued so far count as refused either way.
+func (c *Conn) rollBackStranded(req *request) {
 	c.wmu.Lock()
 	if c.closed.Load() {
 		c.wmu.Unlock()
 		return
 	}
 	c.strands.Add(1)
+	if c.lastRollback > req.seq {
+		c.strandEnd.Store(c.lastRollback)
+		c.wmu.Unlock()
+		return
+	}
+	c.strandEnd.Store(c.seqNext + 1) // the ROLLBACK's
 	c.sendDetachedLocked("ROLLBACK")
 }
 
@@ -444,7 +453,7 @@ func (c *Conn) rollBackStranded() {
 // queued before the ROLLBACK of a stranded transaction block (see
 // rollBackStranded): nothing of req ran.
 func (c *Conn) refused(req *request, e *PgError) bool {
-	return e.Code == "25P02" && req != nil && req.strands != c.strands.Load()
+	return e.Code == "25P02" && req != nil && req.seq < c.strandEnd.Load()
 }
 
 // othersCancel returns err wrapped in ErrCanceledByOther when it is a

@@ -46,11 +46,14 @@ type Info struct {
 	// or nothing.
 	TransactionControl bool
 
-	// EndsBlock reports that the last statement starting with
-	// transaction control (see TransactionControl) ends a transaction
-	// block: COMMIT, END, ROLLBACK or ABORT, without TO (ROLLBACK TO
-	// SAVEPOINT), PREPARED or CHAIN. A text that holds it intends to
-	// leave the session outside any block (BEGIN; ...; COMMIT).
+	// EndsBlock reports that the text begins a transaction block and
+	// ends it: a statement starts with BEGIN or START, and the last
+	// statement starting with transaction control (see
+	// TransactionControl), after it, ends a block: COMMIT, END, ROLLBACK
+	// or ABORT, without TO (ROLLBACK TO SAVEPOINT), PREPARED or CHAIN.
+	// Such a text (BEGIN; ...; COMMIT) means to leave the session
+	// outside any block. It is false for a text with BEGIN ATOMIC (a
+	// function's body, whose END the statement count misreads).
 	EndsBlock bool
 
 	// ChangesSearchPath reports that the text may change how the names
@@ -119,6 +122,9 @@ func scan(sql string, backslash bool) Info {
 		setStmt   bool // the current statement starts with SET or RESET
 		tcStmt    bool // the current statement starts with transaction control
 		endStmt   bool // ... with COMMIT, END, ROLLBACK or ABORT, and holds no TO, PREPARED or CHAIN
+		opened    bool // a statement started with BEGIN or START
+		atomic    bool // the words BEGIN ATOMIC were read
+		prevBegin bool // the previous token is the word BEGIN
 	)
 	for {
 		t := l.next()
@@ -158,12 +164,17 @@ func scan(sql string, backslash bool) Info {
 			setStmt = equalFold(kw, "set") || equalFold(kw, "reset")
 			if isTransactionControl(kw) {
 				info.TransactionControl, tcStmt = true, true
-				endStmt = equalFold(kw, "commit") || equalFold(kw, "end") || equalFold(kw, "rollback") || equalFold(kw, "abort")
+				endStmt = opened && (equalFold(kw, "commit") || equalFold(kw, "end") || equalFold(kw, "rollback") || equalFold(kw, "abort"))
+				opened = opened || equalFold(kw, "begin") || equalFold(kw, "start")
 			}
 		} else if endStmt && t.kind == tokWord &&
 			(equalFold(t.text, "to") || equalFold(t.text, "prepared") || equalFold(t.text, "chain")) {
 			endStmt = false
 		}
+		if t.kind == tokWord && prevBegin && equalFold(t.text, "atomic") {
+			atomic = true
+		}
+		prevBegin = t.kind == tokWord && equalFold(t.text, "begin")
 		switch t.kind {
 		case tokWord:
 			switch {
@@ -207,6 +218,7 @@ func scan(sql string, backslash bool) Info {
 	if tcStmt {
 		info.EndsBlock = endStmt
 	}
+	info.EndsBlock = info.EndsBlock && !atomic
 	return info
 }
 

@@ -224,18 +224,24 @@ func TestEndsBlock(t *testing.T) {
 		"BEGIN; INSERT INTO t VALUES (1); COMMIT": true,
 		"begin; select 1/0; end":                  true,
 		"BEGIN; SELECT 1; ROLLBACK WORK;":         true,
-		"ABORT":                                   true,
-		"COMMIT; BEGIN":                           false,
-		"BEGIN; SELECT 1; COMMIT; SELECT 2":       true,
-		"BEGIN; SAVEPOINT a; ROLLBACK TO a":       false,
-		"rollback transaction to savepoint a":     false,
-		"COMMIT AND CHAIN":                        false,
-		"COMMIT PREPARED 'x'":                     false,
-		"PREPARE TRANSACTION 'x'":                 false,
-		"SELECT 'COMMIT'":                         false,
-		"BEGIN; -- COMMIT\nSELECT 1":              false,
-		"DO $$BEGIN COMMIT; END$$":                false,
-		"BEGIN; SELECT '\\'; COMMIT":              false, // one of the readings sees no COMMIT
+		"ABORT":                                   false, // not a block the text began
+		"BEGIN; ABORT":                            true,
+		"START TRANSACTION; SELECT 1; END":        true,
+		"INSERT INTO t VALUES (1); COMMIT":        false, // a block the caller began earlier
+		"ROLLBACK TOO SAVEPOINT s":                false,
+		"BEGIN; CREATE FUNCTION f() RETURNS int BEGIN ATOMIC SELECT 1; END": false,
+		"COMMIT; BEGIN; SELECT 1; COMMIT":                                   true,
+		"COMMIT; BEGIN":                                                     false,
+		"BEGIN; SELECT 1; COMMIT; SELECT 2":                                 true,
+		"BEGIN; SAVEPOINT a; ROLLBACK TO a":                                 false,
+		"rollback transaction to savepoint a":                               false,
+		"COMMIT AND CHAIN":                                                  false,
+		"COMMIT PREPARED 'x'":                                               false,
+		"PREPARE TRANSACTION 'x'":                                           false,
+		"SELECT 'COMMIT'":                                                   false,
+		"BEGIN; -- COMMIT\nSELECT 1":                                        false,
+		"DO $$BEGIN COMMIT; END$$":                                          false,
+		"BEGIN; SELECT '\\'; COMMIT":                                        false, // one of the readings sees no COMMIT
 	} {
 		if got := Scan(sql).EndsBlock; got != want {
 			t.Errorf("Scan(%q).EndsBlock = %v, want %v", sql, got, want)

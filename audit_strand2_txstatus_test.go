@@ -1,0 +1,298 @@
+package pgline
+
+// Audit of 02a1846 (TxStatus is 'I' while a ROLLBACK pgline queued
+// detached is in flight). The Pool, stdlib and BeginTx's error path trust
+// TxStatus; these tests put a detached ROLLBACK in flight on purpose (a
+// text "BEGIN; SELECT 1/0; COMMIT" strands its block: see 357f8e0; or a
+// Tx ended with its ctx over) and then do what may follow at once: a raw
+// BEGIN, a Begin, an Acquire and Release. Each checks with the server
+// that no caller's statement runs in someone else's block, that a Tx is
+// a real transaction, and that no connection is handed out in one.
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+const auditStrander = "BEGIN; SELECT 1/0; COMMIT" // strands its block: pgline queues a detached ROLLBACK
+
+// auditOwnTx reports whether a statement runs outside any transaction
+// block (in an implicit transaction of its own): the server refuses a
+// SAVEPOINT there (25P01). In a block the SAVEPOINT succeeds and is
+// released at once.
+func auditOwnTx(t *testing.T, ctx context.Context, q interface {
+	Exec(context.Context, string, ...any) (CommandTag, error)
+}) bool {
+	t.Helper()
+	_, err := q.Exec(ctx, "SAVEPOINT audit_probe")
+	if isCode(err, "25P01") {
+		return true
+	}
+	if err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	if _, err := q.Exec(ctx, "RELEASE audit_probe"); err != nil {
+		t.Fatalf("probe release: %v", err)
+	}
+	return false
+}
+
+func auditPool1(t *testing.T, extra ...string) *Pool {
+	t.Helper()
+	p, err := NewPool(testCtx(t), srv.DSN(append([]string{"pool_max_conns=1"}, extra...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// auditPoolConn1 returns the Conn of a one-connection pool.
+func auditPoolConn1(t *testing.T, p *Pool) *Conn {
+	t.Helper()
+	if err := p.QueryRow(testCtx(t), "SELECT 1").Scan(new(int64)); err != nil {
+		t.Fatal(err)
+	}
+	hp := p.set.hosts[0]
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	if len(hp.conns) != 1 {
+		t.Fatalf("%d conns", len(hp.conns))
+	}
+	return hp.conns[0].c
+}
+
+// TestAuditStrand2PoolRawBeginAfterStrand: a raw BEGIN given to a Pool's
+// Exec right behind a stranded block. The BEGIN runs after the detached
+// ROLLBACK (refused once, sent again): the connection is in the BEGIN's
+// block when Exec returns, and the Pool must not route anything into it.
+func TestAuditStrand2PoolRawBeginAfterStrand(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		name := "sequential"
+		if held {
+			name = "queued behind the strander"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := testCtx(t)
+			p := auditPool1(t)
+			c := auditPoolConn1(t, p)
+			strands := c.strands.Load()
+			var errS, errB error
+			if held {
+				auditHoldWrites(c)
+				var wg sync.WaitGroup
+				wg.Add(2)
+				go func() { defer wg.Done(); _, errS = p.Exec(ctx, auditStrander) }()
+				auditWaitQueued(t, c, 1)
+				go func() { defer wg.Done(); _, errB = p.Exec(ctx, "BEGIN") }()
+				auditWaitQueued(t, c, 2)
+				auditResumeWrites(c)
+				wg.Wait()
+			} else {
+				_, errS = p.Exec(ctx, auditStrander)
+				_, errB = p.Exec(ctx, "BEGIN")
+			}
+			t.Logf("strander: %v; BEGIN: %v; conn TxStatus %c closed %v; strands +%d", errS, errB, c.TxStatus(), c.IsClosed(), c.strands.Load()-strands)
+			if errB != nil {
+				t.Fatalf("BEGIN: %v", errB)
+			}
+			if c.strands.Load() == strands {
+				t.Fatal("no strand")
+			}
+			// Whatever connection the Pool routes to next, the statement must
+			// run in its own transaction.
+			for i := range 5 {
+				if !auditOwnTx(t, ctx, p) {
+					t.Fatalf("probe %d ran inside the raw BEGIN's block", i)
+				}
+			}
+			if !c.IsClosed() && c.TxStatus() != 'I' {
+				t.Errorf("the raw BEGIN's connection is open, status %c, still in the pool?", c.TxStatus())
+			}
+		})
+	}
+}
+
+// TestAuditStrand2TxEndedThenBegin: a Tx ended with its ctx over (the
+// ROLLBACK unsent: queued detached), then at once Begin on the same Conn,
+// whose statements must run in a real transaction that Rollback undoes;
+// TxStatus is 'T' inside it and 'I' after it.
+func TestAuditStrand2TxEndedThenBegin(t *testing.T) {
+	ctx := testCtx(t)
+	tbl := auditStrand2Table(t, "audit_s2_txend")
+	c := connect(t, srv.DSN())
+	for i := range 20 {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", 1000+i); err != nil {
+			t.Fatal(err)
+		}
+		ended, cancel := context.WithCancel(ctx)
+		cancel()
+		switch i % 3 {
+		case 0:
+			err = tx.Rollback(ended)
+		case 1:
+			err = tx.Commit(ended)
+		case 2: // a statement of it given up, then Commit
+			short, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+			_, e := tx.Exec(short, "SELECT pg_sleep(0.2)")
+			cancel()
+			t.Logf("given-up statement: %v", e)
+			err = tx.Commit(ctx)
+		}
+		if i < 3 {
+			t.Logf("end %d: %v; TxStatus %c, rollbacks %d", i%3, err, c.TxStatus(), c.rollbacks.Load())
+		}
+		tx2, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatalf("Begin after: %v", err)
+		}
+		if s := c.TxStatus(); s != 'T' {
+			t.Errorf("%d: TxStatus in the new Tx: %c", i, s)
+		}
+		if own := auditOwnTx(t, ctx, tx2); own {
+			// A statement of a transaction begun by BEGIN starts later than it.
+			t.Errorf("%d: the new Tx's statement runs in a transaction of its own", i)
+		}
+		if _, err := tx2.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", 2000+i); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx2.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.TxStatus(); s != 'I' {
+			t.Errorf("%d: TxStatus after Rollback: %c", i, s)
+		}
+	}
+	if n := auditStrand2Count(t, c, tbl); n != 0 {
+		t.Errorf("%d rows committed, want 0", n)
+	}
+	wantUsable(t, ctx, c)
+}
+
+// TestAuditStrand2BeginBehindStrand: Begin queued behind a stranding text
+// on the same Conn (the detached ROLLBACK lands after the BEGIN): the
+// BEGIN is refused and sent again; the Tx must be a real transaction.
+func TestAuditStrand2BeginBehindStrand(t *testing.T) {
+	ctx := testCtx(t)
+	tbl := auditStrand2Table(t, "audit_s2_bbs")
+	c := connect(t, srv.DSN())
+	for i := range 10 {
+		auditHoldWrites(c)
+		var wg sync.WaitGroup
+		var tx *Tx
+		var errS, errB error
+		wg.Add(2)
+		go func() { defer wg.Done(); _, errS = c.Exec(ctx, auditStrander) }()
+		auditWaitQueued(t, c, 1)
+		go func() { defer wg.Done(); tx, errB = c.Begin(ctx) }()
+		auditWaitQueued(t, c, 2)
+		auditResumeWrites(c)
+		wg.Wait()
+		if errS == nil || errB != nil {
+			t.Fatalf("strander %v, Begin %v", errS, errB)
+		}
+		if s := c.TxStatus(); s != 'T' {
+			t.Errorf("%d: TxStatus in the Tx: %c (rollbacks %d)", i, s, c.rollbacks.Load())
+		}
+		if auditOwnTx(t, ctx, tx) {
+			t.Errorf("%d: the Tx's statement runs in a transaction of its own", i)
+		}
+		tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", i)
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := auditStrand2Count(t, c, tbl); n != 0 {
+		t.Errorf("%d rows committed, want 0", n)
+	}
+}
+
+// TestAuditStrand2AcquireRelease: Acquire, a stranding text, Release at
+// once (the ROLLBACK in flight: TxStatus 'I', the connection is reset and
+// kept), then Acquire again; and Acquire, a stranding text, a raw BEGIN
+// (after the ROLLBACK), Release: the connection is in the BEGIN's block
+// and must be closed, not handed out.
+func TestAuditStrand2AcquireRelease(t *testing.T) {
+	ctx := testCtx(t)
+	p := auditPool1(t)
+	for i := range 10 {
+		pc, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := pc.Conn
+		pc.Exec(ctx, auditStrander)
+		rawBegin := i%2 == 1
+		if rawBegin {
+			if _, err := pc.Exec(ctx, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pc.Release()
+		pc2, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rawBegin && pc2.Conn == c {
+			t.Errorf("%d: the connection left in a raw BEGIN's block was handed out again (TxStatus %c)", i, c.TxStatus())
+		}
+		if s := pc2.TxStatus(); s != 'I' {
+			t.Errorf("%d: acquired connection TxStatus %c", i, s)
+		}
+		if !auditOwnTx(t, ctx, pc2) {
+			t.Errorf("%d: acquired connection is in a transaction block", i)
+		}
+		pc2.Release()
+	}
+}
+
+// TestAuditStrand2NestedDetached: a nested Tx rolled back with its ctx
+// over (ROLLBACK TO SAVEPOINT queued detached, not counted) keeps the
+// outer transaction: TxStatus 'T', its rows kept, a Pool must not see it
+// idle.
+func TestAuditStrand2NestedDetached(t *testing.T) {
+	ctx := testCtx(t)
+	tbl := auditStrand2Table(t, "audit_s2_nested")
+	c := connect(t, srv.DSN())
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)")
+	n, err := tx.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Exec(ctx, "INSERT INTO "+tbl+" VALUES (2)")
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	t.Logf("nested rollback with ended ctx: %v; TxStatus %c", n.Rollback(ended), c.TxStatus())
+	if s := c.TxStatus(); s != 'T' {
+		t.Errorf("TxStatus in the outer Tx after the nested rollback: %c", s)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (3)"); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.TxStatus(); s != 'T' {
+		t.Errorf("TxStatus: %c", s)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	rows, _ := c.Query(ctx, "SELECT a FROM "+tbl+" ORDER BY a")
+	for rows.Next() {
+		var v int64
+		rows.Scan(&v)
+		got = append(got, v)
+	}
+	if len(got) != 2 || got[0] != 1 || got[1] != 3 {
+		t.Errorf("rows %v, want [1 3]", got)
+	}
+}
