@@ -314,9 +314,13 @@ func (r *Rows) Next() bool {
 	}
 	if r.pending {
 		r.pending = false
-		return true
-	}
-	if r.readRow() {
+		if w := &r.req.watch; !w.interrupts || w.ctx.Err() == nil {
+			return true
+		}
+		// Its ctx ended since the row was read (see Conn.next): the
+		// caller is answered with its ctx's error, as by a read.
+		r.readFailed(errInterrupted)
+	} else if r.readRow() {
 		return true
 	}
 	r.finish()
