@@ -53,7 +53,7 @@ func TestAuditStrandBouncerStorm(t *testing.T) {
 				}
 			}()
 			o := newAuditStrandOutcomes()
-			l := newAuditLoad(t, 2*time.Second, 10)
+			l := newAuditLoad(t, time.Second, 10)
 			var seq atomic.Int64
 			l.spawn(30, func() {
 				v := seq.Add(1)

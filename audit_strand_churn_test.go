@@ -28,7 +28,7 @@ func auditStrandPoolChurn(t *testing.T, mode string) {
 	defer p.Close()
 	stop := make(chan struct{})
 	storm, signals := appStorm(t, ctx, app, 300*time.Microsecond, stop)
-	l := newAuditLoad(t, 2*time.Second, 10)
+	l := newAuditLoad(t, time.Second, 10)
 	var seq atomic.Int64
 	l.spawn(30, func() {
 		v := seq.Add(1)

@@ -33,7 +33,7 @@ func TestAuditStrandListenStorm(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-	l := newAuditLoad(t, 2*time.Second, 10)
+	l := newAuditLoad(t, time.Second, 10)
 	var seq, sent atomic.Int64
 	l.spawn(20, func() {
 		v := seq.Add(1)

@@ -72,7 +72,7 @@ func TestAuditStrandPoolStorm(t *testing.T) {
 			stop := make(chan struct{})
 			storm, signals := appStorm(t, ctx, app, 300*time.Microsecond, stop)
 			o := newAuditStrandOutcomes()
-			l := newAuditLoad(t, 2*time.Second, 10)
+			l := newAuditLoad(t, time.Second, 10)
 			var seq atomic.Int64
 			l.spawn(30, func() {
 				v := seq.Add(1)

@@ -25,7 +25,7 @@ func TestAuditStrandTxCommitCtx(t *testing.T) {
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
 	o := newAuditStrandOutcomes()
-	l := newAuditLoad(t, 2*time.Second, 10)
+	l := newAuditLoad(t, time.Second, 10)
 	var seq atomic.Int64
 	l.spawn(15, func() {
 		v := seq.Add(1)
@@ -85,7 +85,7 @@ func TestAuditStrandNested(t *testing.T) {
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
 	var mu sync.Mutex
 	want := map[int64]bool{} // key -> must exist
-	l := newAuditLoad(t, 2*time.Second, 10)
+	l := newAuditLoad(t, time.Second, 10)
 	var seq atomic.Int64
 	l.spawn(10, func() {
 		v := seq.Add(1)

@@ -78,7 +78,7 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 			}
 			stop := make(chan struct{})
 			storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-			l := newAuditLoad(t, 2*time.Second, 10)
+			l := newAuditLoad(t, time.Second, 10)
 			var seq, oks, canceled atomic.Int64
 			l.spawn(40, func() {
 				v := seq.Add(1)
@@ -148,7 +148,7 @@ func TestCancelStormTxEnd(t *testing.T) {
 	c := connect(t, srv.DSN())
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-	l := newAuditLoad(t, 2*time.Second, 10)
+	l := newAuditLoad(t, time.Second, 10)
 	var seq, oks, txs atomic.Int64
 	is := isCode
 	l.spawn(20, func() {
