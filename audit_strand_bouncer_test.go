@@ -80,25 +80,7 @@ func TestAuditStrandBouncerStorm(t *testing.T) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})
-			l.spawn(1, func() {
-				tx, err := c.Begin(ctx)
-				if err != nil {
-					if !isCode(err, "57014") {
-						l.fail("begin: %v", err)
-					}
-					return
-				}
-				v := -seq.Add(1)
-				_, err = tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", v)
-				if err != nil && !isCode(err, "57014") {
-					l.fail("tx insert: %v", err)
-				}
-				err = tx.Commit(ctx)
-				if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
-					l.fail("commit: %v", err)
-				}
-				o.note(v, ctx, err)
-			})
+			l.spawn(1, func() { auditStrandTx(ctx, l, c.Begin, tbl, &seq, o) })
 			l.wait()
 			close(stop)
 			<-stormDone

@@ -96,25 +96,7 @@ func TestAuditStrandPoolStorm(t *testing.T) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})
-			l.spawn(2, func() {
-				tx, err := p.Begin(ctx)
-				if err != nil {
-					if !isCode(err, "57014") {
-						l.fail("begin: %v", err)
-					}
-					return
-				}
-				v := -seq.Add(1)
-				_, err = tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", v)
-				if err != nil && !isCode(err, "57014") {
-					l.fail("tx insert: %v", err)
-				}
-				err = tx.Commit(ctx)
-				if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
-					l.fail("commit: %v", err)
-				}
-				o.note(v, ctx, err)
-			})
+			l.spawn(2, func() { auditStrandTx(ctx, l, p.Begin, tbl, &seq, o) })
 			l.wait()
 			close(stop)
 			storm.Wait()
@@ -144,4 +126,27 @@ func TestAuditStrandPoolStorm(t *testing.T) {
 			o.check(t, ctx, admin, tbl)
 		})
 	}
+}
+
+// auditStrandTx runs one transaction of the storm tests: an INSERT of a
+// fresh negative value, committed; each outcome is noted in o, and an
+// error other than a cancel's (or the rollback it causes) fails l.
+func auditStrandTx(ctx context.Context, l *auditLoad, begin func(context.Context) (*Tx, error), tbl string, seq *atomic.Int64, o *auditStrandOutcomes) {
+	tx, err := begin(ctx)
+	if err != nil {
+		if !isCode(err, "57014") {
+			l.fail("begin: %v", err)
+		}
+		return
+	}
+	v := -seq.Add(1)
+	_, err = tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", v)
+	if err != nil && !isCode(err, "57014") {
+		l.fail("tx insert: %v", err)
+	}
+	err = tx.Commit(ctx)
+	if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
+		l.fail("commit: %v", err)
+	}
+	o.note(v, ctx, err)
 }
