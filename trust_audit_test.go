@@ -1147,7 +1147,7 @@ func TestAuditStormKinds(t *testing.T) {
 		t.Run(k, func(t *testing.T) {
 			c := auditConn(t)
 			auditTable(t, c, "audit_storm_k")
-			st := runStorm(t, c, 12, 40, "audit_storm_k", []string{k})
+			st := runStorm(t, c, 12, 20, "audit_storm_k", []string{k})
 			var one int
 			err := c.QueryRow(testCtx(t), "SELECT 1").Scan(&one)
 			t.Logf("after storm: closed=%v err=%v problems=%d", c.IsClosed(), err, len(st.problems))
