@@ -364,16 +364,9 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	for attempt := 0; ; attempt++ {
 		cancels := c.cancels.Load()
 		status = 0
-		req, err := c.send(ctx, owner, build)
-		var tag CommandTag
-		if err == nil {
-			// A text that ends the block it may begin (BEGIN; ...;
-			// COMMIT) and leaves the session in a block all the same
-			// (its error, or a signal, came before its end) strands it
-			// once it returns: nobody holds it (see leavesStranded).
-			req.endsBlock = owner == nil && info.EndsBlock
-			tag, err = c.readReply(ctx, req, read)
-		}
+		// A text that begins and ends its own block (BEGIN; ...; COMMIT)
+		// leaves nobody holding one it failed to end.
+		tag, err := c.exchange(ctx, owner, owner == nil && info.EndsBlock, build, read)
 		err = c.othersCancel(err, cancels, ctx.Err() != nil)
 		if (errors.Is(err, ErrCanceledByOther) || errors.Is(err, errRefused)) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err, status) {
 			continue

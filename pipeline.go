@@ -184,11 +184,9 @@ func (c *Conn) sendDetachedLocked(sql string) {
 	c.closesQueuedLocked()
 	req := newRequest()
 	req.detached, req.endsBlock = true, sql == "ROLLBACK"
-	if req.endsBlock {
-		c.rollbacks.Add(1) // until its ReadyForQuery (see replyGroupEnded)
-	}
 	c.enqueueLocked(req)
 	if req.endsBlock {
+		c.rollbacks.Add(1) // until its ReadyForQuery (see replyGroupEnded)
 		c.lastRollback = req.seq
 	}
 	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
@@ -703,12 +701,16 @@ func (c *Conn) write(buf []byte) error {
 // exchange sends the messages build appends, waits for the reply's turn,
 // reads it with read while ctx is watched, and hands the reader on. When
 // ctx ends while read reads, the caller is answered at once and the rest
-// of the reply is drained (see Conn.abandon).
-func (c *Conn) exchange(ctx context.Context, owner *holder, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+// of the reply is drained (see Conn.abandon). endsBlock marks a request
+// after which nobody holds the session's transaction block: whoever
+// reads its reply, its caller or a drain, rolls back a block it left
+// open (see leavesStranded).
+func (c *Conn) exchange(ctx context.Context, owner *holder, endsBlock bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	req, err := c.send(ctx, owner, build)
 	if err != nil {
 		return CommandTag{}, err
 	}
+	req.endsBlock = endsBlock // before its turn: nobody reads its reply yet
 	return c.readReply(ctx, req, read)
 }
 

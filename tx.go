@@ -287,18 +287,12 @@ func (tx *Tx) endNested(ctx context.Context, verb string) error {
 func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	c := tx.c
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
-	var tag CommandTag
-	req, err := c.send(ctx, &tx.h, func(buf []byte) ([]byte, error) {
+	// Nobody holds the block after it (given up, its reply is read after
+	// the connection is let go): endsBlock.
+	tag, err := c.exchange(ctx, &tx.h, true, func(buf []byte) ([]byte, error) {
 		tx.h.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
-	})
-	if err == nil {
-		// Whoever reads its reply rolls back a block it failed to end
-		// (see leavesStranded): given up, its reply is read after the
-		// connection is let go.
-		req.endsBlock = true
-		tag, err = c.readReply(ctx, req, func(req *request) (CommandTag, error) { return c.readSimple(req, nil, false) })
-	}
+	}, func(req *request) (CommandTag, error) { return c.readSimple(req, nil, false) })
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	// Unsent (ctx ended first), the transaction is still open.
 	tx.end(isNotSent(err))
