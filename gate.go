@@ -36,6 +36,9 @@ type holder struct {
 	// none (see Conn.settle). Guarded by Conn.wmu.
 	pending int
 	settled chan struct{}
+	// lastSeq is the seq of the holder's request queued last. Guarded by
+	// Conn.wmu.
+	lastSeq uint64
 }
 
 // notePathLocked records that a statement that may change search_path

@@ -441,12 +441,13 @@ func (c *Conn) groupEnded(req *request) error {
 // when the queue is empty. The caller holds wmu.
 func (c *Conn) enqueueLocked(req *request) {
 	req.cancels = c.cancels.Load()
-	if req.owner != nil {
-		req.owner.pending++
-	}
 	c.seqNext++
 	c.queued++
 	req.seq = c.seqNext
+	if req.owner != nil {
+		req.owner.pending++
+		req.owner.lastSeq = req.seq
+	}
 	c.syncHolder = nil // a Sync may only be taken by the run queued right after
 	if c.listener != nil && !req.listens() {
 		// A WaitForNotification is reading while idle: wake it so that

@@ -202,3 +202,67 @@ func TestCancelStormTxEnd(t *testing.T) {
 	t.Logf("ok %d, transactions %d, blocks rolled back %d", oks.Load(), txs.Load(), c.strands.Load())
 	wantUsable(t, ctx, c)
 }
+
+// A caller's raw ROLLBACK text, queued after a text that strands its
+// block and before a Tx's BEGIN, ends the block before the ROLLBACK pgline
+// queues for it (see rollBackStranded) runs. The BEGIN then succeeds, and
+// that ROLLBACK, behind it, would end the Tx's block: its statements would
+// commit one by one and its Rollback undo nothing. BeginTx begins again.
+func TestStrandRawRollbackBeforeBegin(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	if _, err := c.Exec(ctx, "CREATE TEMP TABLE strand_rb (v int)"); err != nil {
+		t.Fatal(err)
+	}
+	queued := func(n int) {
+		for {
+			c.wmu.Lock()
+			q := c.queued
+			c.wmu.Unlock()
+			if q >= n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	strand, raw := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := c.Exec(ctx, "BEGIN; SELECT pg_sleep(0.3); SELECT 1/0; COMMIT")
+		strand <- err
+	}()
+	queued(1)
+	go func() {
+		_, err := c.Exec(ctx, "ROLLBACK")
+		raw <- err
+	}()
+	queued(2)
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-strand; !isCode(err, "22012") {
+		t.Fatalf("the stranding text: %v", err)
+	}
+	if err := <-raw; err != nil {
+		t.Fatalf("the raw ROLLBACK: %v", err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO strand_rb VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.TxStatus(); st != 'T' {
+		t.Errorf("TxStatus %c inside the transaction", st)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM strand_rb").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d rows of a rolled-back transaction persisted", n)
+	}
+	if s := c.strands.Load(); s != 1 {
+		t.Errorf("%d strands, want 1", s)
+	}
+}

@@ -105,7 +105,21 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = whileRefused(ctx, func() (CommandTag, error) { return c.simpleQuery(ctx, &tx.h, sql, nil) })
+	for attempt := 0; ; attempt++ {
+		_, err = whileRefused(ctx, func() (CommandTag, error) { return c.simpleQuery(ctx, &tx.h, sql, nil) })
+		if err != nil || !c.rolledBackAfter(&tx.h) {
+			break
+		}
+		// A ROLLBACK queued for a block stranded before the BEGIN (see
+		// rollBackStranded) runs after it: the BEGIN found no block to
+		// refuse it (a caller's raw ROLLBACK or COMMIT ended that one in
+		// between) and began the Tx's, which that ROLLBACK ends. Begin
+		// again, behind it.
+		if attempt >= maxCancelRetries {
+			err = errors.New("pgline: BeginTx: each BEGIN was followed by the ROLLBACK of a block stranded before it")
+			break
+		}
+	}
 	if err != nil {
 		// Unless nothing was sent or the server refused it, the BEGIN
 		// may still run (its ctx ended while it waited for its turn):
@@ -119,6 +133,14 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 		return nil, err
 	}
 	return tx, nil
+}
+
+// rolledBackAfter reports whether a ROLLBACK pgline queued detached from
+// any caller (see sendDetachedLocked) was queued after h's last request.
+func (c *Conn) rolledBackAfter(h *holder) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.lastRollback > h.lastSeq
 }
 
 func beginSQL(opts TxOptions) (string, error) {
