@@ -18,44 +18,33 @@ import (
 	"time"
 )
 
-// appStorm signals every backend whose application_name is app, with
-// pauses of up to maxPause, until stop is closed; it counts the signals.
+// seen records the backends appStorm signalled.
 var (
 	seenMu sync.Mutex
 	seen   = map[int32]bool{}
 )
 
+// appStorm signals every backend whose application_name is app, with
+// pauses of up to maxPause, until stop is closed; it counts the signals.
 func appStorm(t *testing.T, ctx context.Context, app string, maxPause time.Duration, stop <-chan struct{}) (*sync.WaitGroup, *atomic.Int64) {
 	t.Helper()
-	killer := connect(t, srv.DSN())
-	var wg sync.WaitGroup
 	var n atomic.Int64
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			var k int64
-			var pids []int32
-			err := killer.QueryRow(ctx, "SELECT count(pg_cancel_backend(pid)), coalesce(array_agg(pid), '{}') FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()", app).Scan(&k, &pids)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			n.Add(k)
-			seenMu.Lock()
-			for _, p := range pids {
-				seen[p] = true
-			}
-			seenMu.Unlock()
-			time.Sleep(rand.N(maxPause))
+	wg := signalLoop(t, maxPause, stop, func(killer *Conn) error {
+		var k int64
+		var pids []int32
+		err := killer.QueryRow(ctx, "SELECT count(pg_cancel_backend(pid)), coalesce(array_agg(pid), '{}') FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()", app).Scan(&k, &pids)
+		if err != nil {
+			return err
 		}
-	}()
-	return &wg, &n
+		n.Add(k)
+		seenMu.Lock()
+		for _, p := range pids {
+			seen[p] = true
+		}
+		seenMu.Unlock()
+		return nil
+	})
+	return wg, &n
 }
 
 func TestAuditStrandPoolStorm(t *testing.T) {

@@ -21,6 +21,16 @@ import (
 // of up to maxPause, until stop is closed.
 func cancelStorm(t *testing.T, ctx context.Context, pid uint32, maxPause time.Duration, stop <-chan struct{}) *sync.WaitGroup {
 	t.Helper()
+	return signalLoop(t, maxPause, stop, func(killer *Conn) error {
+		_, err := killer.Exec(ctx, "SELECT pg_cancel_backend($1)", int32(pid))
+		return err
+	})
+}
+
+// signalLoop runs signal on a session of its own, with pauses of up to
+// maxPause, until stop is closed or signal fails.
+func signalLoop(t *testing.T, maxPause time.Duration, stop <-chan struct{}, signal func(killer *Conn) error) *sync.WaitGroup {
+	t.Helper()
 	killer := connect(t, srv.DSN())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -32,7 +42,7 @@ func cancelStorm(t *testing.T, ctx context.Context, pid uint32, maxPause time.Du
 				return
 			default:
 			}
-			if _, err := killer.Exec(ctx, "SELECT pg_cancel_backend($1)", int32(pid)); err != nil {
+			if err := signal(killer); err != nil {
 				t.Error(err)
 				return
 			}
