@@ -224,28 +224,17 @@ func TestStrandRawRollbackBeforeBegin(t *testing.T) {
 	if _, err := c.Exec(ctx, "CREATE TEMP TABLE strand_rb (v int)"); err != nil {
 		t.Fatal(err)
 	}
-	queued := func(n int) {
-		for {
-			c.wmu.Lock()
-			q := c.queued
-			c.wmu.Unlock()
-			if q >= n {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	strand, raw := make(chan error, 1), make(chan error, 1)
 	go func() {
 		_, err := c.Exec(ctx, "BEGIN; SELECT pg_sleep(0.3); SELECT 1/0; COMMIT")
 		strand <- err
 	}()
-	queued(1)
+	auditWaitQueued(t, c, 1)
 	go func() {
 		_, err := c.Exec(ctx, "ROLLBACK")
 		raw <- err
 	}()
-	queued(2)
+	auditWaitQueued(t, c, 2)
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -105,21 +105,13 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		_, err = whileRefused(ctx, func() (CommandTag, error) { return c.simpleQuery(ctx, &tx.h, sql, nil) })
-		if err != nil || !c.rolledBackAfter(&tx.h) {
-			break
+	_, err = whileRefused(ctx, func() (CommandTag, error) {
+		tag, err := c.simpleQuery(ctx, &tx.h, sql, nil)
+		if err == nil && c.rolledBackAfter(&tx.h) {
+			return tag, errBeginEnded
 		}
-		// A ROLLBACK queued for a block stranded before the BEGIN (see
-		// rollBackStranded) runs after it: the BEGIN found no block to
-		// refuse it (a caller's raw ROLLBACK or COMMIT ended that one in
-		// between) and began the Tx's, which that ROLLBACK ends. Begin
-		// again, behind it.
-		if attempt >= maxCancelRetries {
-			err = errors.New("pgline: BeginTx: each BEGIN was followed by the ROLLBACK of a block stranded before it")
-			break
-		}
-	}
+		return tag, err
+	})
 	if err != nil {
 		// Unless nothing was sent or the server refused it, the BEGIN
 		// may still run (its ctx ended while it waited for its turn):
@@ -134,6 +126,13 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	}
 	return tx, nil
 }
+
+// errBeginEnded is a BEGIN's error when it ran before a ROLLBACK queued
+// for a block stranded before it (see rollBackStranded): it found no block
+// to refuse it (a caller's raw ROLLBACK or COMMIT ended that one in
+// between) and began the Tx's, which that ROLLBACK ends. Like a refusal,
+// it is sent again, behind that ROLLBACK.
+var errBeginEnded = fmt.Errorf("%w: pgline: the transaction's BEGIN ran before the ROLLBACK of a block stranded before it, which ends its block", errRefused)
 
 // rolledBackAfter reports whether a ROLLBACK pgline queued detached from
 // any caller (see sendDetachedLocked) was queued after h's last request.
