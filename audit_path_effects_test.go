@@ -23,7 +23,7 @@ func TestAuditPathResendRepeatsSessionEffect(t *testing.T) {
 	if _, err := c.Prepare(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	aDone := apStartAbandoned(t, c)
+	aDone := apStartAbandoned(t, c, 1)
 	time.Sleep(5 * time.Millisecond)
 	_, err := c.Exec(ctx, q)
 	calls := apCalls(t, c, "ap_s_lk")

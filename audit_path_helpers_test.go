@@ -41,31 +41,31 @@ func apInTx(t *testing.T, c *Conn, set string, fn func(ctx context.Context, tx *
 	return tx.Commit(ctx)
 }
 
-// apStartAbandoned is startAbandoned with room for a loaded machine: A's
-// ctx ends at 300 ms (not 30), so that the statement the caller queues
-// right after is queued before the driver's cancel for A, whose 57014
-// then counts as possibly another's (Conn.strayCancel). Under load, 30 ms
-// was not always enough: the statement was queued after the cancel, and
-// its 57014 was rightly its own.
-func apStartAbandoned(t *testing.T, c *Conn) chan error {
+// apStartAbandoned starts A, a 3 s statement on c, and returns once A is
+// queued. A's ctx ends once behind more requests are queued after A: the
+// caller's statements are then queued before the driver's cancel for A,
+// so a 57014 they get counts as possibly another's (Conn.strayCancel). A
+// timed ctx (30 ms, then 300 ms) was not enough on a loaded machine: the
+// caller's statement was sometimes queued after the cancel, and its 57014
+// was then rightly its own.
+func apStartAbandoned(t *testing.T, c *Conn, behind int) chan error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		_, err := c.Exec(ctx, "SELECT pg_sleep(3) /* A */")
 		done <- err
 	}()
-	// A must be queued before the caller's statement: on a loaded
-	// machine the goroutine may not have run by the time the caller
-	// queues (then the caller's fake 57014 comes with no cancel since,
-	// rightly unflagged).
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		c.wmu.Lock()
-		queued := c.queued
-		c.wmu.Unlock()
-		if queued > 0 {
-			break
+	auditWaitQueued(t, c, 1)
+	go func() {
+		defer cancel()
+		for end := time.Now().Add(10 * time.Second); auditQueued(c) < 1+behind; time.Sleep(200 * time.Microsecond) {
+			if time.Now().After(end) {
+				t.Errorf("%d requests queued behind A after 10 s, want %d", auditQueued(c)-1, behind)
+				return
+			}
 		}
-	}
+	}()
 	return done
 }

@@ -121,7 +121,7 @@ func TestAuditPathResendCommonPaths(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			aDone := apStartAbandoned(t, c)
+			aDone := apStartAbandoned(t, c, 1)
 			time.Sleep(5 * time.Millisecond)
 			err := p.run(ctx, c, p.sql)
 			t.Logf("A: %v", <-aDone)
@@ -147,7 +147,7 @@ func TestAuditPathResendSharedSync(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	aDone := apStartAbandoned(t, c)
+	aDone := apStartAbandoned(t, c, 2)
 	time.Sleep(5 * time.Millisecond)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
@@ -182,7 +182,7 @@ func TestAuditPathNoResendInRawTx(t *testing.T) {
 	if _, err := c.Prepare(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	aDone := apStartAbandoned(t, c)
+	aDone := apStartAbandoned(t, c, 2)
 	time.Sleep(3 * time.Millisecond)
 	begun := make(chan error, 1)
 	go func() {
@@ -220,7 +220,7 @@ func TestAuditPathNoResendBatchBegin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	aDone := apStartAbandoned(t, c)
+	aDone := apStartAbandoned(t, c, 1)
 	time.Sleep(5 * time.Millisecond)
 	batch := &Batch{}
 	batch.Queue("BEGIN")
@@ -253,7 +253,7 @@ func TestAuditPathResendSimpleMultiOnce(t *testing.T) {
 	ctx := testCtx(t)
 	apOnce(t, c, "ap_s_sm")
 	auditTable(t, c, "ap_sm")
-	aDone := apStartAbandoned(t, c)
+	aDone := apStartAbandoned(t, c, 1)
 	time.Sleep(5 * time.Millisecond)
 	_, err := c.Exec(ctx, "INSERT INTO ap_sm(k) VALUES ('b'); SELECT ap_once('ap_s_sm')")
 	t.Logf("A: %v", <-aDone)

@@ -90,7 +90,7 @@ func TestBatchNotLastNotResent(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		aDone := apStartAbandoned(t, c)
+		aDone := apStartAbandoned(t, c, 1)
 		time.Sleep(5 * time.Millisecond)
 		b := &Batch{}
 		b.Queue(x)
