@@ -405,6 +405,7 @@ func (r *Rows) Scan(dest ...any) error {
 	}
 	row := r.row
 	row.Reset()
+	plans := r.sd.plans[:len(dest)]
 	for i, d := range dest {
 		v, isNull, _ := row.Next()
 		if d == nil {
@@ -413,23 +414,41 @@ func (r *Rows) Scan(dest ...any) error {
 		if isNull {
 			v = nil
 		}
-		if err := r.scanOne(i, v, d); err != nil {
+		if err := r.scanOne(&plans[i], i, v, d); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// scanOne decodes column i's value (nil for NULL) into d: a short text
-// value bound for a *string is copied into the rows' shared block (one
-// allocation for many values and rows; a string kept keeps at most 1 KiB
-// alive), anything else goes through the column's scan plan.
-func (r *Rows) scanOne(i int, v []byte, d any) error {
-	if p, ok := d.(*string); ok && p != nil && v != nil && len(v) <= strblock.MaxLen && pgtype.CopiesToString(r.sd.plans[i].plan) {
-		*p = r.short.String(v)
-		return nil
+// scanOne decodes column i's value (nil for NULL) into d through cp, the
+// column's cached plan (made again when d's type is not the one it was
+// made for), with two shortcuts past the call through the plan: a common
+// binary value the plan's Inline decodes (an int4 into an *int32...), and
+// a short text value bound for a *string, copied into the rows' shared
+// block (one allocation for many values and rows; a string kept keeps at
+// most 1 KiB alive).
+func (r *Rows) scanOne(cp *columnPlan, i int, v []byte, d any) error {
+	if cp.dst != typeWord(d) || cp.plan == nil {
+		if err := r.replan(cp, i, d); err != nil {
+			return err
+		}
 	}
-	return r.scanValue(i, v, d)
+	if v != nil {
+		if cp.inline.Scan(v, d) {
+			return nil
+		}
+		if cp.short && len(v) <= strblock.MaxLen {
+			if p, _ := d.(*string); p != nil {
+				*p = r.short.String(v)
+				return nil
+			}
+		}
+	}
+	if err := cp.plan.Scan(v, d); err != nil {
+		return r.columnErr(i, err)
+	}
+	return nil
 }
 
 // ScanColumn decodes column i of the current row into dest, as Scan does
@@ -451,24 +470,16 @@ func (r *Rows) ScanColumn(i int, dest any) error {
 	if isNull {
 		v = nil
 	}
-	return r.scanOne(i, v, dest)
+	return r.scanOne(&r.sd.plans[i], i, v, dest)
 }
 
-// scanValue decodes column i's value (nil for NULL) into d through the
-// column's cached scan plan for d's type.
-func (r *Rows) scanValue(i int, v []byte, d any) error {
-	cp := &r.sd.plans[i]
-	t := typeWord(d)
-	if cp.dst != t || cp.plan == nil {
-		plan, err := r.planScan(i, d)
-		if err != nil {
-			return err
-		}
-		cp.dst, cp.plan = t, plan
+// replan makes cp, column i's plan, for d's type.
+func (r *Rows) replan(cp *columnPlan, i int, d any) error {
+	plan, err := r.planScan(i, d)
+	if err != nil {
+		return err
 	}
-	if err := cp.plan.Scan(v, d); err != nil {
-		return r.columnErr(i, err)
-	}
+	*cp = columnPlan{dst: typeWord(d), plan: plan, inline: pgtype.InlineOf(plan), short: pgtype.CopiesToString(plan)}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/strblock"
 	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
 )
@@ -23,6 +24,17 @@ func scanBenchRows(tb testing.TB) *Rows {
 	}
 	sd := &stmtDesc{}
 	sd.setFields(fields, m)
+	row, err := wire.ParseDataRow(scanBenchBody(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Rows{c: &Conn{types: m}, sd: sd, row: row}
+}
+
+// scanBenchBody returns the DataRow body of one bench_rows row, in
+// binary but for its text columns.
+func scanBenchBody(tb testing.TB) []byte {
+	tb.Helper()
 	vals := [][]byte{
 		binary.BigEndian.AppendUint32(nil, 4711),
 		[]byte("name 4711"),
@@ -35,11 +47,7 @@ func scanBenchRows(tb testing.TB) *Rows {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	row, err := wire.ParseDataRow(msg[5:])
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &Rows{c: &Conn{types: m}, sd: sd, row: row}
+	return msg[5:]
 }
 
 // BenchmarkScanRow: Rows.Scan of one six-column row into typed variables,
@@ -64,6 +72,52 @@ func BenchmarkScanRow(b *testing.B) {
 		}
 	}
 	if id != 4711 || name != "name 4711" || score != 2355.5 || hash[0] != '1' || !flag {
+		b.Fatal(id, name, score, hash, flag)
+	}
+}
+
+// BenchmarkScanRowFloor decodes the same row as BenchmarkScanRow the way
+// the bench command's floor client does (bench/driver_floor.go,
+// decodeBenchRow): a walk of the row with each column's decoding written
+// out for its known type, no plans. It is the floor BenchmarkScanRow is
+// judged against.
+func BenchmarkScanRowFloor(b *testing.B) {
+	body := scanBenchBody(b)
+	var (
+		id      int32
+		name    string
+		score   float64
+		created time.Time
+		hash    string
+		flag    bool
+		block   strblock.Block
+	)
+	epoch := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	for b.Loop() {
+		for range 1000 {
+			var cols [6][]byte
+			off := 2
+			for i := range cols {
+				l := int(int32(binary.BigEndian.Uint32(body[off:])))
+				off += 4
+				if l < 0 || l > len(body)-off {
+					b.Fatal("bad length")
+				}
+				cols[i] = body[off : off+l]
+				off += l
+			}
+			if len(cols[0]) != 4 || len(cols[2]) != 8 || len(cols[3]) != 8 || len(cols[5]) != 1 {
+				b.Fatal("bad sizes")
+			}
+			id = int32(binary.BigEndian.Uint32(cols[0]))
+			score = math.Float64frombits(binary.BigEndian.Uint64(cols[2]))
+			created = epoch.Add(time.Duration(int64(binary.BigEndian.Uint64(cols[3]))) * time.Microsecond)
+			flag = cols[5][0] != 0
+			name, hash = block.String(cols[1]), block.String(cols[4])
+		}
+	}
+	if id != 4711 || name != "name 4711" || score != 2355.5 || hash[0] != '1' || !flag || created.IsZero() {
 		b.Fatal(id, name, score, hash, flag)
 	}
 }

@@ -124,8 +124,10 @@ func traitsOfInfo(info sqllex.Info) sqlTraits {
 
 // columnPlan is the scan plan of one column for one destination type.
 type columnPlan struct {
-	dst  unsafe.Pointer // the destination type's word (see typeWord)
-	plan pgtype.ScanPlan
+	dst    unsafe.Pointer // the destination type's word (see typeWord)
+	plan   pgtype.ScanPlan
+	inline pgtype.Inline // the plan's common values, decoded without it
+	short  bool          // the plan copies a value to a *string as is (see Rows.scanOne)
 }
 
 // setFields records the result columns and picks the result formats:

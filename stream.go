@@ -154,7 +154,7 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 			sd.N, sd.Null = 0, true
 			return nil, false
 		}
-		return r.scanValue(i, nil, d), false
+		return r.scanOne(&r.sd.plans[i], i, nil, d), false
 	}
 	raw, skip := streamable(f)
 	switch dst := d.(type) {
@@ -231,7 +231,7 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 		}
 		src = b
 	}
-	return r.scanValue(i, src, d), false
+	return r.scanOne(&r.sd.plans[i], i, src, d), false
 }
 
 // readValue reads column i's l bytes into a new slice of exactly that

@@ -141,6 +141,9 @@ func (m *Map) PlanScan(oid uint32, format int16, dst any) (ScanPlan, error) {
 		return m.pointerPlan(oid, format, rt)
 	}
 	if p := m.planKind(t, format, dst); p != nil {
+		if k := inlineKind(t, format, dst); k != InlineNone {
+			return inlinePlan{p, k}, nil
+		}
 		return p, nil
 	}
 	switch dst.(type) {
