@@ -117,7 +117,9 @@ func (r *Rows) readRow() bool {
 		r.seen = true
 		switch typ {
 		case wire.MsgDataRow:
-			row, err := wire.ParseDataRow(body)
+			// Its column lengths are checked by the walk that takes its
+			// values for Scan, or before any other use (materialize).
+			row, err := wire.SplitDataRow(body)
 			if err != nil {
 				return r.fatal(protocolErr(err))
 			}
@@ -403,11 +405,15 @@ func (r *Rows) Scan(dest ...any) error {
 	if r.big {
 		return r.scanBig(dest)
 	}
+	// The row's column lengths are checked by this walk (see readRow).
 	row := r.row
 	row.Reset()
 	plans := r.sd.plans[:len(dest)]
 	for i, d := range dest {
-		v, isNull, _ := row.Next()
+		v, isNull, ok := row.NextChecked()
+		if !ok {
+			return r.malformedRow()
+		}
 		if d == nil {
 			continue
 		}
@@ -418,7 +424,22 @@ func (r *Rows) Scan(dest ...any) error {
 			return err
 		}
 	}
+	if !row.Finish() {
+		return r.malformedRow()
+	}
+	r.row = row
 	return nil
+}
+
+// malformedRow ends the rows and closes the connection on the current
+// row's malformed column lengths, and returns the protocol error.
+func (r *Rows) malformedRow() error {
+	err := r.row.Check()
+	if err == nil {
+		err = errors.New("DataRow: malformed") // not reached: Check finds what Scan's walk did
+	}
+	r.fatal(protocolErr(err))
+	return r.err
 }
 
 // scanOne decodes column i's value (nil for NULL) into d through cp, the

@@ -255,10 +255,16 @@ func (r *Rows) readValue(i, l int) ([]byte, error, bool) {
 // read into before decoding.
 const scratchSize = 64 << 10
 
-// materialize reads the rest of a row larger than the read buffer whole,
-// for Values and RawValues, so that it can be decoded like any other.
+// materialize makes the current row readable whole, for ScanColumn,
+// Values and RawValues: it checks the column lengths of a row in the read
+// buffer (unless Scan did), and reads the rest of a row larger than the
+// read buffer whole, so that it can be decoded like any other. A malformed
+// row closes the connection.
 func (r *Rows) materialize() error {
 	if !r.big {
+		if r.row.Check() != nil {
+			return r.malformedRow()
+		}
 		return nil
 	}
 	if r.bigScanned {

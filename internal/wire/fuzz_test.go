@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"reflect"
 	"testing"
@@ -110,17 +111,32 @@ func FuzzBackendDecoders(f *testing.F) {
 	})
 }
 
-// FuzzDataRow checks that a row that parses re-encodes to the same bytes and
-// that Next, Column and Values agree.
+// FuzzDataRow checks that a row that parses re-encodes to the same bytes,
+// that Next, Column and Values agree, and that a walk of the unchecked
+// row (SplitDataRow) with NextChecked and Finish fails where ParseDataRow
+// does, with the same error, and otherwise returns the same values.
 func FuzzDataRow(f *testing.F) {
 	addBackendSeeds(f)
 	f.Fuzz(func(t *testing.T, _ byte, body []byte) {
 		d, err := ParseDataRow(body)
+		walked, walkErr := walkChecked(body)
+		if (err == nil) != (walkErr == nil) || err != nil && err.Error() != walkErr.Error() {
+			t.Fatalf("ParseDataRow: %v; SplitDataRow and NextChecked: %v", err, walkErr)
+		}
 		if err != nil {
 			if !isProtocolError(err) {
 				t.Fatalf("error %v is not a *ProtocolError", err)
 			}
 			return
+		}
+		if want := d.Values(nil); len(walked) != len(want) {
+			t.Fatalf("NextChecked: %d columns, Values %d", len(walked), len(want))
+		} else {
+			for i := range want {
+				if (walked[i] == nil) != (want[i] == nil) || !bytes.Equal(walked[i], want[i]) {
+					t.Fatalf("column %d: NextChecked %q, Values %q", i, walked[i], want[i])
+				}
+			}
 		}
 		vals := d.Values(nil)
 		if len(vals) != d.NumColumns() {
@@ -152,6 +168,41 @@ func FuzzDataRow(f *testing.F) {
 			t.Fatalf("re-encoded %x, %v; want %x", enc, err, body)
 		}
 	})
+}
+
+// walkChecked walks body's unchecked row with NextChecked and Finish, as
+// Rows.Scan does, and returns its values (nil for NULL, non-nil when
+// empty), or Check's error where the walk stopped; a finished walk must
+// leave the row checked.
+func walkChecked(body []byte) ([][]byte, error) {
+	d, err := SplitDataRow(body)
+	if err != nil {
+		return nil, err
+	}
+	var vals [][]byte
+	for range d.NumColumns() {
+		v, null, ok := d.NextChecked()
+		if !ok {
+			if err := d.Check(); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("NextChecked failed on a well-formed row")
+		}
+		if !null && v == nil {
+			v = []byte{}
+		}
+		vals = append(vals, v)
+	}
+	if !d.Finish() {
+		if err := d.Check(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("Finish failed on a well-formed row")
+	}
+	if !d.Checked() {
+		return nil, errors.New("finished, but the row is not checked")
+	}
+	return vals, nil
 }
 
 // FuzzRowDescription checks that a description that parses re-encodes to the

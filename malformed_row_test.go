@@ -1,0 +1,109 @@
+package pgline
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// TestFakeServerMalformedRowEveryPath: a DataRow that fits in the read
+// buffer but whose column lengths do not fit its body is checked by the
+// walk that reads it (Scan), or before any other read of it (ScanColumn,
+// Values, RawValues): each reports a *ProtocolError, never a value made of
+// the bytes past the column, and the connection is closed.
+func TestFakeServerMalformedRowEveryPath(t *testing.T) {
+	row := func(lengths []int32, tail []byte) []byte {
+		b := binary.BigEndian.AppendUint16(nil, uint16(len(lengths)))
+		for _, l := range lengths {
+			b = binary.BigEndian.AppendUint32(b, uint32(l))
+			if l > 0 {
+				b = append(b, 0, 0, 0, 7)[:len(b)+min(int(l), 4)]
+			}
+		}
+		return append(b, tail...)
+	}
+	bodies := map[string][]byte{
+		"second column past the end": row([]int32{4, 400}, nil),
+		"trailing bytes":             row([]int32{4, 4}, []byte{9, 9}),
+		"length -2":                  row([]int32{4, -2}, nil),
+		"truncated length":           row([]int32{4, 4}, nil)[:2+8+2],
+	}
+	fields := []wire.FieldDescription{{Name: "a", DataTypeOID: 23, DataTypeSize: 4}, {Name: "b", DataTypeOID: 23, DataTypeSize: 4}}
+	paths := map[string]func(r *Rows) error{
+		"Scan": func(r *Rows) error {
+			var a, b int32
+			return r.Scan(&a, &b)
+		},
+		"ScanSkippingFirst": func(r *Rows) error {
+			var b int32
+			return r.Scan(nil, &b)
+		},
+		"ScanColumn": func(r *Rows) error {
+			var a int32
+			return r.ScanColumn(0, &a)
+		},
+		"Values": func(r *Rows) error {
+			_, err := r.Values()
+			return err
+		},
+		"RawValues": func(r *Rows) error {
+			if v := r.RawValues(); v != nil {
+				return nil
+			}
+			return r.Err()
+		},
+	}
+	for bname, body := range bodies {
+		for pname, read := range paths {
+			t.Run(bname+"/"+pname, func(t *testing.T) {
+				c := connect(t, fakeRowServer(t, fields, body))
+				rows, err := c.Query(testCtx(t), "SELECT a, b")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !rows.Next() {
+					t.Fatalf("no row: %v", rows.Err())
+				}
+				err = read(rows)
+				rows.Close()
+				var pe *ProtocolError
+				if !errors.As(err, &pe) {
+					t.Fatalf("got %v, want a *ProtocolError", err)
+				}
+				if !errors.As(rows.Err(), &pe) {
+					t.Errorf("Err after the read: %v, want the *ProtocolError", rows.Err())
+				}
+				if !c.IsClosed() {
+					t.Error("connection open after a protocol error")
+				}
+			})
+		}
+	}
+	t.Run("NoColumnsTrailingBytes", func(t *testing.T) {
+		c := connect(t, fakeRowServer(t, []wire.FieldDescription{}, []byte{0, 0, 9, 9}))
+		rows, err := c.Query(testCtx(t), "SELECT")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rows.Next() {
+			t.Fatalf("no row: %v", rows.Err())
+		}
+		err = rows.Scan()
+		rows.Close()
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || !c.IsClosed() {
+			t.Fatalf("got %v (closed %v), want a *ProtocolError and the connection closed", err, c.IsClosed())
+		}
+	})
+	t.Run("QueryRow", func(t *testing.T) {
+		c := connect(t, fakeRowServer(t, fields, bodies["trailing bytes"]))
+		var a, b int32
+		err := c.QueryRow(testCtx(t), "SELECT a, b").Scan(&a, &b)
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || !c.IsClosed() {
+			t.Fatalf("got %v (closed %v), want a *ProtocolError and the connection closed", err, c.IsClosed())
+		}
+	})
+}
