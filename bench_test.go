@@ -38,24 +38,24 @@ func benchConn(b *testing.B) *Conn {
 	return c
 }
 
+// dest returns the Scan destinations of r's fields, built once for a
+// benchmark's loop.
+func (r *benchRow) dest() []any {
+	return []any{&r.ID, &r.Name, &r.Score, &r.Created, &r.Hash, &r.Flag}
+}
+
 // BenchmarkPointSelect: one row by primary key, sequential, one connection.
 func BenchmarkPointSelect(b *testing.B) {
 	c := benchConn(b)
 	ctx := context.Background()
-	var (
-		id      int32
-		name    string
-		score   float64
-		created time.Time
-		hash    string
-		flag    bool
-	)
+	var v benchRow
+	dest := v.dest()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		i = i%10000 + 1
 		err := c.QueryRow(ctx, "SELECT id, name, score, created, hash, flag FROM bench_rows WHERE id = $1", i).
-			Scan(&id, &name, &score, &created, &hash, &flag)
+			Scan(dest...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -68,14 +68,8 @@ func BenchmarkSelectRows(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{10, 100, 1000, 10000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			var (
-				id      int32
-				name    string
-				score   float64
-				created time.Time
-				hash    string
-				flag    bool
-			)
+			var v benchRow
+			dest := v.dest()
 			b.ReportAllocs()
 			defer reportCPU(b, c)()
 			for b.Loop() {
@@ -85,7 +79,7 @@ func BenchmarkSelectRows(b *testing.B) {
 				}
 				got := 0
 				for rows.Next() {
-					if err := rows.Scan(&id, &name, &score, &created, &hash, &flag); err != nil {
+					if err := rows.Scan(dest...); err != nil {
 						b.Fatal(err)
 					}
 					got++

@@ -57,25 +57,24 @@ func scanBenchBody(tb testing.TB) []byte {
 func BenchmarkScanRow(b *testing.B) {
 	r := scanBenchRows(b)
 	body := scanBenchBody(b)
-	var (
-		id      int32
-		name    string
-		score   float64
-		created time.Time
-		hash    string
-		flag    bool
-	)
+	var v benchRow
+	dest := v.dest()
 	b.ReportAllocs()
 	for b.Loop() {
 		for range 1000 {
 			r.row, _ = wire.SplitDataRow(body)
-			if err := r.Scan(&id, &name, &score, &created, &hash, &flag); err != nil {
+			if err := r.Scan(dest...); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	if id != 4711 || name != "name 4711" || score != 2355.5 || hash[0] != '1' || !flag {
-		b.Fatal(id, name, score, hash, flag)
+	checkScanBenchRow(b, &v)
+}
+
+// checkScanBenchRow checks that v holds scanBenchBody's row.
+func checkScanBenchRow(b *testing.B, v *benchRow) {
+	if v.ID != 4711 || v.Name != "name 4711" || v.Score != 2355.5 || v.Hash[0] != '1' || !v.Flag || v.Created.Unix() != 946688400 {
+		b.Fatal(*v)
 	}
 }
 
@@ -86,15 +85,8 @@ func BenchmarkScanRow(b *testing.B) {
 // judged against.
 func BenchmarkScanRowFloor(b *testing.B) {
 	body := scanBenchBody(b)
-	var (
-		id      int32
-		name    string
-		score   float64
-		created time.Time
-		hash    string
-		flag    bool
-		block   strblock.Block
-	)
+	var v benchRow
+	var block strblock.Block
 	epoch := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -113,14 +105,12 @@ func BenchmarkScanRowFloor(b *testing.B) {
 			if len(cols[0]) != 4 || len(cols[2]) != 8 || len(cols[3]) != 8 || len(cols[5]) != 1 {
 				b.Fatal("bad sizes")
 			}
-			id = int32(binary.BigEndian.Uint32(cols[0]))
-			score = math.Float64frombits(binary.BigEndian.Uint64(cols[2]))
-			created = epoch.Add(time.Duration(int64(binary.BigEndian.Uint64(cols[3]))) * time.Microsecond)
-			flag = cols[5][0] != 0
-			name, hash = block.String(cols[1]), block.String(cols[4])
+			v.ID = int32(binary.BigEndian.Uint32(cols[0]))
+			v.Score = math.Float64frombits(binary.BigEndian.Uint64(cols[2]))
+			v.Created = epoch.Add(time.Duration(int64(binary.BigEndian.Uint64(cols[3]))) * time.Microsecond)
+			v.Flag = cols[5][0] != 0
+			v.Name, v.Hash = block.String(cols[1]), block.String(cols[4])
 		}
 	}
-	if id != 4711 || name != "name 4711" || score != 2355.5 || hash[0] != '1' || !flag || created.IsZero() {
-		b.Fatal(id, name, score, hash, flag)
-	}
+	checkScanBenchRow(b, &v)
 }
