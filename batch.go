@@ -75,6 +75,10 @@ type BatchResults struct {
 	// released: the last statement was sent again, the batch's request
 	// handed on (see resend).
 	released bool
+	// refusedResends counts the times the batch's statements were sent
+	// again because a stranded transaction block refused them (see
+	// resendRefused).
+	refusedResends int
 
 	trace    *TraceEvent
 	traceCtx context.Context
@@ -274,6 +278,9 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
 	if err := r.start(); err != nil {
 		r.finish()
+		if br.mayResendRefused(i, r.err) {
+			return br.resendRefused(i, r.err, r)
+		}
 		if br.mayResend(i, r.err, r.txStatus) {
 			return br.resend(i, r.err, r)
 		}
@@ -296,9 +303,63 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 // have run (or are running) by the time its error is read: sent again, it
 // would run after them, and a batch [INSERT a row, UPDATE it] would
 // update nothing and report success. Its error (ErrCanceledByOther) says
-// that nothing of it ran.
+// that nothing of it ran. (A batch that a stranded transaction block
+// refused is sent again whole when it can be: see mayResendRefused.)
 func (br *BatchResults) mayResend(i int, err error, status byte) bool {
 	return !br.all && !br.interrupted && i == len(br.sds)-1 && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err, status)
+}
+
+// mayResendRefused reports whether the batch may be sent again from
+// statement i on, which failed with err: i is the first statement that
+// was sent (those before it failed to prepare), the server refused it in
+// a transaction block another request left aborted (errRefused: see
+// rollBackStranded), and no statement from i on is transaction control,
+// outside a transaction and with the ctx alive. An aborted block refuses
+// every statement but those that end it (COMMIT, ROLLBACK, PREPARE
+// TRANSACTION, ROLLBACK TO SAVEPOINT), so none of the batch's ran, in
+// either mode, and sent again behind the ROLLBACK that ends the block,
+// they run once, in their order.
+func (br *BatchResults) mayResendRefused(i int, err error) bool {
+	if !errors.Is(err, errRefused) || br.owner != nil || br.interrupted || br.ctx.Err() != nil || br.refusedResends >= maxCancelRetries {
+		return false
+	}
+	for _, sd := range br.sds[:i] {
+		if sd.err == nil {
+			return false // sent, and its result read
+		}
+	}
+	for _, it := range br.items[i:] {
+		if sqllex.Scan(it.sql).TransactionControl {
+			return false
+		}
+	}
+	return true
+}
+
+// resendRefused sends the batch's statements from i on again, as a batch
+// of their own (see mayResendRefused), and positions statement i's rows
+// in r. The rest of the refused reply, the refusals of the statements
+// after i, is read first and the connection handed on (release); the
+// statements are then queued behind every request queued meanwhile, the
+// ROLLBACK of the block included. When the rest cannot be read, statement
+// i's error (hit) stands.
+func (br *BatchResults) resendRefused(i int, hit error, r *Rows) (*Rows, error) {
+	if !br.released {
+		if err := br.release(); err != nil {
+			br.noteErr(hit)
+			return nil, hit
+		}
+	}
+	br.refusedResends++
+	again := br.c.sendBatchUntraced(br.ctx, br.owner, &Batch{AllOrNothing: br.all, items: br.items[i:]})
+	if again.err != nil {
+		br.err = again.err
+		return nil, again.err
+	}
+	br.req, br.watch, br.released = again.req, again.watch, false
+	br.sds = append(br.sds[:i:i], again.sds...)
+	br.i = i
+	return br.next(r)
 }
 
 // resend sends statement i, the batch's last, again, on its own, and

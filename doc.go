@@ -95,9 +95,10 @@
 // COMMIT ending a statement's shared Sync, or in a transaction's BEGIN,
 // COMMIT or ROLLBACK, may leave the session in an aborted transaction
 // block: pgline rolls it back at once, and the statements the block
-// refused meanwhile (25P02: nothing of them ran) are sent again (a
-// Batch's other than the last report the 25P02, saying that nothing of
-// them ran). So it does after a text given to Exec that begins and ends
+// refused meanwhile (25P02: nothing of them ran) are sent again, a
+// Batch whole (one with transaction control among its statements is not:
+// its statements other than the last report the 25P02, saying that
+// nothing of them ran). So it does after a text given to Exec that begins and ends
 // its own block ("BEGIN; ...; COMMIT") but failed before its COMMIT ran.
 //
 // # Pipelining and its limits

@@ -75,9 +75,10 @@ func isCode(err error, code string) bool {
 // TestCancelStormSharedSyncs: goroutines sharing Syncs on one Conn under
 // a storm of signals from another session, with simple queries, COPYs and
 // batches among them. A caller may get its own statement's 57014, never a
-// 25P02 from a transaction block it did not open (but a batch's statement
-// other than the last, which is not sent again: errRefused); and the Conn
-// ends outside any transaction.
+// 25P02 from a transaction block it did not open (but errRefused, for a
+// batch the blocks refused more than maxCancelRetries times in a row:
+// each refusal sends it again whole); and the Conn ends outside any
+// transaction.
 func TestCancelStormSharedSyncs(t *testing.T) {
 	for _, mode := range []string{"", "statement_cache_mode=describe"} { // named, unnamed BEGIN and COMMIT
 		t.Run(mode, func(t *testing.T) {
