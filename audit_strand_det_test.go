@@ -587,3 +587,48 @@ func TestAuditStrandDetRawTxText(t *testing.T) {
 		t.Errorf("rows %s, want [5]", got)
 	}
 }
+
+// TestBatchSendAgainFailedFreesPoolSlot: a Pool's batch whose statements,
+// refused by a stranded block, could not be sent again (resendRefused:
+// the first batch's reply read and handed on, the second's send failed)
+// still gives its pool connection back on Close: a pool of one slot then
+// serves the next statement, and Pool.Close, which waits for the
+// statements in flight, returns.
+func TestBatchSendAgainFailedFreesPoolSlot(t *testing.T) {
+	ctx := testCtx(t)
+	p, err := NewPool(ctx, srv.DSN("pool_max_conns=1 pool_max_pipeline=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		closed := make(chan struct{})
+		go func() { p.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Error("Pool.Close hangs: a slot was never given back")
+		}
+	}()
+	var b Batch
+	b.Queue("SELECT 1")
+	b.Queue("SELECT 2")
+	br := p.SendBatch(ctx, &b)
+	if br.pooled == nil || br.req == nil {
+		t.Fatalf("the batch holds no pool connection (%v)", br.err)
+	}
+	// The state resendRefused leaves when the second send fails.
+	if err := br.release(); err != nil {
+		t.Fatal(err)
+	}
+	sendErr := errors.New("the batch sent again failed")
+	br.err = sendErr
+	if err := br.Close(); err != sendErr {
+		t.Fatalf("Close: %v, want the send's error", err)
+	}
+	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var n int
+	if err := p.QueryRow(qctx, "SELECT 7").Scan(&n); err != nil || n != 7 {
+		t.Errorf("the next statement on a pool of one slot: %d, %v (the batch kept its slot)", n, err)
+	}
+}

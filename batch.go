@@ -447,7 +447,9 @@ func (br *BatchResults) Close() error {
 	}
 	br.closed = true
 	if br.err != nil && br.req == nil {
-		return br.err
+		// Nothing was sent, or the batch's statements, sent again, were
+		// not (see resendRefused).
+		return br.end(br.err)
 	}
 	if br.cur != nil {
 		br.cur.Close()
@@ -492,7 +494,14 @@ func (br *BatchResults) Close() error {
 		br.watch = nil
 		br.req = nil
 	}
-	traceEnd(br.traceCtx, c.cfg, br.trace, CommandTag{}, err)
+	return br.end(err)
+}
+
+// end ends Close, which returns err: the trace, and the pool connection
+// the batch counted against, if any.
+func (br *BatchResults) end(err error) error {
+	traceEnd(br.traceCtx, br.c.cfg, br.trace, CommandTag{}, err)
+	br.trace = nil
 	if pc := br.pooled; pc != nil {
 		br.pooled = nil
 		pc.p.done(pc, true)
