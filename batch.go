@@ -344,11 +344,9 @@ func (br *BatchResults) mayResendRefused(i int, err error) bool {
 // ROLLBACK of the block included. When the rest cannot be read, statement
 // i's error (hit) stands.
 func (br *BatchResults) resendRefused(i int, hit error, r *Rows) (*Rows, error) {
-	if !br.released {
-		if err := br.release(); err != nil {
-			br.noteErr(hit)
-			return nil, hit
-		}
+	if err := br.release(); err != nil {
+		br.noteErr(hit)
+		return nil, hit
 	}
 	br.refusedResends++
 	again := br.c.sendBatchUntraced(br.ctx, br.owner, &Batch{AllOrNothing: br.all, items: br.items[i:]})

@@ -26,15 +26,24 @@ func takePool(t *testing.T, dsn string) *Pool {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		done := make(chan struct{})
-		go func() { p.Close(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
+		if !poolClosesWithin(p, 10*time.Second) {
 			t.Errorf("Close did not return within 10s: %+v\n%s", p.Stat(), takeStacks())
 		}
 	})
 	return p
+}
+
+// poolClosesWithin closes p and reports whether Close, which waits for
+// the statements in flight, returned within d.
+func poolClosesWithin(p *Pool, d time.Duration) bool {
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 func takeStacks() string {

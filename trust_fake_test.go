@@ -632,11 +632,7 @@ func TestFakeServerPoolReplacesUnanswering(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		closed := make(chan struct{})
-		go func() { p.Close(); close(closed) }()
-		select {
-		case <-closed:
-		case <-time.After(5 * time.Second):
+		if !poolClosesWithin(p, 5*time.Second) {
 			t.Error("Pool.Close still waiting after 5s")
 		}
 	})
