@@ -1,6 +1,7 @@
 package pgline
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -18,16 +19,29 @@ func TestAuditPathResendRepeatsSessionEffect(t *testing.T) {
 	c := auditConn(t)
 	admin := auditConn(t)
 	ctx := testCtx(t)
-	apOnce(t, c, "ap_s_lk")
 	const q = "SELECT pg_advisory_lock(424242), ap_once('ap_s_lk')"
-	if _, err := c.Prepare(ctx, q); err != nil {
-		t.Fatal(err)
+	var err error
+	var calls int64
+	for attempt := 1; ; attempt++ {
+		apOnce(t, c, "ap_s_lk")
+		if attempt == 1 {
+			if _, err := c.Prepare(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		aDone := apStartAbandoned(t, c, 1)
+		time.Sleep(5 * time.Millisecond)
+		_, err = c.Exec(ctx, q)
+		calls = apCalls(t, c, "ap_s_lk")
+		t.Logf("A: %v; statement: %v, ran %d times", <-aDone, err, calls)
+		// The cancel's second signal may reach the statement before
+		// ap_once runs (see apSignalFirst): it fails, not sent again,
+		// with ap_once never run, an outcome of its own. Again.
+		if calls != 0 || !errors.Is(err, ErrCanceledByOther) || attempt == 5 {
+			break
+		}
+		c.Exec(ctx, "SELECT pg_advisory_unlock_all()")
 	}
-	aDone := apStartAbandoned(t, c, 1)
-	time.Sleep(5 * time.Millisecond)
-	_, err := c.Exec(ctx, q)
-	calls := apCalls(t, c, "ap_s_lk")
-	t.Logf("A: %v; statement: %v, ran %d times", <-aDone, err, calls)
 	if calls != 1 {
 		t.Fatalf("the statement ran %d times (its error: %v): a text that takes a session-level lock must not be sent again", calls, err)
 	}
