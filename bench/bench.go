@@ -26,6 +26,9 @@ func bench(ctx context.Context, o *options, stdout io.Writer) error {
 	started := time.Now()
 	prog := newProgress(stdout)
 	sz := defaultSizes(o.quick)
+	if o.roundTime > 0 {
+		sz.target = o.roundTime
+	}
 	cases := buildCases(o.only, sz)
 	if o.match != nil {
 		kept := cases[:0]

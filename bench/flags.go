@@ -19,9 +19,12 @@ type options struct {
 	quick   bool
 	rtt     time.Duration
 	rounds  int
-	out     string
-	cpuprof string // -cpuprofile: write the run's Go CPU profile there
-	args    []string
+	// roundTime, when positive, is the wall time a calibrated round aims
+	// for instead of the default (250ms; -quick 20ms).
+	roundTime time.Duration
+	out       string
+	cpuprof   string // -cpuprofile: write the run's Go CPU profile there
+	args      []string
 }
 
 const usageText = `Usage: go -C bench run . [flags]
@@ -42,6 +45,7 @@ func newFlagSet(o *options) (*flag.FlagSet, *string, *string, *string) {
 	fs.BoolVar(&o.quick, "quick", false, "one round, small sizes and short loops: a small version of every case of the README's figures (CI; about a minute)")
 	fs.DurationVar(&o.rtt, "rtt", time.Millisecond, "round-trip time the delay proxy adds in the rtt workload")
 	fs.IntVar(&o.rounds, "rounds", 5, "measured rounds per case (the median is reported); -quick makes the default 1")
+	fs.DurationVar(&o.roundTime, "round-time", 0, "wall time a calibrated round aims for (default 250ms, -quick 20ms); longer rounds average out the machine's bursts")
 	fs.StringVar(&o.out, "out", "report", "directory for results.json, index.html and the charts")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (for go tool pprof); the server's time is not in it")
 	match := fs.String("match", "", "regular expression: run only the cases whose name it matches (e.g. 'cached/(batch|conc)1000')")
@@ -79,6 +83,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.rounds < 1 || o.rounds > 1000 {
 		return nil, fmt.Errorf("-rounds %d: want 1 to 1000", o.rounds)
+	}
+	if o.roundTime < 0 || o.roundTime > time.Minute {
+		return nil, fmt.Errorf("-round-time %v: want 0 to 1m", o.roundTime)
 	}
 	if o.rtt < 0 || o.rtt > 10*time.Second {
 		return nil, fmt.Errorf("-rtt %v: want 0 to 10s", o.rtt)

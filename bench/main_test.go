@@ -158,7 +158,7 @@ func TestQuickCoversREADMEFigures(t *testing.T) {
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-rounds", "0"}, {"-only", "nope"}, {"-rtt", "-1ms"}, {"-match", "("}, {"-bogus"}, {"extra"},
-		{"-drivers", "odbc"}, {"-rtt", "soon"},
+		{"-drivers", "odbc"}, {"-rtt", "soon"}, {"-round-time", "-1s"}, {"-round-time", "2m"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != 2 {
