@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
@@ -222,6 +223,11 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 	if !b.AllOrNothing {
 		req.syncs = sent
 	}
+	// An all-or-nothing batch that begins and ends its own block (BEGIN
+	// ... COMMIT) and fails before its COMMIT leaves the session in the
+	// block, which the server skipped up to the Sync: nobody holds it
+	// (see leavesStranded), as after such a text given to Exec.
+	req.endsBlock = b.AllOrNothing && owner == nil && endsBlock(sqls)
 	c.wmu.Unlock()
 	if err := c.waitTurn(ctx, req); err != nil {
 		br.err = err
@@ -230,6 +236,14 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 	br.req, br.sds, br.watch = req, run, c.watch(ctx, req)
 	br.ctx, br.owner, br.items = ctx, owner, b.items
 	return br
+}
+
+// endsBlock reports whether the statements sqls, run in turn, begin a
+// transaction block and end it (sqllex.Info.EndsBlock). Each is one
+// statement (the extended protocol runs no more), which a line break
+// ends should it end with a comment.
+func endsBlock(sqls []string) bool {
+	return sqllex.Scan(strings.Join(sqls, "\n;\n")).EndsBlock
 }
 
 // Query returns the rows of the next statement of the batch. They must be
@@ -313,12 +327,16 @@ func (br *BatchResults) mayResend(i int, err error, status byte) bool {
 // statement i on, which failed with err: i is the first statement that
 // was sent (those before it failed to prepare), the server refused it in
 // a transaction block another request left aborted (errRefused: see
-// rollBackStranded), and no statement from i on is transaction control,
-// outside a transaction and with the ctx alive. An aborted block refuses
-// every statement but those that end it (COMMIT, ROLLBACK, PREPARE
-// TRANSACTION, ROLLBACK TO SAVEPOINT), so none of the batch's ran, in
-// either mode, and sent again behind the ROLLBACK that ends the block,
-// they run once, in their order.
+// rollBackStranded), outside a transaction and with the ctx alive. An
+// aborted block refuses every statement but those that end it (COMMIT,
+// ROLLBACK, PREPARE TRANSACTION, ROLLBACK TO SAVEPOINT:
+// sqllex.Info.ExitsBlock). In an all-or-nothing batch the server then
+// skips the rest up to the batch's one Sync, whatever it holds; in an
+// independent one each statement is refused in turn, unless one ends
+// the block, after which the rest would run: so none of the batch's
+// statements ran when the batch is all-or-nothing or none from i on ends
+// a block, and sent again behind the ROLLBACK that ends the block, they
+// run once, in their order.
 func (br *BatchResults) mayResendRefused(i int, err error) bool {
 	if !errors.Is(err, errRefused) || br.owner != nil || br.interrupted || br.ctx.Err() != nil || br.refusedResends >= maxCancelRetries {
 		return false
@@ -328,12 +346,10 @@ func (br *BatchResults) mayResendRefused(i int, err error) bool {
 			return false // sent, and its result read
 		}
 	}
-	for _, it := range br.items[i:] {
-		if sqllex.Scan(it.sql).TransactionControl {
-			return false
-		}
+	if br.all {
+		return true
 	}
-	return true
+	return !slices.ContainsFunc(br.items[i:], func(it batchItem) bool { return sqllex.Scan(it.sql).ExitsBlock })
 }
 
 // resendRefused sends the batch's statements from i on again, as a batch

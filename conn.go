@@ -53,6 +53,20 @@ type Conn struct {
 	// found stranded: a request queued before it that fails with 25P02
 	// was refused by that block (see refused). Written under wmu.
 	strandEnd atomic.Uint64
+	// strandOpen says that the block last found stranded has not ended
+	// by the last ReadyForQuery read, whose status then said it was
+	// in (strandStatus): a 25P02 is its refusal only then (see refused),
+	// and its ROLLBACK ends it only then (see strandRolledBack). Another
+	// statement queued before the ROLLBACK may end it (a caller's raw
+	// ROLLBACK or COMMIT), and another block begin. Set and read by the
+	// reader.
+	strandOpen   atomic.Bool
+	strandStatus atomic.Uint32
+	// strandForeign says that, since that block ended, a request nobody
+	// holds (not a Tx's BEGIN, which begins again: see rolledBackAfter)
+	// left the session in a block that the ROLLBACK would end. Set and
+	// read by the reader.
+	strandForeign atomic.Bool
 	// rollbacks counts the ROLLBACKs pgline queued, detached from any
 	// caller (a stranded block's, a transaction's that ended unsent),
 	// whose ReadyForQuery has not been read: the session's block ends

@@ -96,10 +96,15 @@
 // COMMIT or ROLLBACK, may leave the session in an aborted transaction
 // block: pgline rolls it back at once, and the statements the block
 // refused meanwhile (25P02: nothing of them ran) are sent again, a
-// Batch whole (one with transaction control among its statements is not:
-// its statements other than the last report the 25P02, saying that
-// nothing of them ran). So it does after a text given to Exec that begins and ends
-// its own block ("BEGIN; ...; COMMIT") but failed before its COMMIT ran.
+// Batch whole (an independent one with a statement that ends a block,
+// COMMIT or ROLLBACK, after its first refused one is not: its statements
+// other than the last report the 25P02, saying that nothing of them ran).
+// So it does after a text given to Exec, or an all-or-nothing Batch,
+// that begins and ends its own block ("BEGIN; ...; COMMIT") but failed
+// before its COMMIT ran. When a caller's raw ROLLBACK or COMMIT ended
+// the stranded block before pgline's ROLLBACK ran and a raw BEGIN began
+// another, that ROLLBACK ends the caller's block: the connection is then
+// closed, so that the block's COMMIT fails instead of reporting success.
 //
 // # Pipelining and its limits
 //

@@ -169,7 +169,19 @@ func checkReadyForQuery(body []byte) error {
 func (c *Conn) replyGroupEnded(req *request, status byte) error {
 	req.rfqs++
 	req.status = status
+	if err := c.strandRolledBack(req); err != nil {
+		return err
+	}
+	if c.strandOpen.Load() && (status == 'I' || status == 'T' && c.strandStatus.Load() == 'E') {
+		c.strandOpen.Store(false) // ended: an aborted block is never live again
+	}
+	if !c.strandOpen.Load() && status != 'I' && req.owner == nil && req.seq < c.strandEnd.Load() {
+		c.strandForeign.Store(true)
+	}
 	if req.leavesStranded() {
+		c.strandStatus.Store(uint32(status))
+		c.strandOpen.Store(true)
+		c.strandForeign.Store(false)
 		c.rollBackStranded(req)
 	}
 	c.txStatus.Store(uint32(status))
@@ -177,6 +189,21 @@ func (c *Conn) replyGroupEnded(req *request, status byte) error {
 		c.rollbacks.Add(-1)
 	}
 	return c.groupEnded(req)
+}
+
+// strandRolledBack runs when req's ReadyForQuery is read, before its
+// status is stored: when req is the ROLLBACK queued for a stranded block
+// (see rollBackStranded) and that block had ended before it, while the
+// session was in a block again, the ROLLBACK ended another's block, begun
+// by a statement queued before it, whose statements may have been
+// reported as done (a COMMIT after it would even report success, with a
+// warning only). Nothing can undo that: the connection is closed, so
+// that the block's caller gets an error, not a success.
+func (c *Conn) strandRolledBack(req *request) error {
+	if !req.detached || !req.endsBlock || req.seq != c.strandEnd.Load() || c.strandOpen.Load() || !c.strandForeign.Load() || c.txStatus.Load() == 'I' {
+		return nil
+	}
+	return c.fail(errors.New("pgline: the ROLLBACK queued for a transaction block nobody held ended a block another statement began once that one had ended (a raw ROLLBACK or COMMIT, then BEGIN, queued before it); the connection is closed, since that block's statements may have been reported as done"))
 }
 
 // replyEnded reports whether nothing of req's reply is left to run on
@@ -453,7 +480,7 @@ func (c *Conn) rollBackStranded(req *request) {
 // queued before the ROLLBACK of a stranded transaction block (see
 // rollBackStranded): nothing of req ran.
 func (c *Conn) refused(req *request, e *PgError) bool {
-	return e.Code == "25P02" && req != nil && req.seq < c.strandEnd.Load()
+	return e.Code == "25P02" && req != nil && req.seq < c.strandEnd.Load() && c.strandOpen.Load()
 }
 
 // othersCancel returns err wrapped in ErrCanceledByOther when it is a

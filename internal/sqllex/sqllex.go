@@ -56,6 +56,14 @@ type Info struct {
 	// function's body, whose END the statement count misreads).
 	EndsBlock bool
 
+	// ExitsBlock reports that some statement is one PostgreSQL runs in an
+	// aborted transaction block, which it ends or rolls back to a
+	// savepoint: it starts with COMMIT, END, ROLLBACK or ABORT (in any
+	// form: TO SAVEPOINT, AND CHAIN, PREPARED), or with PREPARE followed
+	// by TRANSACTION. An aborted block refuses (25P02) every statement
+	// without it.
+	ExitsBlock bool
+
 	// ChangesSearchPath reports that the text may change how the names
 	// in later statements resolve to tables and types: it holds the word
 	// search_path (SET, RESET, set_config, a function's SET clause), also
@@ -100,6 +108,7 @@ func Scan(sql string) Info {
 	info.Deallocates = info.Deallocates || off.Deallocates
 	info.TransactionControl = info.TransactionControl || off.TransactionControl
 	info.EndsBlock = info.EndsBlock && off.EndsBlock
+	info.ExitsBlock = info.ExitsBlock || off.ExitsBlock
 	info.ChangesSearchPath = info.ChangesSearchPath || off.ChangesSearchPath
 	info.SessionEffects = info.SessionEffects || off.SessionEffects
 	return info
@@ -122,6 +131,7 @@ func scan(sql string, backslash bool) Info {
 		setStmt   bool // the current statement starts with SET or RESET
 		tcStmt    bool // the current statement starts with transaction control
 		endStmt   bool // ... with COMMIT, END, ROLLBACK or ABORT, and holds no TO, PREPARED or CHAIN
+		prepFirst bool // the current statement's only token so far is the keyword PREPARE
 		opened    bool // a statement started with BEGIN or START
 		atomic    bool // the words BEGIN ATOMIC were read
 		prevBegin bool // the previous token is the word BEGIN
@@ -139,7 +149,7 @@ func scan(sql string, backslash bool) Info {
 			if tcStmt {
 				info.EndsBlock = endStmt
 			}
-			inStmt, started, copyStmt, from, stdin, discard, setStmt, tcStmt, endStmt = false, false, false, false, false, false, false, false, false
+			inStmt, started, copyStmt, from, stdin, discard, setStmt, tcStmt, endStmt, prepFirst = false, false, false, false, false, false, false, false, false, false
 			continue
 		}
 		inStmt = true
@@ -151,12 +161,22 @@ func scan(sql string, backslash bool) Info {
 				depth--
 			}
 		}
+		if prepFirst {
+			prepFirst = false
+			if t.kind == tokWord && equalFold(t.text, "transaction") {
+				info.ExitsBlock = true
+			}
+		}
 		if !started && t.kind != tokOpen {
 			started = true
 			kw := ""
 			if t.kind == tokWord {
 				kw = t.text
 			}
+			if equalFold(kw, "commit") || equalFold(kw, "end") || equalFold(kw, "rollback") || equalFold(kw, "abort") {
+				info.ExitsBlock = true
+			}
+			prepFirst = equalFold(kw, "prepare")
 			if !firstDone {
 				info.FirstKeyword, firstDone = kw, true
 			}

@@ -193,6 +193,7 @@ func TestScan(t *testing.T) {
 		got := Scan(tt.sql)
 		got.TransactionControl = false // TestTransactionControl
 		got.EndsBlock = false          // TestEndsBlock
+		got.ExitsBlock = false         // TestExitsBlock
 		if got != tt.want {
 			t.Errorf("Scan(%q) = %+v, want %+v", tt.sql, got, tt.want)
 		}
@@ -245,6 +246,38 @@ func TestEndsBlock(t *testing.T) {
 	} {
 		if got := Scan(sql).EndsBlock; got != want {
 			t.Errorf("Scan(%q).EndsBlock = %v, want %v", sql, got, want)
+		}
+	}
+}
+
+func TestExitsBlock(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT 1":                              false,
+		"COMMIT":                                true,
+		"commit and chain":                      true,
+		"/* c */ End":                           true,
+		"ROLLBACK TO SAVEPOINT a":               true,
+		"abort work":                            true,
+		"SELECT 1; ROLLBACK":                    true,
+		"COMMIT PREPARED 'x'":                   true, // errs towards true
+		"PREPARE TRANSACTION 'x'":               true,
+		"prepare /* c */ transaction 'x'":       true,
+		"PREPARE p AS INSERT INTO t VALUES (1)": false,
+		"PREPARE p (int) AS SELECT $1":          false,
+		"EXECUTE p":                             false,
+		"BEGIN":                                 false,
+		"SAVEPOINT a; RELEASE a":                false,
+		"DO $$BEGIN COMMIT; END$$":              false, // refused in an aborted block, as any DO
+		"CALL p()":                              false,
+		"SELECT 'COMMIT'":                       false,
+		"-- COMMIT\nSELECT 1":                   false,
+		"SELECT commit_ts FROM t":               false,
+		"PREPARE":                               false,
+		"PREPARE; COMMIT":                       true,
+		"PREPARE; TRANSACTION":                  false,
+	} {
+		if got := Scan(sql).ExitsBlock; got != want {
+			t.Errorf("Scan(%q).ExitsBlock = %v, want %v", sql, got, want)
 		}
 	}
 }
