@@ -118,6 +118,47 @@ func auditBatchStep(c *Conn, name string, all bool, build func(b *Batch)) auditS
 	}}
 }
 
+// auditTwoInserts returns a builder of the batch [INSERT 1, INSERT 2]
+// into tbl, sent once on c (its statements prepared) and undone.
+func auditTwoInserts(t *testing.T, c *Conn, tbl string) func() *Batch {
+	t.Helper()
+	build := func() *Batch {
+		b := &Batch{}
+		b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(1))
+		b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(2))
+		return b
+	}
+	ctx := testCtx(t)
+	if err := c.SendBatch(ctx, build()).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM "+tbl); err != nil {
+		t.Fatal(err)
+	}
+	return build
+}
+
+// auditPoolOfOne returns a Pool of one connection, closed when the test
+// ends unless closesWithin was called, which closes it and reports
+// whether Close returned within d.
+func auditPoolOfOne(t *testing.T) (p *Pool, closesWithin func(d time.Duration) bool) {
+	t.Helper()
+	p, err := NewPool(testCtx(t), srv.DSN("pool_max_conns=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closing := false
+	t.Cleanup(func() {
+		if !closing {
+			p.Close()
+		}
+	})
+	return p, func(d time.Duration) bool {
+		closing = true
+		return poolClosesWithin(p, d)
+	}
+}
+
 // auditWarmBatch sends the batch once, so that its statements are
 // prepared (queued with writes held, it must be one request), and runs
 // undo after it.
@@ -378,16 +419,7 @@ const auditSlowStrander = "BEGIN; SELECT pg_sleep(0.2); SELECT 1/0; COMMIT"
 // once, and the batch gives its slot back on Close (the next statement
 // runs; Pool.Close returns).
 func TestAuditRefusalPool(t *testing.T) {
-	p, err := NewPool(testCtx(t), srv.DSN("pool_max_conns=1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			p.Close()
-		}
-	}()
+	p, closesWithin := auditPoolOfOne(t)
 	c := auditPoolConn1(t, p)
 	tbl, admin := auditRefusalTable(t, "pool")
 	build := func(b *Batch) {
@@ -434,8 +466,7 @@ func TestAuditRefusalPool(t *testing.T) {
 	if err := p.QueryRow(qctx, "SELECT 7").Scan(&n); err != nil || n != 7 {
 		t.Errorf("the next statement: %d, %v", n, err)
 	}
-	closed = true
-	if !poolClosesWithin(p, 5*time.Second) {
+	if !closesWithin(5 * time.Second) {
 		t.Error("Pool.Close hangs: the batch kept its slot")
 	}
 }
@@ -516,18 +547,7 @@ func TestAuditRefusalRefusedAgain(t *testing.T) {
 	c := connect(t, srv.DSN())
 	tbl, admin := auditRefusalTable(t, "again")
 	ctx := testCtx(t)
-	build := func() *Batch {
-		b := &Batch{}
-		b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(1))
-		b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(2))
-		return b
-	}
-	if err := c.SendBatch(ctx, build()).Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(ctx, "DELETE FROM "+tbl); err != nil {
-		t.Fatal(err)
-	}
+	build := auditTwoInserts(t, c, tbl)
 	strands := c.strands.Load()
 	auditHoldWrites(c)
 	head, goOn := make(chan struct{}), make(chan struct{})
@@ -733,18 +753,7 @@ func TestAuditRefusalCtxEndsInResend(t *testing.T) {
 	c := connect(t, srv.DSN())
 	tbl, admin := auditRefusalTable(t, "ctxresend")
 	ctx := testCtx(t)
-	build := func() *Batch {
-		b := &Batch{}
-		b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(1))
-		b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(2))
-		return b
-	}
-	if err := c.SendBatch(ctx, build()).Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(ctx, "DELETE FROM "+tbl); err != nil {
-		t.Fatal(err)
-	}
+	build := auditTwoInserts(t, c, tbl)
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	auditHoldWrites(c)

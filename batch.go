@@ -228,6 +228,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 	// block, which the server skipped up to the Sync: nobody holds it
 	// (see leavesStranded), as after such a text given to Exec.
 	req.endsBlock = b.AllOrNothing && owner == nil && endsBlock(sqls)
+	req.txControl = owner == nil && slices.ContainsFunc(sqls, func(sql string) bool { return sqllex.Scan(sql).TransactionControl })
 	c.wmu.Unlock()
 	if err := c.waitTurn(ctx, req); err != nil {
 		br.err = err

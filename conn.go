@@ -62,10 +62,12 @@ type Conn struct {
 	// reader.
 	strandOpen   atomic.Bool
 	strandStatus atomic.Uint32
-	// strandForeign says that, since that block ended, a request nobody
-	// holds (not a Tx's BEGIN, which begins again: see rolledBackAfter)
-	// left the session in a block that the ROLLBACK would end. Set and
-	// read by the reader.
+	// strandForeign says that, before that block's ROLLBACK, a request
+	// nobody holds left the session in a block once that one had ended
+	// (see noteStrandEnded): a caller's raw BEGIN (not a Tx's, which
+	// begins again: see rolledBackAfter), which the ROLLBACK would end.
+	// No 25P02 then counts as a refusal, and the ROLLBACK's reply closes
+	// the connection (strandRolledBack). Set and read by the reader.
 	strandForeign atomic.Bool
 	// rollbacks counts the ROLLBACKs pgline queued, detached from any
 	// caller (a stranded block's, a transaction's that ended unsent),
@@ -380,7 +382,7 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 		status = 0
 		// A text that begins and ends its own block (BEGIN; ...; COMMIT)
 		// leaves nobody holding one it failed to end.
-		tag, err := c.exchange(ctx, owner, owner == nil && info.EndsBlock, build, read)
+		tag, err := c.exchange(ctx, owner, owner == nil && info.EndsBlock, owner == nil && info.TransactionControl, build, read)
 		err = c.othersCancel(err, cancels, ctx.Err() != nil)
 		if (errors.Is(err, ErrCanceledByOther) || errors.Is(err, errRefused)) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err, status) {
 			continue

@@ -104,7 +104,8 @@
 // before its COMMIT ran. When a caller's raw ROLLBACK or COMMIT ended
 // the stranded block before pgline's ROLLBACK ran and a raw BEGIN began
 // another, that ROLLBACK ends the caller's block: the connection is then
-// closed, so that the block's COMMIT fails instead of reporting success.
+// closed, so that the block's COMMIT fails instead of reporting success,
+// and no statement refused or skipped in that block is sent again.
 //
 // # Pipelining and its limits
 //

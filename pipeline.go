@@ -103,6 +103,11 @@ type request struct {
 	// before reaching it: the server skipped its messages, so it has no
 	// reply and nothing of it ran.
 	skipped bool
+	// skippedInBlock: skipped in a transaction block a caller's raw
+	// BEGIN began (see Conn.strandForeign), which pgline's ROLLBACK ends
+	// next: sent again it would run outside that block, which its caller
+	// may mean it to be in. It fails instead (errSkippedInBlock).
+	skippedInBlock bool
 	// watch cancels the request's statement when its ctx ends, while it
 	// is the head (see Conn.watch).
 	watch ctxWatch
@@ -129,6 +134,11 @@ type request struct {
 	// (sqllex.Info.EndsBlock), after which nobody holds the session's
 	// transaction block (see leavesStranded).
 	endsBlock bool
+	// txControl: a request nobody holds with a statement of transaction
+	// control (sqllex.Info.TransactionControl), which may end a block and
+	// begin another; ran: a statement of its reply completed (see
+	// Conn.strandForeign).
+	txControl, ran bool
 	// The drain of an abandoned head (see drainAbandoned); detached: a
 	// request no caller ever waited for, never canceled.
 	draining, detached bool
@@ -165,9 +175,10 @@ func (r *request) free() {
 	}
 	r.next, r.describes, r.extended, r.cancels, r.onDrained, r.owner = nil, nil, false, 0, nil, nil
 	r.chained.Store(false)
-	r.step, r.failedAt, r.skipped, r.parsed = 0, 0, false, 0
+	r.step, r.failedAt, r.skipped, r.skippedInBlock, r.parsed = 0, 0, false, false, 0
 	r.preparesCommit.Store(false)
 	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached, r.endsBlock, r.status = 0, 0, 0, false, false, false, false, 0
+	r.txControl, r.ran = false, false
 	r.watch.interrupts, r.watch.start = false, time.Time{}
 	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
 	r.watch.fired.Store(false)
@@ -424,10 +435,11 @@ func (c *Conn) groupEnded(req *request) error {
 	if req.step >= 0 {
 		return c.fail(&ProtocolError{Msg: "ReadyForQuery before the end of a pipelined statement's COMMIT"})
 	}
+	inBlock := req.status == 'E' && c.strandForeign.Load()
 	c.wmu.Lock()
 	for r := req; r.chained.Load(); {
 		r = r.next
-		r.skipped = true
+		r.skipped, r.skippedInBlock = true, inBlock
 		c.resent++
 		if r.preparesCommit.Load() && c.commitState == commitPending {
 			c.commitState = commitNone // its Parse was skipped too
@@ -702,16 +714,18 @@ func (c *Conn) write(buf []byte) error {
 // exchange sends the messages build appends, waits for the reply's turn,
 // reads it with read while ctx is watched, and hands the reader on. When
 // ctx ends while read reads, the caller is answered at once and the rest
-// of the reply is drained (see Conn.abandon). endsBlock marks a request
+// of the reply is drained (see Conn.abandon). txControl marks a request
+// nobody holds with transaction control (see Conn.strandForeign).
+// endsBlock marks a request
 // after which nobody holds the session's transaction block: whoever
 // reads its reply, its caller or a drain, rolls back a block it left
 // open (see leavesStranded).
-func (c *Conn) exchange(ctx context.Context, owner *holder, endsBlock bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+func (c *Conn) exchange(ctx context.Context, owner *holder, endsBlock, txControl bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	req, err := c.send(ctx, owner, build)
 	if err != nil {
 		return CommandTag{}, err
 	}
-	req.endsBlock = endsBlock // before its turn: nobody reads its reply yet
+	req.endsBlock, req.txControl = endsBlock, txControl // before its turn: nobody reads its reply yet
 	return c.readReply(ctx, req, read)
 }
 

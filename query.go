@@ -219,6 +219,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		}
 		req.extended, req.oneStmt = true, true
 		req.endsBlock = owner == nil && sd.traits.endsBlock // a COMMIT given to Query: see leavesStranded
+		req.txControl = owner == nil && sd.traits.txControl
 		if hold != nil {
 			err = hold.waitTurn(ctx, req)
 		} else {
@@ -230,7 +231,11 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if req.skipped {
 			// A statement before it in its Sync group failed: the server
 			// skipped it (see pipeline.go).
+			inBlock := req.skippedInBlock
 			c.handoff(req)
+			if inBlock {
+				return errSkippedInBlock
+			}
 			share = false
 			continue
 		}

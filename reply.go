@@ -110,6 +110,7 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 		case wire.MsgCommandComplete, wire.MsgEmptyQueryResponse, wire.MsgErrorResponse:
 			if req != nil {
 				req.completions++
+				req.ran = req.ran || typ == wire.MsgCommandComplete
 			}
 		}
 		return typ, body, n, nil
@@ -172,17 +173,13 @@ func (c *Conn) replyGroupEnded(req *request, status byte) error {
 	if err := c.strandRolledBack(req); err != nil {
 		return err
 	}
-	if c.strandOpen.Load() && (status == 'I' || status == 'T' && c.strandStatus.Load() == 'E') {
-		c.strandOpen.Store(false) // ended: an aborted block is never live again
-	}
-	if !c.strandOpen.Load() && status != 'I' && req.owner == nil && req.seq < c.strandEnd.Load() {
-		c.strandForeign.Store(true)
-	}
+	c.noteStrandEnded(req, status)
 	if req.leavesStranded() {
 		c.strandStatus.Store(uint32(status))
 		c.strandOpen.Store(true)
-		c.strandForeign.Store(false)
-		c.rollBackStranded(req)
+		if c.rollBackStranded(req) {
+			c.strandForeign.Store(false) // a ROLLBACK of its own
+		}
 	}
 	c.txStatus.Store(uint32(status))
 	if req.detached && req.endsBlock {
@@ -191,19 +188,52 @@ func (c *Conn) replyGroupEnded(req *request, status byte) error {
 	return c.groupEnded(req)
 }
 
+// errSkippedInBlock is the error of a run the server skipped, its Sync
+// group failed, in a transaction block a caller's raw BEGIN began before
+// pgline's ROLLBACK for a stranded block, which ends that block (see
+// request.skippedInBlock). Nothing of it ran.
+var errSkippedInBlock = errors.New("pgline: statement not run: the statement before it in its Sync group failed in a transaction block a caller's BEGIN began, which a ROLLBACK pgline queued for a block nobody held ends; sent again it would run outside that block")
+
+// noteStrandEnded keeps Conn.strandOpen and Conn.strandForeign from
+// req's ReadyForQuery, of status, read before the ROLLBACK queued for a
+// stranded block: the block has ended when the status says that the
+// session is in no block, or in a live one after an aborted one (an
+// aborted block is never live again), or when a statement of req, a
+// request nobody holds with transaction control, ran (a ROLLBACK or
+// COMMIT accepted in the aborted block, maybe a BEGIN after it, within
+// one ReadyForQuery: the status alone cannot tell). A block the session
+// is in after that one ended is foreign: a caller's, which that ROLLBACK
+// would end.
+func (c *Conn) noteStrandEnded(req *request, status byte) {
+	if req.seq >= c.strandEnd.Load() {
+		return // after the ROLLBACK (or none pending)
+	}
+	if status == 'I' || status == 'T' && c.strandStatus.Load() == 'E' || req.txControl && req.ran {
+		c.strandOpen.Store(false)
+	}
+	if !c.strandOpen.Load() && status != 'I' && req.owner == nil {
+		c.strandForeign.Store(true)
+	}
+}
+
 // strandRolledBack runs when req's ReadyForQuery is read, before its
 // status is stored: when req is the ROLLBACK queued for a stranded block
-// (see rollBackStranded) and that block had ended before it, while the
-// session was in a block again, the ROLLBACK ended another's block, begun
-// by a statement queued before it, whose statements may have been
-// reported as done (a COMMIT after it would even report success, with a
-// warning only). Nothing can undo that: the connection is closed, so
-// that the block's caller gets an error, not a success.
+// (see rollBackStranded) and a foreign block (see noteStrandEnded) may
+// have replaced that block, while the session was in a block, the
+// ROLLBACK ended a block begun by a statement nobody holds, queued before
+// it, whose statements may have been reported as done (a COMMIT after it
+// would even report success, with a warning only). Nothing can undo
+// that: the connection is closed, so that the block's caller gets an
+// error, not a success.
 func (c *Conn) strandRolledBack(req *request) error {
-	if !req.detached || !req.endsBlock || req.seq != c.strandEnd.Load() || c.strandOpen.Load() || !c.strandForeign.Load() || c.txStatus.Load() == 'I' {
+	if !req.detached || !req.endsBlock || req.seq != c.strandEnd.Load() {
 		return nil
 	}
-	return c.fail(errors.New("pgline: the ROLLBACK queued for a transaction block nobody held ended a block another statement began once that one had ended (a raw ROLLBACK or COMMIT, then BEGIN, queued before it); the connection is closed, since that block's statements may have been reported as done"))
+	foreign := c.strandForeign.Swap(false)
+	if !foreign || c.txStatus.Load() == 'I' {
+		return nil
+	}
+	return c.fail(errors.New("pgline: the ROLLBACK queued for a transaction block nobody held may have ended a block that a statement queued before it began once that one had ended (a raw ROLLBACK or COMMIT, then BEGIN); the connection is closed, since that block's statements may have been reported as done"))
 }
 
 // replyEnded reports whether nothing of req's reply is left to run on
@@ -460,27 +490,29 @@ func (req *request) leavesStranded() bool {
 // itself refused, or a transaction that ended behind it queued one):
 // another, later, could end a block begun after that one, a
 // transaction's. The requests queued so far count as refused either way.
-func (c *Conn) rollBackStranded(req *request) {
+// It reports whether it queued a ROLLBACK of its own.
+func (c *Conn) rollBackStranded(req *request) bool {
 	c.wmu.Lock()
 	if c.closed.Load() {
 		c.wmu.Unlock()
-		return
+		return false
 	}
 	c.strands.Add(1)
 	if c.lastRollback > req.seq {
 		c.strandEnd.Store(c.lastRollback)
 		c.wmu.Unlock()
-		return
+		return false
 	}
 	c.strandEnd.Store(c.seqNext + 1) // the ROLLBACK's
 	c.sendDetachedLocked("ROLLBACK")
+	return true
 }
 
 // refused reports whether e, req's error, is the refusal of a statement
 // queued before the ROLLBACK of a stranded transaction block (see
 // rollBackStranded): nothing of req ran.
 func (c *Conn) refused(req *request, e *PgError) bool {
-	return e.Code == "25P02" && req != nil && req.seq < c.strandEnd.Load() && c.strandOpen.Load()
+	return e.Code == "25P02" && req != nil && req.seq < c.strandEnd.Load() && c.strandOpen.Load() && !c.strandForeign.Load()
 }
 
 // othersCancel returns err wrapped in ErrCanceledByOther when it is a

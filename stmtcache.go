@@ -112,6 +112,7 @@ type sqlTraits struct {
 	deallocates bool // may deallocate prepared statements (see Conn.noteDeallocate)
 	changesPath bool // may change search_path (see Conn.boundLocked)
 	endsBlock   bool // ends the transaction block it may begin (see sqllex.Info.EndsBlock)
+	txControl   bool // transaction control (see sqllex.Info.TransactionControl)
 }
 
 func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
@@ -119,7 +120,7 @@ func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
 // traitsOfInfo returns the traits of a text sqllex.Scan read as info.
 func traitsOfInfo(info sqllex.Info) sqlTraits {
 	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: info.Deallocates,
-		changesPath: info.ChangesSearchPath, endsBlock: info.EndsBlock}
+		changesPath: info.ChangesSearchPath, endsBlock: info.EndsBlock, txControl: info.TransactionControl}
 }
 
 // columnPlan is the scan plan of one column for one destination type.
