@@ -227,8 +227,10 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 	// ... COMMIT) and fails before its COMMIT leaves the session in the
 	// block, which the server skipped up to the Sync: nobody holds it
 	// (see leavesStranded), as after such a text given to Exec.
-	req.endsBlock = b.AllOrNothing && owner == nil && endsBlock(sqls)
-	req.txControl = owner == nil && slices.ContainsFunc(sqls, func(sql string) bool { return sqllex.Scan(sql).TransactionControl })
+	// Both need transaction control among the statements, which their
+	// cached traits tell without a scan.
+	req.txControl = owner == nil && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return sd.traits.txControl })
+	req.endsBlock = b.AllOrNothing && req.txControl && endsBlock(sqls)
 	c.wmu.Unlock()
 	if err := c.waitTurn(ctx, req); err != nil {
 		br.err = err
