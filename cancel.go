@@ -109,7 +109,13 @@ func (s socketReader) Read(p []byte) (int, error) {
 		c.unarmed = nil
 		w.arm()
 	}
-	return c.netConn.Read(p)
+	c.reading.Store(true)
+	if c.unsent.Load() {
+		c.writeUnsent()
+	}
+	n, err := c.netConn.Read(p)
+	c.reading.Store(false)
+	return n, err
 }
 
 // fire runs when ctx ends.
