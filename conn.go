@@ -82,6 +82,9 @@ type Conn struct {
 	// unsent: the write buffer holds bytes no writer has taken, left for
 	// the next read of the socket to write first (see flushLocked).
 	unsent atomic.Bool
+	// unsentTimer writes what is unsent after deferMax (see
+	// armUnsentLocked); nil until first needed.
+	unsentTimer *time.Timer
 	// reading: the reader is in a read of the socket (socketReader).
 	reading atomic.Bool
 	// readerWrites counts the writes the reader made of bytes callers

@@ -490,7 +490,9 @@ func (c *Conn) enqueueLocked(req *request) {
 // bytes are left for the reader, which writes what was queued meanwhile
 // before its next read of the socket (see socketReader.Read), so that one
 // write carries the statements of every caller its replies released, and
-// nobody yields the processor to wait for them. A caller writes at once
+// nobody yields the processor to wait for them. Left bytes wait at most
+// deferMax: the head may be back in its caller's code, holding the
+// reader, and a timer then writes them. A caller writes at once
 // when the reader waits on the socket (the server is then busy or the
 // network slow: nothing is gained by waiting), when it is alone, when the
 // server is about to run out of work, and when half of what is queued
@@ -519,13 +521,47 @@ func (c *Conn) flushLocked(req *request, patient bool) {
 		// Left for the reader, unless it is in a read of the socket:
 		// each of the two stores its flag first, then looks at the
 		// other's, so that one of them writes.
+		first := !c.unsent.Load()
 		c.unsent.Store(true)
 		if c.reading.Load() {
 			c.writeLocked(false, callerPasses)
 			return
 		}
+		if first {
+			c.armUnsentLocked()
+		}
 		c.flushing = false // nobody waits for the role: wmu was held since it was taken
 		c.wmu.Unlock()
+	}
+}
+
+// deferMax is how long bytes left for the reader wait at most: the head
+// may be back in its caller's code, holding the reader (Rows not yet read
+// to the end, a BatchResults, a CopyTo writer), while the statements
+// queued behind it must still reach the server, which runs them while
+// earlier replies wait to be read (code holding Rows may wait for
+// another goroutine's statement to take effect).
+const deferMax = 100 * time.Microsecond
+
+// armUnsentLocked starts the wait of deferMax after which a timer writes
+// the bytes left for the reader (see flushLocked), unless a writer takes
+// them first (takeUnsentLocked stops it). The caller holds wmu.
+func (c *Conn) armUnsentLocked() {
+	if c.unsentTimer == nil {
+		c.unsentTimer = time.AfterFunc(deferMax, c.writeUnsent)
+		return
+	}
+	c.unsentTimer.Reset(deferMax)
+}
+
+// takeUnsentLocked notes that the write buffer's bytes are taken by a
+// writer: none are left for the reader. The caller holds wmu.
+func (c *Conn) takeUnsentLocked() {
+	if c.unsent.Load() {
+		c.unsent.Store(false)
+		if c.unsentTimer != nil {
+			c.unsentTimer.Stop() // a timer that fired meanwhile finds nothing to write
+		}
 	}
 }
 
@@ -547,7 +583,8 @@ func (c *Conn) inFlightLocked() uint64 {
 
 // writeUnsent writes, as the writer, the bytes callers left for the
 // reader (see flushLocked), unless a writer has taken them already. The
-// reader calls it before each read of the socket.
+// reader calls it before each read of the socket, and the timer armed by
+// armUnsentLocked after deferMax.
 func (c *Conn) writeUnsent() {
 	c.wmu.Lock()
 	if !c.unsent.Load() || !c.takeWriterLocked() {
@@ -671,7 +708,7 @@ func (c *Conn) flushRest(buf []byte, off int, from, to uint64) {
 // buf may hold (see writeQueued) and of the last (see wroteLocked).
 func (c *Conn) swapBuffersLocked() (buf []byte, from, to uint64) {
 	c.syncHolder = nil // its Sync is on its way
-	c.unsent.Store(false)
+	c.takeUnsentLocked()
 	buf = c.wbuf
 	c.wbuf, c.spare = c.spare, nil
 	from = c.swappedSeq + 1
