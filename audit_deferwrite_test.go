@@ -1,7 +1,9 @@
 package pgline
 
 // Audit of 86f9a11 (the reader writes what callers left it: flushLocked,
-// writeUnsent, inFlightLocked, overdueLocked, socketReader.Read). The
+// writeUnsent, inFlightLocked, overdueLocked, socketReader.Read), which
+// found that bytes left behind a head held by user code were never
+// written (fixed by the timer of armUnsentLocked, deferMax). The
 // scenarios build, deterministically, the state in which a caller leaves
 // its bytes unsent (two requests in flight, the reader not in a read of
 // the socket): a head whose Rows are fully buffered but held by user
@@ -266,8 +268,9 @@ func TestAuditDeferWriteReaderWrites(t *testing.T) {
 }
 
 // TestAuditDeferWriteUnsentCtx: callers whose ctx ends while their bytes
-// wait for the reader get their ctx error promptly (the held rows keep
-// the reader from writing them); their statement runs at most once;
+// wait for the reader (then for the timer, deferMax), and their replies
+// behind the held rows, get their ctx error promptly; their statement
+// runs at most once;
 // callers queued after them, and the held rows, get their own values.
 func TestAuditDeferWriteUnsentCtx(t *testing.T) {
 	for _, dsn := range []string{"", "pipeline_sync=each"} {
