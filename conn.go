@@ -87,8 +87,8 @@ type Conn struct {
 	unsentTimer *time.Timer
 	// reading: the reader is in a read of the socket (socketReader).
 	reading atomic.Bool
-	// readerWrites counts the writes the reader made of bytes callers
-	// left it (see flushLocked).
+	// readerWrites counts the writes of bytes callers left for the
+	// reader, made by the reader or by unsentTimer (see writeUnsent).
 	readerWrites uint64
 	queued       int // requests in the FIFO, from enqueueLocked to handoff
 	// cancelling: a CancelRequest is in flight, or its target's reply has

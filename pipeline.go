@@ -38,9 +38,10 @@ package pgline
 // one syscall, no goroutine switch. While the server has work and the
 // reader is busy with replies received already, callers leave their
 // bytes to the reader, which writes them all before it next reads the
-// socket; once half of what is queued waits, the caller queueing writes
-// at once (see flushLocked, overdueLocked), so that the server always
-// has work. It never waits for the socket: what the socket does not take at once is left
+// socket (or a timer, after at most 100 µs); once half of what is queued
+// waits, the caller queueing writes at once (see flushLocked,
+// overdueLocked), so that the server always has work. It never waits for
+// the socket: what the socket does not take at once is left
 // to a short-lived flusher goroutine, so that a caller is never held in
 // Write, where its ctx could not end its wait, nor blocked writing while
 // its own reply waits to be read (the server stops reading when nobody
