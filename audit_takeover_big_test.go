@@ -1,9 +1,8 @@
 package pgline
 
-// Audit of the writers (flushLocked: a caller writing at once, the reader
-// writing what callers left it; first written for be9dffd's takeover)
-// with writes the socket does not take at once: a partial write leaves
-// the rest to flushRest, which keeps the role. Large parameters, a head that keeps the
+// Audit of the writer takeover (be9dffd) with writes the socket does not
+// take at once: a takeover whose write is partial leaves the rest to
+// flushRest, which keeps the role. Large parameters, a head that keeps the
 // server busy (so it stops reading), callers with deadlines behind it.
 
 import (
@@ -17,20 +16,19 @@ import (
 )
 
 // auditQuiescent waits for the connection to go idle and checks the
-// writers' bookkeeping: nothing queued, nobody writing, nothing left
-// for the reader to write.
+// takeover's bookkeeping: nothing queued, nobody writing or yielding.
 func auditQuiescent(t *testing.T, c *Conn) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		c.wmu.Lock()
-		q, f, u, tail, w := c.queued, c.flushing, c.unsent.Load(), c.tail, len(c.wbuf)
+		q, f, y, tail, w := c.queued, c.flushing, c.yielding, c.tail, len(c.wbuf)
 		c.wmu.Unlock()
-		if q == 0 && !f && !u && tail == nil && w == 0 {
+		if q == 0 && !f && !y && tail == nil && w == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("not idle: queued %d, flushing %v, unsent %v, tail %v, wbuf %d", q, f, u, tail != nil, w)
+			t.Errorf("not idle: queued %d, flushing %v, yielding %v, tail %v, wbuf %d", q, f, y, tail != nil, w)
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -86,14 +84,14 @@ func TestAuditTakeoverBigParams(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			t.Logf("ok %d, ctx %d, reader writes %d, latest ctx error %v past its deadline", oks.Load(), ctxErrs.Load(), auditReaderWrites(c), time.Duration(maxOver.Load()))
+			t.Logf("ok %d, ctx %d, takeovers %d, latest ctx error %v past its deadline", oks.Load(), ctxErrs.Load(), auditTakeovers(c), time.Duration(maxOver.Load()))
 			var v int64
 			if err := c.QueryRow(ctx, "SELECT 5::int8").Scan(&v); err != nil || v != 5 {
 				t.Fatalf("after: %d %v", v, err)
 			}
 			auditQuiescent(t, c)
-			if auditReaderWrites(c) == 0 {
-				t.Logf("the reader wrote nothing callers left it")
+			if auditTakeovers(c) == 0 {
+				t.Logf("no takeover happened")
 			}
 		})
 	}

@@ -1,10 +1,9 @@
 package pgline
 
-// Audit of the writers (flushLocked; first written for be9dffd's
-// takeover) under cancels: pg_cancel_backend
+// Audit of the writer takeover (be9dffd) under cancels: pg_cancel_backend
 // from another session and abandoned heads whose drain holds writes with a
-// CancelRequest (c.cancelling), while echo goroutines leave their bytes to
-// the reader or write them at once. A caller may get 57014 or its ctx's error, never
+// CancelRequest (c.cancelling), while echo goroutines take the yielding
+// writer's role over. A caller may get 57014 or its ctx's error, never
 // another caller's value; the connection must stay in sync.
 
 import (
@@ -73,7 +72,7 @@ func TestAuditTakeoverCancelStorm(t *testing.T) {
 					}
 				}()
 				wg.Wait()
-				t.Logf("ok %d, 57014 %d, ctx %d, reader writes %d", oks.Load(), canceled.Load(), ctxErrs.Load(), auditReaderWrites(c))
+				t.Logf("ok %d, 57014 %d, ctx %d, takeovers %d", oks.Load(), canceled.Load(), ctxErrs.Load(), auditTakeovers(c))
 				// In sync afterwards (a stray cancel may still hit: retry once).
 				var v int64
 				err := c.QueryRow(ctx, "SELECT 31337::int8").Scan(&v)
@@ -84,8 +83,8 @@ func TestAuditTakeoverCancelStorm(t *testing.T) {
 					t.Fatalf("after: %d %v", v, err)
 				}
 				auditQuiescent(t, c)
-				if auditReaderWrites(c) == 0 {
-					t.Errorf("the reader wrote nothing callers left it")
+				if auditTakeovers(c) == 0 {
+					t.Errorf("no takeover happened")
 				}
 			})
 		}

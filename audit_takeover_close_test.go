@@ -1,9 +1,8 @@
 package pgline
 
-// Audit of the writers (flushLocked; first written for be9dffd's
-// takeover) when the connection ends under
+// Audit of the writer takeover (be9dffd) when the connection ends under
 // load: Close from a goroutine, or pg_terminate_backend from another
-// session, while callers leave their bytes to the reader or write them. Every
+// session, while callers take the yielding writer's role over. Every
 // caller must return (no hang), with its own value or an error.
 
 import (
@@ -61,9 +60,9 @@ func TestAuditTakeoverEndUnderLoad(t *testing.T) {
 				case <-done:
 				case <-time.After(10 * time.Second):
 					stop.Store(true)
-					t.Fatalf("callers still waiting 10 s after the connection ended (ok %d, errors %d, reader writes %d)", oks.Load(), errs.Load(), auditReaderWrites(c))
+					t.Fatalf("callers still waiting 10 s after the connection ended (ok %d, errors %d, takeovers %d)", oks.Load(), errs.Load(), auditTakeovers(c))
 				}
-				t.Logf("ok %d, errors %d, reader writes %d", oks.Load(), errs.Load(), auditReaderWrites(c))
+				t.Logf("ok %d, errors %d, takeovers %d", oks.Load(), errs.Load(), auditTakeovers(c))
 			})
 		}
 	}

@@ -1,7 +1,6 @@
 package pgline
 
-// Audit of the writers (flushLocked, writeUnsent, overdueLocked; first
-// written for be9dffd's takeover): many
+// Audit of the writer takeover (flushLocked/overdueLocked, be9dffd): many
 // goroutines sharing one Conn, each checking the echo of its own unique
 // value, so that a reply delivered to the wrong caller, a statement lost,
 // doubled or reordered, or bytes of two writers interleaved shows.
@@ -16,11 +15,11 @@ import (
 	"time"
 )
 
-// auditReaderWrites reads c.readerWrites under wmu.
-func auditReaderWrites(c *Conn) uint64 {
+// auditTakeovers reads c.takeovers under wmu.
+func auditTakeovers(c *Conn) uint64 {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.readerWrites
+	return c.takeovers
 }
 
 // auditLoad runs goroutines in loops until a deadline, or until maxErrs
@@ -88,9 +87,8 @@ func auditEchoLoad(t *testing.T, ctx context.Context, g int, d time.Duration, q 
 }
 
 // TestAuditTakeoverEcho: 50..500 goroutines on one Conn, default and
-// pipeline_sync=each; every caller must read its own echo, and the reader
-// must actually have written bytes callers left it (or the test proves
-// nothing).
+// pipeline_sync=each; every caller must read its own echo, and takeovers
+// must actually have happened (or the test proves nothing).
 func TestAuditTakeoverEcho(t *testing.T) {
 	for _, dsn := range []string{"", "pipeline_sync=each", "unix", "unix pipeline_sync=each"} {
 		for _, g := range []int{2, 3, 8, 50, 500} {
@@ -106,10 +104,10 @@ func TestAuditTakeoverEcho(t *testing.T) {
 				}
 				ctx := testCtx(t)
 				n := auditEchoLoad(t, ctx, g, time.Second, c.QueryRow)
-				tk := auditReaderWrites(c)
-				t.Logf("%d statements, %d reader writes", n, tk)
+				tk := auditTakeovers(c)
+				t.Logf("%d statements, %d takeovers", n, tk)
 				if g >= 8 && g <= 50 && tk == 0 {
-					t.Errorf("the reader wrote nothing callers left it: the test exercised nothing")
+					t.Errorf("no takeover happened: the test exercised nothing")
 				}
 				// The connection still answers in order afterwards.
 				var v int64

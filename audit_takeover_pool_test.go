@@ -1,9 +1,8 @@
 package pgline
 
-// Audit of the writers (flushLocked; first written for be9dffd's
-// takeover) through a Pool of two
+// Audit of the writer takeover (be9dffd) through a Pool of two
 // connections: routed statements, transactions and Acquire'd connections
-// share the connections their callers and readers write on.
+// share the connections the takeover writes on.
 
 import (
 	"sync/atomic"

@@ -1,7 +1,6 @@
 package pgline
 
-// Audit of the writers (flushLocked, writeUnsent, overdueLocked; first
-// written for be9dffd's takeover): many
+// Audit of the writer takeover (flushLocked/overdueLocked, be9dffd): many
 // goroutines sharing one Conn, each checking the echo of its own unique
 // value, so that a reply delivered to the wrong caller, a statement lost,
 // doubled or reordered, or bytes of two writers interleaved shows.
@@ -72,7 +71,7 @@ func TestAuditTakeoverShortCtx(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			t.Logf("ok %d, ctx errors %d, reader writes %d, slowest echo %v", oks.Load(), ctxErrs.Load(), auditReaderWrites(c), time.Duration(maxEcho.Load()))
+			t.Logf("ok %d, ctx errors %d, takeovers %d, slowest echo %v", oks.Load(), ctxErrs.Load(), auditTakeovers(c), time.Duration(maxEcho.Load()))
 			var v int64
 			if err := c.QueryRow(ctx, "SELECT 77::int8").Scan(&v); err != nil || v != 77 {
 				t.Fatalf("after: %d %v", v, err)

@@ -1,10 +1,9 @@
 package pgline
 
-// Audit of the writers (flushLocked; first written for be9dffd's
-// takeover) with transactions whose
+// Audit of the writer takeover (be9dffd) with transactions whose
 // statements' ctx ends after a few microseconds (doomed transactions,
-// detached ROLLBACKs sent by sendDetachedLocked) while echo goroutines'
-// bytes are written by callers or by the reader: a Commit that returns nil must have
+// detached ROLLBACKs sent by sendDetachedLocked) while echo goroutines
+// take the writer's role over: a Commit that returns nil must have
 // committed its row, one that fails must have committed nothing.
 
 import (
@@ -105,7 +104,7 @@ func TestAuditTakeoverTxShortCtx(t *testing.T) {
 				t.Fatalf("after: %d %v status %c", v, err, c.TxStatus())
 			}
 			auditQuiescent(t, c)
-			t.Logf("committed %d, failed %d, reader writes %d", ok, rolled, auditReaderWrites(c))
+			t.Logf("committed %d, failed %d, takeovers %d", ok, rolled, auditTakeovers(c))
 		})
 	}
 }

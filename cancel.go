@@ -109,13 +109,7 @@ func (s socketReader) Read(p []byte) (int, error) {
 		c.unarmed = nil
 		w.arm()
 	}
-	c.reading.Store(true)
-	if c.unsent.Load() {
-		c.writeUnsent()
-	}
-	n, err := c.netConn.Read(p)
-	c.reading.Store(false)
-	return n, err
+	return c.netConn.Read(p)
 }
 
 // fire runs when ctx ends.

@@ -79,18 +79,12 @@ type Conn struct {
 	wbuf     []byte     // frontend messages are appended here, then written
 	spare    []byte     // the other write buffer, while wbuf is written
 	flushing bool       // a goroutine is writing (see flushLocked)
-	// unsent: the write buffer holds bytes no writer has taken, left for
-	// the next read of the socket to write first (see flushLocked).
-	unsent atomic.Bool
-	// unsentTimer writes what is unsent after deferMax (see
-	// armUnsentLocked); nil until first needed.
-	unsentTimer *time.Timer
-	// reading: the reader is in a read of the socket (socketReader).
-	reading atomic.Bool
-	// readerWrites counts the writes of bytes callers left for the
-	// reader, made by the reader or by unsentTimer (see writeUnsent).
-	readerWrites uint64
-	queued       int // requests in the FIFO, from enqueueLocked to handoff
+	// yielding: the writer yields the processor before writing (see
+	// flushLocked); a caller may take its role over, which bumps
+	// takeovers so that the yielder, back, knows it has lost the role.
+	yielding  bool
+	takeovers uint64
+	queued    int // requests in the FIFO, from enqueueLocked to handoff
 	// cancelling: a CancelRequest is in flight, or its target's reply has
 	// not ended: nothing is written (see cancelHeld).
 	cancelling bool

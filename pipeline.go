@@ -34,14 +34,13 @@ package pgline
 // at all, and are sent again (see request.skipped). pipeline_sync=each
 // turns this off.
 //
-// Writes: the caller that finds nobody writing writes the buffer itself:
-// one syscall, no goroutine switch. While the server has work and the
-// reader is busy with replies received already, callers leave their
-// bytes to the reader, which writes them all before it next reads the
-// socket (or a timer, after at most 100 µs); once half of what is queued
-// waits, the caller queueing writes at once (see flushLocked,
-// overdueLocked), so that the server always has work. It never waits for
-// the socket: what the socket does not take at once is left
+// Writes: the caller that finds nobody writing writes the buffer itself
+// (with other requests in flight, after yielding the processor so that
+// the goroutines about to queue theirs do so first): one syscall, no
+// goroutine switch. Once half of what is queued waits for a yielding
+// writer, the caller queueing takes the role over and writes at once
+// (see overdueLocked), so that the server always has work. It never
+// waits for the socket: what the socket does not take at once is left
 // to a short-lived flusher goroutine, so that a caller is never held in
 // Write, where its ctx could not end its wait, nor blocked writing while
 // its own reply waits to be read (the server stops reading when nobody
@@ -484,28 +483,25 @@ func (c *Conn) enqueueLocked(req *request) {
 // a flusher goroutine, so that a caller is never held in Write, where its
 // ctx could not end its wait, nor blocked writing while its own reply
 // waits to be read (the server stops reading when nobody reads its
-// output: that would deadlock).
-//
-// While the server has work (deferAt requests in flight) and the reader
-// is busy with replies received already, a caller writes nothing: its
-// bytes are left for the reader, which writes what was queued meanwhile
-// before its next read of the socket (see socketReader.Read), so that one
-// write carries the statements of every caller its replies released, and
-// nobody yields the processor to wait for them. Left bytes wait at most
-// deferMax: the head may be back in its caller's code, holding the
-// reader, and a timer then writes them. A caller writes at once
-// when the reader waits on the socket (the server is then busy or the
-// network slow: nothing is gained by waiting), when it is alone, when the
-// server is about to run out of work, and when half of what is queued
-// waits (see overdueLocked).
-//
-// Over TLS, which cannot write without waiting, a caller whose ctx cannot
-// end (patient) writes its own request when it is alone (the server is
-// then reading, unless it misbehaves), and leaves the rest to a flusher;
-// every other write is a flusher's, and the caller waits for its reply,
-// where its ctx is watched.
+// output: that would deadlock). When other requests are in flight it
+// first yields the processor: the goroutines it handed the reader to, and
+// those about to queue their next statement, run first and queue theirs,
+// so that one write carries them all. Over TLS, which cannot write
+// without waiting, a caller whose ctx cannot end (patient) writes its own
+// request when it is alone (the server is then reading, unless it
+// misbehaves), and leaves the rest to a flusher; every other write is a
+// flusher's, and the caller waits for its reply, where its ctx is
+// watched.
 func (c *Conn) flushLocked(req *request, patient bool) {
 	if !c.takeWriterLocked() {
+		if c.yielding && !c.cancelling && c.overdueLocked() {
+			// The writer is still yielding, and half of what is queued
+			// waits for it: take its role over and write now.
+			c.yielding = false
+			c.takeovers++
+			c.writeLocked(false, callerPasses)
+			return
+		}
 		c.wmu.Unlock() // the writer writes these bytes too, or the cancel's end
 		return
 	}
@@ -516,96 +512,34 @@ func (c *Conn) flushLocked(req *request, patient bool) {
 	case !c.sock.ok():
 		c.wmu.Unlock()
 		go c.flushLoop()
-	case alone || c.inFlightLocked() < deferAt || c.overdueLocked():
+	case alone:
 		c.writeLocked(false, callerPasses)
 	default:
-		// Left for the reader, unless it is in a read of the socket:
-		// each of the two stores its flag first, then looks at the
-		// other's, so that one of them writes.
-		first := !c.unsent.Load()
-		c.unsent.Store(true)
-		if c.reading.Load() {
-			c.writeLocked(false, callerPasses)
+		c.yielding = true
+		takeovers := c.takeovers
+		c.wmu.Unlock()
+		runtime.Gosched()
+		c.wmu.Lock()
+		if c.takeovers != takeovers {
+			c.wmu.Unlock() // a caller took the role over (overdueLocked)
 			return
 		}
-		if first {
-			c.armUnsentLocked()
-		}
-		c.flushing = false // nobody waits for the role: wmu was held since it was taken
-		c.wmu.Unlock()
+		c.yielding = false
+		c.writeLocked(false, callerPasses)
 	}
-}
-
-// deferMax is how long bytes left for the reader wait at most: the head
-// may be back in its caller's code, holding the reader (Rows not yet read
-// to the end, a BatchResults, a CopyTo writer), while the statements
-// queued behind it must still reach the server, which runs them while
-// earlier replies wait to be read (code holding Rows may wait for
-// another goroutine's statement to take effect).
-const deferMax = 100 * time.Microsecond
-
-// armUnsentLocked starts the wait of deferMax after which a timer writes
-// the bytes left for the reader (see flushLocked), unless a writer takes
-// them first (takeUnsentLocked stops it). The caller holds wmu.
-func (c *Conn) armUnsentLocked() {
-	if c.unsentTimer == nil {
-		c.unsentTimer = time.AfterFunc(deferMax, c.writeUnsent)
-		return
-	}
-	c.unsentTimer.Reset(deferMax)
-}
-
-// takeUnsentLocked notes that the write buffer's bytes are taken by a
-// writer: none are left for the reader. The caller holds wmu.
-func (c *Conn) takeUnsentLocked() {
-	if c.unsent.Load() {
-		c.unsent.Store(false)
-		if c.unsentTimer != nil {
-			c.unsentTimer.Stop() // a timer that fired meanwhile finds nothing to write
-		}
-	}
-}
-
-// deferAt is how many requests in flight (see inFlightLocked) let a
-// caller leave its bytes for the reader: with fewer, the server may run
-// out of work before the reader writes them.
-const deferAt = 2
-
-// inFlightLocked is how many requests, from the head on, have had their
-// bytes taken by a writer: what the server may still have to run, or
-// has run and whose replies are on their way or not read yet.
-func (c *Conn) inFlightLocked() uint64 {
-	head := c.seqNext - uint64(c.queued) + 1
-	if c.swappedSeq < head {
-		return 0
-	}
-	return c.swappedSeq - head + 1
-}
-
-// writeUnsent writes, as the writer, the bytes callers left for the
-// reader (see flushLocked), unless a writer has taken them already. The
-// reader calls it before each read of the socket, and the timer armed by
-// armUnsentLocked after deferMax.
-func (c *Conn) writeUnsent() {
-	c.wmu.Lock()
-	if !c.unsent.Load() || !c.takeWriterLocked() {
-		c.wmu.Unlock() // a writer has them, or the cancel's end writes them
-		return
-	}
-	c.readerWrites++
-	c.writeLocked(false, callerPasses)
 }
 
 // overdueLocked says whether the requests waiting to be written are at
 // least two and half of those queued: the server then has at most as
-// many statements left as wait here, and the reader is not to be waited
-// for. Replies received already are read by heads that hand the reader on
-// to each other without ever reading the socket: a reader going through
-// forty of them would write the forty statements their callers queued
-// only after the last, and leave the server idle until then (a convoy:
-// the server and the client taking turns, each idle while the other
-// works). Written by a caller at half, they keep the server busy with one
-// half while the other is read and queued.
+// many statements left as wait here, and the writer's yield is not to be
+// waited for. A yield ends once the goroutines ready on its processor
+// have run, and the heads that read replies already received hand the
+// reader on to each other without ever leaving it: a writer yielding
+// while forty replies were read would write the forty statements their
+// callers queued only after the last, and leave the server idle until
+// then (a convoy: the server and the client taking turns, each idle
+// while the other works). Written by a caller at half, they keep the
+// server busy with one half while the other is read and queued.
 func (c *Conn) overdueLocked() bool {
 	waiting := c.seqNext - c.swappedSeq
 	return waiting >= 2 && 2*waiting >= uint64(c.queued)
@@ -709,7 +643,6 @@ func (c *Conn) flushRest(buf []byte, off int, from, to uint64) {
 // buf may hold (see writeQueued) and of the last (see wroteLocked).
 func (c *Conn) swapBuffersLocked() (buf []byte, from, to uint64) {
 	c.syncHolder = nil // its Sync is on its way
-	c.takeUnsentLocked()
 	buf = c.wbuf
 	c.wbuf, c.spare = c.spare, nil
 	from = c.swappedSeq + 1

@@ -103,7 +103,6 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byt
 	req.owner = owner
 	c.enqueueLocked(req)
 	c.wbuf, c.spare = c.spare[:0], nil
-	c.takeUnsentLocked()
 	c.swappedSeq = c.seqNext // written here, piece by piece (not writeQueued)
 	to := c.swappedSeq
 	c.wmu.Unlock()
