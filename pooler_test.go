@@ -322,7 +322,11 @@ func TestPoolerDetectedByMissingStatement(t *testing.T) {
 			}
 		}
 	}
-	if events != switched {
-		t.Errorf("%d TracePooler events for %d switched connections", events, switched)
+	// A connection that found the pooler itself reports it; one that
+	// follows another's finding (followPoolerLocked: the connections
+	// share the host's flag) switches without an event of its own, so
+	// which of the two a connection does depends on timing.
+	if events == 0 || events > switched {
+		t.Errorf("%d TracePooler events for %d switched connections; want 1 to %d", events, switched, switched)
 	}
 }
