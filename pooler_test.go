@@ -315,29 +315,26 @@ func TestPoolerDetectedByMissingStatement(t *testing.T) {
 	// The switch is seen under wmu before its TracePooler event is
 	// recorded, and the goroutine switching may be a drain still running
 	// after every caller returned: wait for the events a moment.
-	var events int
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	poolerEvents := func() (evs []TraceEvent) {
 		tr.mu.Lock()
-		events = 0
+		defer tr.mu.Unlock()
 		for _, ev := range tr.ended {
 			if ev.Kind == TracePooler {
-				events++
+				evs = append(evs, ev)
 			}
 		}
-		done := events >= switched || time.Now().After(deadline)
-		if done {
-			for _, ev := range tr.ended {
-				if ev.Kind == TracePooler && !strings.Contains(ev.Reason, "SQLSTATE") {
-					t.Errorf("TracePooler reason %q does not say what showed the pooler", ev.Reason)
-				}
-			}
-		}
-		tr.mu.Unlock()
-		if done {
-			break
+		return evs
+	}
+	evs := poolerEvents()
+	for deadline := time.Now().Add(2 * time.Second); len(evs) < switched && time.Now().Before(deadline); evs = poolerEvents() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, ev := range evs {
+		if !strings.Contains(ev.Reason, "SQLSTATE") {
+			t.Errorf("TracePooler reason %q does not say what showed the pooler", ev.Reason)
 		}
 	}
-	if events != switched {
-		t.Errorf("%d TracePooler events for %d switched connections", events, switched)
+	if len(evs) != switched {
+		t.Errorf("%d TracePooler events for %d switched connections", len(evs), switched)
 	}
 }
