@@ -72,8 +72,9 @@ dt { font-weight: bold; float: left; width: 9em; } dd { margin-left: 10em; }
 <dt>rounds</dt><dd>{{.Meta.Rounds}}{{if .Meta.Quick}} (-quick){{end}}; RTT of the rtt workload {{.Meta.RTT}}</dd>
 <dt>command</dt><dd><code>{{.Meta.Command}}</code></dd>
 </dl>
-<p>Each figure is the median over rounds; drivers run in turn within each round
-(interleaved), and ratios are computed round by round before taking their median.
+<p>Each figure is the median over rounds; each round is split into turns (about ten;
+one burst each in a case of a fixed request count) that the drivers take in turn,
+and ratios are computed round by round before taking their median.
 allocs/op and B/op come from runtime.MemStats around each measured loop; p50/p99 are
 per-operation latencies; "—" means the driver does not offer that variant.</p>
 <h2>Charts</h2>

@@ -7,13 +7,15 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"time"
 )
 
-// runner runs cases: every driver in turn, round after round (A B C D E
-// A B C D E …), after one calibration run per driver; in a case of long
-// operations, operation by operation (see interleavedRound).
+// runner runs cases: after one calibration per driver, round after
+// round, each round split into turns that the drivers take in turn (A B
+// C A B C …, see interleavedRound), so that a burst of the machine's
+// other work slows every driver alike rather than one driver's round.
 type runner struct {
 	env     *env
 	drivers []*driver
@@ -23,10 +25,24 @@ type runner struct {
 
 // active is one driver's task within a case.
 type active struct {
-	res *driverResult
-	t   *task
-	n   int
+	res   *driverResult
+	t     *task
+	n     int // operations per round
+	chunk int // operations per turn; n is a multiple of it
 }
+
+// turns is how many turns a's round takes.
+func (a *active) turns() int { return a.n / a.chunk }
+
+// turnsPerRound is how many turns a calibrated round is split into: a
+// turn of 25 ms at the default round time, long enough that restarting a
+// case's goroutines each turn costs nothing measurable, short enough that
+// the machine's bursts (tens of milliseconds) fall on every driver.
+const turnsPerRound = 10
+
+// minOpsPerWorker is the fewest operations a turn gives each goroutine of
+// a concurrent task (task.workers).
+const minOpsPerWorker = 50
 
 func (r *runner) runCase(ctx context.Context, idx, total int, c *benchCase) (*caseResult, error) {
 	cr := &caseResult{Workload: c.workload, Name: c.name, Unit: c.unit, RTT: c.rtt}
@@ -64,16 +80,16 @@ func (r *runner) runCase(ctx context.Context, idx, total int, c *benchCase) (*ca
 			return nil, ctx.Err()
 		}
 		r.prog.update(idx, total, c.name, a.res.Driver, "warm-up")
-		n, err := r.calibrate(ctx, a.t)
+		n, chunk, err := r.calibrate(ctx, a.t, c)
 		if err != nil {
 			setErr(a.res, err)
 			continue
 		}
-		a.n = n
+		a.n, a.chunk = n, chunk
 		a.res.OpsPerRound = n
 	}
 	for k := 1; k <= r.rounds; k++ {
-		if c.interleave {
+		if !c.whole {
 			if err := r.interleavedRound(ctx, idx, total, c, k, acts); err != nil {
 				return nil, err
 			}
@@ -104,38 +120,46 @@ func (r *runner) runCase(ctx context.Context, idx, total int, c *benchCase) (*ca
 	return cr, nil
 }
 
-// interleavedRound is round k of a case whose operations are long
-// (c.interleave): the drivers take turns one operation at a time (A B C
-// A B C …, each operation starting with the next driver), so that a
-// burst of the machine's other work, which outlasts an operation, slows
-// every driver alike instead of one driver's round. Each operation starts
-// from a collected heap, as a round does (no driver pays for another's
-// garbage); each driver's round adds up its operations.
+// interleavedRound is round k of a case: the drivers take turns (A B C
+// A B C …, each turn starting with the next driver), each turn a.chunk
+// operations (one operation in a case of long ones, one burst in a case
+// of a fixed count), so that a burst of the machine's other work, which
+// outlasts a turn, slows every driver alike instead of one driver's
+// round. Each turn starts from a collected heap, as a round does (no
+// driver pays for another's garbage); each driver's round adds up its
+// turns. Latency percentiles are over every operation of the round; the
+// per-request summary and chart (perRequest) show its median turn.
 func (r *runner) interleavedRound(ctx context.Context, idx, total int, c *benchCase, k int, acts []*active) error {
-	n := 0
+	turns := 0
 	for _, a := range acts {
-		n = max(n, a.n)
+		if a.chunk > 0 {
+			turns = max(turns, a.turns())
+		}
 	}
 	sums := make([]round, len(acts))
-	lats := make([][]time.Duration, len(acts))
-	for j := range n {
+	lats := make([][][]time.Duration, len(acts))
+	for j := range turns {
 		for i := range acts {
 			ai := (i + j + k) % len(acts)
 			a := acts[ai]
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if a.res.Status != statusOK || j >= a.n {
+			if a.res.Status != statusOK || j >= a.turns() {
 				continue
 			}
-			r.prog.update(idx, total, c.name, a.res.Driver, fmt.Sprintf("round %d/%d", k, r.rounds))
-			rd, lat, err := measure(ctx, a.t, 1, c.peakHeap)
+			if j == 0 {
+				r.prog.update(idx, total, c.name, a.res.Driver, fmt.Sprintf("round %d/%d", k, r.rounds))
+			}
+			rd, lat, err := measure(ctx, a.t, a.chunk, c.peakHeap)
 			if err != nil {
 				setErr(a.res, err)
 				continue
 			}
 			sums[ai] = addRound(sums[ai], rd)
-			lats[ai] = append(lats[ai], lat...)
+			if lat != nil {
+				lats[ai] = append(lats[ai], lat)
+			}
 		}
 	}
 	for i, a := range acts {
@@ -150,15 +174,33 @@ func (r *runner) interleavedRound(ctx context.Context, idx, total int, c *benchC
 		rd.CPUNSPerOp /= ops
 		rd.FaultsPerOp /= ops
 		if len(lats[i]) > 0 {
-			s := sortedCopy(lats[i])
+			s := sortedCopy(slices.Concat(lats[i]...))
 			rd.P50NS, rd.P99NS = int64(percentile(s, 50)), int64(percentile(s, 99))
 		}
 		a.res.Rounds = append(a.res.Rounds, rd)
 		if c.perRequest {
-			a.res.lats = append(a.res.lats, lats[i])
+			a.res.lats = append(a.res.lats, medianTurn(lats[i]))
 		}
 	}
 	return nil
+}
+
+// medianTurn returns the turn whose latencies add up to the median of
+// the turns' sums: in a case of a fixed count, one burst, whose sum is
+// the time its requests took one after another.
+func medianTurn(turns [][]time.Duration) []time.Duration {
+	if len(turns) == 0 {
+		return nil
+	}
+	sums := make([]float64, len(turns))
+	for i, t := range turns {
+		var s time.Duration
+		for _, l := range t {
+			s += l
+		}
+		sums[i] = float64(s)
+	}
+	return turns[medianIndex(sums)]
 }
 
 // addRound adds one operation's round b to sum: totals, with the per-
@@ -184,23 +226,57 @@ func setErr(res *driverResult, err error) {
 	res.Rounds = nil
 }
 
-// calibrate runs the task once to warm it up (connections, statement
-// caches) and returns how many operations fill the target time.
-func (r *runner) calibrate(ctx context.Context, t *task) (int, error) {
+// calibrate warms the task up (connections, statement caches) and
+// returns how many operations fill the target time, n, and how many a
+// turn runs, chunk (see interleavedRound).
+//
+// A case of a fixed count (fixedN: a burst of 50 or 500 requests) runs
+// whole bursts: three warm-up bursts, then as many per round as fill the
+// target, one per turn. One burst of 50 requests takes 5 ms; a round of
+// one burst, as these cases had, was at the mercy of a single wake-up of
+// the machine's other work (pool/pool5/seq/50's per-round ratios to
+// pgxpool spread from 0.79 to 1.13 in one run).
+func (r *runner) calibrate(ctx context.Context, t *task, c *benchCase) (n, chunk int, err error) {
+	target, maxOps := r.env.sz.target, r.env.sz.maxOps
 	if t.fixedN > 0 {
 		// Three times: a pool that opens its connections in the
 		// background (pgline's routes a burst to those it has) reaches
 		// its full size, and each connection its first statements, before
-		// the rounds measure it.
+		// the rounds measure it. The last one is timed.
+		var el time.Duration
 		for range 3 {
+			start := time.Now()
 			if err := t.run(ctx, t.fixedN, nil); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
+			el = time.Since(start)
 		}
-		return t.fixedN, nil
+		bursts := int(math.Round(float64(target) / float64(max(el, time.Microsecond))))
+		bursts = max(min(bursts, maxOps/t.fixedN), 1)
+		return bursts * t.fixedN, t.fixedN, nil
 	}
 	step := max(t.step, 1)
-	target, maxOps := r.env.sz.target, r.env.sz.maxOps
+	n, err = calibrateCount(ctx, t, step, target, maxOps)
+	if err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case c.whole:
+		return n, n, nil
+	case c.interleave:
+		return n, step, nil
+	}
+	chunk = max(n/turnsPerRound, t.workers*minOpsPerWorker)
+	chunk = max((chunk+step-1)/step*step, step) // a multiple of step
+	if chunk >= n {
+		return n, n, nil
+	}
+	return (n + chunk - 1) / chunk * chunk, chunk, nil
+}
+
+// calibrateCount returns how many operations, a multiple of step, fill
+// target (at most maxOps, at least the task's minOps).
+func calibrateCount(ctx context.Context, t *task, step int, target time.Duration, maxOps int) (int, error) {
 	// One run first, untimed: a driver whose connections sat idle while
 	// the others warmed up pays for waking them (a pool of 100 after a
 	// second idle: 10-25 ms for a burst that takes 3 ms warm, for pgline

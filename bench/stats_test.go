@@ -117,7 +117,7 @@ func TestAggregate(t *testing.T) {
 func TestInterleavedRound(t *testing.T) {
 	var order []string
 	mk := func(name string, d time.Duration) *active {
-		return &active{n: 2, res: &driverResult{Driver: name, Status: statusOK}, t: &task{
+		return &active{n: 2, chunk: 1, res: &driverResult{Driver: name, Status: statusOK}, t: &task{
 			run: func(_ context.Context, n int, lat []time.Duration) error {
 				order = append(order, name)
 				time.Sleep(d)
@@ -148,5 +148,65 @@ func TestInterleavedRound(t *testing.T) {
 	}
 	if a, b := acts[0].res.Rounds[0].OpsPerSec, acts[1].res.Rounds[0].OpsPerSec; a <= b {
 		t.Errorf("a (1 ms per operation) %.0f/s, b (3 ms) %.0f/s", a, b)
+	}
+}
+
+// TestCalibrateTurns: a calibrated round is split into turns of about a
+// tenth of it (a multiple of step, at least minOpsPerWorker operations
+// per goroutine of a concurrent task); a case of a fixed count runs whole
+// bursts, as many as fill the target; whole and interleave cases keep
+// their one run and their one operation per turn.
+func TestCalibrateTurns(t *testing.T) {
+	r := &runner{env: &env{sz: sizes{target: 20 * time.Millisecond, maxOps: 100000}}}
+	// fake is a task whose operations take op each.
+	fake := func(op time.Duration) func(context.Context, int, []time.Duration) error {
+		return func(_ context.Context, n int, _ []time.Duration) error {
+			time.Sleep(time.Duration(n) * op)
+			return nil
+		}
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		t    *task
+		c    *benchCase
+		// check the result
+		ok func(n, chunk int) bool
+	}{
+		{"calibrated", &task{run: fake(20 * time.Microsecond)}, &benchCase{},
+			func(n, chunk int) bool { return n%chunk == 0 && n/chunk >= 8 && n/chunk <= 12 }},
+		{"step", &task{run: fake(20 * time.Microsecond), step: 7}, &benchCase{},
+			func(n, chunk int) bool { return chunk%7 == 0 && n%chunk == 0 && n/chunk >= 8 }},
+		{"workers", &task{run: fake(2 * time.Microsecond), workers: 1000}, &benchCase{},
+			func(n, chunk int) bool { return chunk >= 1000*minOpsPerWorker || chunk == n }},
+		{"whole", &task{run: fake(20 * time.Microsecond)}, &benchCase{whole: true},
+			func(n, chunk int) bool { return chunk == n && n > 100 }},
+		{"interleave", &task{run: fake(time.Millisecond)}, &benchCase{interleave: true},
+			func(n, chunk int) bool { return chunk == 1 && n > 1 }},
+		{"fixed", &task{run: fake(20 * time.Microsecond), fixedN: 50}, &benchCase{},
+			func(n, chunk int) bool { return chunk == 50 && n%50 == 0 && n/50 >= 5 && n/50 <= 30 }},
+		{"fixed long", &task{run: fake(time.Millisecond), fixedN: 50}, &benchCase{},
+			func(n, chunk int) bool { return chunk == 50 && n == 50 }},
+	} {
+		n, chunk, err := r.calibrate(ctx, tc.t, tc.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chunk <= 0 || !tc.ok(n, chunk) {
+			t.Errorf("%s: n %d, chunk %d", tc.name, n, chunk)
+		}
+	}
+}
+
+// TestMedianTurn: the per-request figures show the turn whose sum is the
+// median.
+func TestMedianTurn(t *testing.T) {
+	ms := time.Millisecond
+	turns := [][]time.Duration{{5 * ms, 5 * ms}, {1 * ms, 1 * ms}, {3 * ms, 2 * ms}}
+	if got := medianTurn(turns); len(got) != 2 || got[0] != 3*ms {
+		t.Errorf("median turn %v, want the one of 3 ms and 2 ms", got)
+	}
+	if medianTurn(nil) != nil {
+		t.Error("no turns gave a turn")
 	}
 }

@@ -71,7 +71,7 @@ func writeTable(w io.Writer, rep *report) error {
 	if len(pools) == 0 {
 		return nil
 	}
-	fmt.Fprintln(w, "\nRequests (median round; latency includes queueing):")
+	fmt.Fprintln(w, "\nRequests (the median burst of the median round; latency includes queueing):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tdriver\tsum\taverage\tfastest (#)\tslowest (#)")
 	for _, cr := range pools {

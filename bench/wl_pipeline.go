@@ -194,6 +194,7 @@ func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, wor
 			return nil, err
 		}
 		return &task{
+			workers: workers,
 			run: concurrent(workers, func(ctx context.Context, i int) error {
 				var args []any
 				if q.arg != nil {
@@ -221,9 +222,10 @@ func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, wor
 		}
 	}
 	return &task{
-		run:   concurrent(workers, func(ctx context.Context, i int) error { return queryInt(ctx, c, sql, q, i) }),
-		note:  note,
-		close: func() { c.Close() },
+		workers: workers,
+		run:     concurrent(workers, func(ctx context.Context, i int) error { return queryInt(ctx, c, sql, q, i) }),
+		note:    note,
+		close:   func() { c.Close() },
 	}, nil
 }
 

@@ -37,7 +37,7 @@ func sweepCases(sz sizes, rtt bool) []*benchCase {
 				continue
 			}
 			cs = append(cs, &benchCase{
-				workload: workload, name: fmt.Sprintf("%spool%d/G%d", prefix, size, g), unit: "query", rtt: rtt,
+				workload: workload, name: fmt.Sprintf("%spool%d/G%d", prefix, size, g), unit: "query", rtt: rtt, whole: true,
 				open: func(ctx context.Context, e *env, d *driver, dsn string) (*task, error) {
 					c, note, err := d.openPool(ctx, dsn, size)
 					if err != nil {

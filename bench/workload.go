@@ -15,14 +15,19 @@ type benchCase struct {
 	workload string // "rows", "point", …; what -only selects
 	name     string // "rows/1000"
 	unit     string // what one operation is: "query", "insert", "request"
-	// perRequest keeps every request's latency of the median round for
-	// the per-request chart and the sum/average/fastest/slowest summary.
+	// perRequest keeps every request's latency of the median round's
+	// median turn for the per-request chart and the sum/average/fastest/
+	// slowest summary.
 	perRequest bool
 	peakHeap   bool // sample the heap during the loop (large values)
-	// interleave runs each round one operation per driver in turn (see
+	// interleave makes each turn of a round one operation (see
 	// runner.interleavedRound): for operations of a second or so.
 	interleave bool
-	rtt        bool // connect through the delay proxy
+	// whole runs each driver's round as one run of all its operations,
+	// the drivers one after another: for cases whose run starts many
+	// goroutines (the sweep), where a turn would measure their start.
+	whole bool
+	rtt   bool // connect through the delay proxy
 	// setup prepares the database before the drivers run (not measured).
 	setup func(ctx context.Context, e *env) error
 	// open prepares the case for one driver; errUnsupported means "—".
@@ -43,9 +48,13 @@ type task struct {
 	// round of one operation of half a second is at the mercy of one
 	// burst of the machine's other work.
 	minOps int
-	noLat  bool   // latency per operation does not apply
-	note   string // how the driver ran the case, when it is not plain
-	close  func()
+	// workers is how many goroutines each run starts (concurrent): a
+	// turn gives each at least minOpsPerWorker operations, so that the
+	// run's start and its tail, with fewer goroutines busy, do not count.
+	workers int
+	noLat   bool   // latency per operation does not apply
+	note    string // how the driver ran the case, when it is not plain
+	close   func()
 }
 
 // workloadNames lists the workloads in run order.
