@@ -279,8 +279,38 @@ func (f floorPool) Discard(ctx context.Context, sql string, args ...any) (int, e
 	if err != nil {
 		return 0, err
 	}
-	defer func() { f.idle <- c }()
+	defer f.put(c)
 	return c.(*floorConn).Discard(ctx, sql, args...)
+}
+
+func (f floorShared) DecodeRows(ctx context.Context, sql string, arg any) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.c.(*floorConn).DecodeRows(ctx, sql, arg)
+}
+
+func (f floorShared) DecodeWide(ctx context.Context, grp int32) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.c.(*floorConn).DecodeWide(ctx, grp)
+}
+
+func (f floorPool) DecodeRows(ctx context.Context, sql string, arg any) (int, error) {
+	c, err := f.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer f.put(c)
+	return c.(*floorConn).DecodeRows(ctx, sql, arg)
+}
+
+func (f floorPool) DecodeWide(ctx context.Context, grp int32) (int, error) {
+	c, err := f.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer f.put(c)
+	return c.(*floorConn).DecodeWide(ctx, grp)
 }
 
 // floorPipe is one floor connection shared by goroutines through a
@@ -362,17 +392,25 @@ func (f *floorConn) DecodeRows(ctx context.Context, sql string, arg any) (int, e
 	return res.Rows, err
 }
 
-// pgEpoch is 2000-01-01 UTC, where binary timestamps count from.
-var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// decodeBenchRow decodes a DataRow body of bench_rows' columns (int4,
-// text, float8, timestamptz, text, bool; binary) into v, its strings
-// copied into block (short: pgline's blocks, see strblock).
-func decodeBenchRow(body []byte, v *rowVals, block *strblock.Block) error {
-	if len(body) < 2 || binary.BigEndian.Uint16(body) != 6 {
-		return errors.New("floor: not a row of 6 columns")
+// DecodeWide runs the 14-column query of bench_wide (wideSQL, in binary)
+// for group grp and decodes every row into a wideVals, its strings copied
+// into a block as DecodeRows does.
+func (f *floorConn) DecodeWide(ctx context.Context, grp int32) (int, error) {
+	name, err := f.bind(wideSQL, []any{grp})
+	if err != nil {
+		return 0, err
 	}
-	var cols [6][]byte
+	var v wideVals
+	var block strblock.Block
+	res, err := f.c.ExecRows(name, f.params, f.formats, func(body []byte) error { return decodeWideRow(body, &v, &block) })
+	return res.Rows, err
+}
+
+// rowColumns splits a DataRow body of n columns, none NULL, into cols.
+func rowColumns(body []byte, cols [][]byte) error {
+	if len(body) < 2 || int(binary.BigEndian.Uint16(body)) != len(cols) {
+		return fmt.Errorf("floor: not a row of %d columns", len(cols))
+	}
 	off := 2
 	for i := range cols {
 		if len(body)-off < 4 {
@@ -385,6 +423,52 @@ func decodeBenchRow(body []byte, v *rowVals, block *strblock.Block) error {
 		}
 		cols[i] = body[off : off+l]
 		off += l
+	}
+	return nil
+}
+
+// decodeWideRow decodes a DataRow body of bench_wide's columns (int4,
+// int4, six texts, float8, int8, bool, two timestamptz, text; binary) into
+// v, its strings copied into block.
+func decodeWideRow(body []byte, v *wideVals, block *strblock.Block) error {
+	var cols [14][]byte
+	if err := rowColumns(body, cols[:]); err != nil {
+		return err
+	}
+	if len(cols[0]) != 4 || len(cols[1]) != 4 || len(cols[8]) != 8 || len(cols[9]) != 8 ||
+		len(cols[10]) != 1 || len(cols[11]) != 8 || len(cols[12]) != 8 {
+		return errors.New("floor: unexpected column sizes")
+	}
+	v.id = int32(binary.BigEndian.Uint32(cols[0]))
+	v.grp = int32(binary.BigEndian.Uint32(cols[1]))
+	for i, p := range []*string{&v.name, &v.email, &v.city, &v.country, &v.zip, &v.phone} {
+		if len(cols[2+i]) > strblock.MaxLen {
+			return errors.New("floor: text column longer than a short string")
+		}
+		*p = block.String(cols[2+i])
+	}
+	v.amount = math.Float64frombits(binary.BigEndian.Uint64(cols[8]))
+	v.qty = int64(binary.BigEndian.Uint64(cols[9]))
+	v.active = cols[10][0] != 0
+	v.created = pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(cols[11]))) * time.Microsecond)
+	v.updated = pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(cols[12]))) * time.Microsecond)
+	if len(cols[13]) > strblock.MaxLen {
+		return errors.New("floor: text column longer than a short string")
+	}
+	v.note = block.String(cols[13])
+	return nil
+}
+
+// pgEpoch is 2000-01-01 UTC, where binary timestamps count from.
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// decodeBenchRow decodes a DataRow body of bench_rows' columns (int4,
+// text, float8, timestamptz, text, bool; binary) into v, its strings
+// copied into block (short: pgline's blocks, see strblock).
+func decodeBenchRow(body []byte, v *rowVals, block *strblock.Block) error {
+	var cols [6][]byte
+	if err := rowColumns(body, cols[:]); err != nil {
+		return err
 	}
 	if len(cols[0]) != 4 || len(cols[2]) != 8 || len(cols[3]) != 8 || len(cols[5]) != 1 {
 		return errors.New("floor: unexpected column sizes")

@@ -145,6 +145,13 @@ func openPoolTask(ctx context.Context, d *driver, dsn string, size int, mode str
 
 // selectWide reads one group of bench_wide.
 func selectWide(ctx context.Context, c conn, grp int32) error {
+	if f, ok := c.(wideDecoder); ok {
+		n, err := f.DecodeWide(ctx, grp)
+		if err != nil {
+			return err
+		}
+		return expectRows(n, wideGroupRows)
+	}
 	if f, ok := c.(discarder); ok {
 		n, err := f.Discard(ctx, wideSQL, grp)
 		if err != nil {
