@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -208,5 +211,58 @@ func TestMedianTurn(t *testing.T) {
 	}
 	if medianTurn(nil) != nil {
 		t.Error("no turns gave a turn")
+	}
+}
+
+// TestConcurrentKeepsWorkers: concurrent runs every index of each run
+// exactly once from the same goroutines, run after run, fills each
+// latency, returns an operation's error, and stop ends its goroutines.
+func TestConcurrentKeepsWorkers(t *testing.T) {
+	const workers = 8
+	var mu sync.Mutex
+	seen := map[int]int{}
+	fail := -1
+	before := runtime.NumGoroutine()
+	run, stop := concurrent(workers, func(_ context.Context, i int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[i]++
+		if i == fail {
+			return errors.New("op failed")
+		}
+		return nil
+	})
+	for round := range 3 {
+		clear(seen)
+		lat := make([]time.Duration, 100)
+		if err := run(context.Background(), 100, lat); err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) != 100 {
+			t.Fatalf("round %d: %d indexes run, want 100", round, len(seen))
+		}
+		for i, n := range seen {
+			if n != 1 || lat[i] <= 0 {
+				t.Fatalf("round %d: index %d run %d times, latency %v", round, i, n, lat[i])
+			}
+		}
+		// The workers stay between runs (a few goroutines of other
+		// tests may come and go meanwhile).
+		if g := runtime.NumGoroutine() - before; g < workers-2 || g > workers+2 {
+			t.Errorf("round %d: %d goroutines more than before, want the %d workers", round, g, workers)
+		}
+	}
+	fail = 7
+	if err := run(context.Background(), 50, nil); err == nil || err.Error() != "op failed" {
+		t.Errorf("failing operation: %v", err)
+	}
+	stop()
+	stop() // a second stop does nothing
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if g := runtime.NumGoroutine() - before; g > 0 {
+		t.Errorf("%d goroutines left after stop", g)
 	}
 }

@@ -193,21 +193,22 @@ func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, wor
 			c.Close()
 			return nil, err
 		}
+		run, stop := concurrent(workers, func(ctx context.Context, i int) error {
+			var args []any
+			if q.arg != nil {
+				args = []any{q.arg(i)}
+			}
+			n, err := p.Discard(ctx, q.sql, args...)
+			if err != nil {
+				return err
+			}
+			return expectRows(n, 1)
+		})
 		return &task{
 			workers: workers,
-			run: concurrent(workers, func(ctx context.Context, i int) error {
-				var args []any
-				if q.arg != nil {
-					args = []any{q.arg(i)}
-				}
-				n, err := p.Discard(ctx, q.sql, args...)
-				if err != nil {
-					return err
-				}
-				return expectRows(n, 1)
-			}),
-			note:  fmt.Sprintf("%d goroutines sharing one connection: a FIFO of waiters, one writer at a time, one reader goroutine handing each reply to its caller, whose ctx is kept; each query committed on its own", workers),
-			close: func() { p.Close() },
+			run:     run,
+			note:    fmt.Sprintf("%d goroutines sharing one connection: a FIFO of waiters, one writer at a time, one reader goroutine handing each reply to its caller, whose ctx is kept; each query committed on its own", workers),
+			close:   func() { stop(); p.Close() },
 		}, nil
 	}
 	c, note, err := d.openShared(ctx, dsn)
@@ -221,12 +222,8 @@ func openConcurrent(ctx context.Context, d *driver, dsn string, q pipeQuery, wor
 			return nil, err
 		}
 	}
-	return &task{
-		workers: workers,
-		run:     concurrent(workers, func(ctx context.Context, i int) error { return queryInt(ctx, c, sql, q, i) }),
-		note:    note,
-		close:   func() { c.Close() },
-	}, nil
+	run, stop := concurrent(workers, func(ctx context.Context, i int) error { return queryInt(ctx, c, sql, q, i) })
+	return &task{workers: workers, run: run, note: note, close: func() { stop(); c.Close() }}, nil
 }
 
 // queryInt runs one query returning one int4 and checks that one row came.

@@ -46,7 +46,7 @@ func sweepCases(sz sizes, rtt bool) []*benchCase {
 					op := func(ctx context.Context, i int) error {
 						return selectRows(ctx, c, pointSQL, 1, int32(i%rowsTableSize+1))
 					}
-					run := concurrent(g, op)
+					run, stop := concurrent(g, op)
 					// Warm up for a second at least: pools that open
 					// connections as load needs them (in the background:
 					// pgline's, pgxpool) reach their size, and every
@@ -58,6 +58,7 @@ func sweepCases(sz sizes, rtt bool) []*benchCase {
 					// opening and warming backends (0.08–0.14× the floor).
 					for end := time.Now().Add(warmUp); ; {
 						if err := run(ctx, 4*max(g, size), nil); err != nil {
+							stop()
 							c.Close()
 							return nil, err
 						}
@@ -66,7 +67,7 @@ func sweepCases(sz sizes, rtt bool) []*benchCase {
 						}
 					}
 					// n a multiple of G: every goroutine has lookups to run.
-					return &task{run: run, step: g, note: note, close: func() { c.Close() }}, nil
+					return &task{run: run, step: g, note: note, close: func() { stop(); c.Close() }}, nil
 				},
 			})
 		}
