@@ -266,51 +266,47 @@ func appendTextArray(b []byte, s []string) []byte {
 type floorShared struct{ *mutexConn }
 
 func (f floorShared) Discard(ctx context.Context, sql string, args ...any) (int, error) {
+	return f.do(func(c *floorConn) (int, error) { return c.Discard(ctx, sql, args...) })
+}
+
+func (f floorShared) DecodeRows(ctx context.Context, sql string, arg any) (int, error) {
+	return f.do(func(c *floorConn) (int, error) { return c.DecodeRows(ctx, sql, arg) })
+}
+
+func (f floorShared) DecodeWide(ctx context.Context, grp int32) (int, error) {
+	return f.do(func(c *floorConn) (int, error) { return c.DecodeWide(ctx, grp) })
+}
+
+// do runs op on the connection under the mutex.
+func (f floorShared) do(op func(*floorConn) (int, error)) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.c.(*floorConn).Discard(ctx, sql, args...)
+	return op(f.c.(*floorConn))
 }
 
 // floorPool is floor connections checked out through a channel.
 type floorPool struct{ *chanPool }
 
 func (f floorPool) Discard(ctx context.Context, sql string, args ...any) (int, error) {
-	c, err := f.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer f.put(c)
-	return c.(*floorConn).Discard(ctx, sql, args...)
-}
-
-func (f floorShared) DecodeRows(ctx context.Context, sql string, arg any) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.c.(*floorConn).DecodeRows(ctx, sql, arg)
-}
-
-func (f floorShared) DecodeWide(ctx context.Context, grp int32) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.c.(*floorConn).DecodeWide(ctx, grp)
+	return f.do(ctx, func(c *floorConn) (int, error) { return c.Discard(ctx, sql, args...) })
 }
 
 func (f floorPool) DecodeRows(ctx context.Context, sql string, arg any) (int, error) {
-	c, err := f.get(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer f.put(c)
-	return c.(*floorConn).DecodeRows(ctx, sql, arg)
+	return f.do(ctx, func(c *floorConn) (int, error) { return c.DecodeRows(ctx, sql, arg) })
 }
 
 func (f floorPool) DecodeWide(ctx context.Context, grp int32) (int, error) {
+	return f.do(ctx, func(c *floorConn) (int, error) { return c.DecodeWide(ctx, grp) })
+}
+
+// do runs op on a connection checked out for it.
+func (f floorPool) do(ctx context.Context, op func(*floorConn) (int, error)) (int, error) {
 	c, err := f.get(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer f.put(c)
-	return c.(*floorConn).DecodeWide(ctx, grp)
+	return op(c.(*floorConn))
 }
 
 // floorPipe is one floor connection shared by goroutines through a
@@ -394,7 +390,9 @@ func (f *floorConn) DecodeRows(ctx context.Context, sql string, arg any) (int, e
 
 // DecodeWide runs the 14-column query of bench_wide (wideSQL, in binary)
 // for group grp and decodes every row into a wideVals, its strings copied
-// into a block as DecodeRows does.
+// into a block as DecodeRows does. It repeats DecodeRows' few lines
+// rather than share them through a decoder passed as a value: v and the
+// block would then escape, two allocations per query of the floor.
 func (f *floorConn) DecodeWide(ctx context.Context, grp int32) (int, error) {
 	name, err := f.bind(wideSQL, []any{grp})
 	if err != nil {

@@ -89,30 +89,8 @@ func (r *runner) runCase(ctx context.Context, idx, total int, c *benchCase) (*ca
 		a.res.OpsPerRound = n
 	}
 	for k := 1; k <= r.rounds; k++ {
-		if !c.whole {
-			if err := r.interleavedRound(ctx, idx, total, c, k, acts); err != nil {
-				return nil, err
-			}
-			r.prog.roundDone(idx, total, c.name, k, r.rounds)
-			continue
-		}
-		for _, a := range acts {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if a.res.Status != statusOK {
-				continue
-			}
-			r.prog.update(idx, total, c.name, a.res.Driver, fmt.Sprintf("round %d/%d", k, r.rounds))
-			rd, lat, err := measure(ctx, a.t, a.n, c.peakHeap)
-			if err != nil {
-				setErr(a.res, err)
-				continue
-			}
-			a.res.Rounds = append(a.res.Rounds, rd)
-			if c.perRequest {
-				a.res.lats = append(a.res.lats, lat)
-			}
+		if err := r.interleavedRound(ctx, idx, total, c, k, acts); err != nil {
+			return nil, err
 		}
 		r.prog.roundDone(idx, total, c.name, k, r.rounds)
 	}
@@ -123,16 +101,16 @@ func (r *runner) runCase(ctx context.Context, idx, total int, c *benchCase) (*ca
 // interleavedRound is round k of a case: the drivers take turns (A B C
 // A B C …, each turn starting with the next driver), each turn a.chunk
 // operations (one operation in a case of long ones, one burst in a case
-// of a fixed count), so that a burst of the machine's other work, which
-// outlasts a turn, slows every driver alike instead of one driver's
-// round. Each turn starts from a collected heap, as a round does (no
+// of a fixed count, the whole round in a whole case), so that a burst
+// of the machine's other work, which outlasts a turn, slows every driver
+// alike instead of one driver's round. Each turn starts from a collected heap, as a round does (no
 // driver pays for another's garbage); each driver's round adds up its
 // turns. Latency percentiles are over every operation of the round; the
 // per-request summary and chart (perRequest) show its median turn.
 func (r *runner) interleavedRound(ctx context.Context, idx, total int, c *benchCase, k int, acts []*active) error {
 	turns := 0
 	for _, a := range acts {
-		if a.chunk > 0 {
+		if a.res.Status == statusOK {
 			turns = max(turns, a.turns())
 		}
 	}
@@ -174,7 +152,8 @@ func (r *runner) interleavedRound(ctx context.Context, idx, total int, c *benchC
 		rd.CPUNSPerOp /= ops
 		rd.FaultsPerOp /= ops
 		if len(lats[i]) > 0 {
-			s := sortedCopy(slices.Concat(lats[i]...))
+			s := slices.Concat(lats[i]...) // a copy: sorted in place
+			slices.Sort(s)
 			rd.P50NS, rd.P99NS = int64(percentile(s, 50)), int64(percentile(s, 99))
 		}
 		a.res.Rounds = append(a.res.Rounds, rd)
