@@ -406,6 +406,7 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentI
 	var firstErr error
 	mode := readWhole
 	seen := false // a message of the reply was read
+	cols := -1    // the current statement's RowDescription's column count; -1 before one
 	if onRow == nil {
 		mode = readDiscarding // rows are thrown away: any size
 	}
@@ -427,13 +428,27 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentI
 				return CommandTag{}, c.fail(protocolErr(err))
 			}
 			tag = CommandTag{s: string(t)}
+			cols = -1
+		case wire.MsgRowDescription:
+			if cols, err = wire.CheckRowDescription(body); err != nil {
+				return CommandTag{}, c.fail(protocolErr(err))
+			}
 		case wire.MsgDataRow:
-			if onRow == nil || firstErr != nil {
+			// Checked as Rows check theirs: a row has the columns its
+			// description announced. A row skipped unread (larger than
+			// the read buffer, discarded) has no body to check.
+			if body == nil {
 				continue
 			}
 			row, err := wire.ParseDataRow(body)
+			if err == nil && row.NumColumns() != cols {
+				err = fmt.Errorf("DataRow has %d columns, its RowDescription %d", row.NumColumns(), cols)
+			}
 			if err != nil {
 				return CommandTag{}, c.fail(protocolErr(err))
+			}
+			if onRow == nil || firstErr != nil {
+				continue
 			}
 			firstErr = onRow(&row)
 		case wire.MsgErrorResponse:
@@ -452,7 +467,7 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentI
 			return tag, firstErr
 		case wire.MsgCopyInResponse:
 			c.refuseCopyIn(false)
-		case wire.MsgRowDescription, wire.MsgEmptyQueryResponse, wire.MsgCopyOutResponse,
+		case wire.MsgEmptyQueryResponse, wire.MsgCopyOutResponse,
 			wire.MsgCopyData, wire.MsgCopyDone, wire.MsgCloseComplete:
 			// Nothing to keep.
 		default:

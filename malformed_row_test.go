@@ -3,6 +3,8 @@ package pgline
 import (
 	"encoding/binary"
 	"errors"
+	"net"
+	"strings"
 	"testing"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -104,6 +106,59 @@ func TestFakeServerMalformedRowEveryPath(t *testing.T) {
 		var pe *ProtocolError
 		if !errors.As(err, &pe) || !c.IsClosed() {
 			t.Fatalf("got %v (closed %v), want a *ProtocolError and the connection closed", err, c.IsClosed())
+		}
+	})
+}
+
+// TestFakeServerSimpleQueryRowColumnCount: the simple-query path checks a
+// reply as Rows do: a DataRow whose column count differs from its
+// RowDescription's (a hostile server's 3-column row for a 1-column
+// description) is a protocol error that closes the connection, both at
+// connect (the pooler check reads pg_backend_pid() that way) and for an
+// Exec without arguments, which discards its rows. Before, both passed.
+func TestFakeServerSimpleQueryRowColumnCount(t *testing.T) {
+	fields := []wire.FieldDescription{{Name: "pg_backend_pid", DataTypeOID: 23, DataTypeSize: 4}}
+	three := []byte{0, 3, 0, 0, 0, 2, '4', '2', 0, 0, 0, 1, '7', 0xFF, 0xFF, 0xFF, 0xFF}
+	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
+		if readStartup(c) != nil {
+			return
+		}
+		c.Write(authOKReady())
+		for {
+			typ, _, err := wire.ReadFrontendMessage(c, false)
+			if err != nil {
+				return
+			}
+			if typ != wire.MsgQuery {
+				continue
+			}
+			b, _ := wire.AppendRowDescription(nil, fields)
+			b = append(b, rawMsg('D', uint32(4+len(three)), three)...)
+			b, _ = wire.AppendCommandComplete(b, "SELECT 1")
+			c.Write(wire.AppendReadyForQuery(b, 'I'))
+		}
+	})
+	t.Run("PoolerCheckAtConnect", func(t *testing.T) {
+		auto := strings.Replace(dsn, "statement_cache_mode=prepare", "statement_cache_mode=auto", 1)
+		c, err := Connect(testCtx(t), auto)
+		if err == nil {
+			c.Close()
+			t.Fatal("connect passed a 3-column row for a 1-column description")
+		}
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "columns") {
+			t.Fatalf("connect: %v, want a *ProtocolError about the columns", err)
+		}
+	})
+	t.Run("ExecDiscardingRows", func(t *testing.T) {
+		c := connect(t, dsn)
+		_, err := c.Exec(testCtx(t), "SELECT pg_catalog.pg_backend_pid()")
+		var pe *ProtocolError
+		if !errors.As(err, &pe) {
+			t.Fatalf("Exec: %v, want a *ProtocolError", err)
+		}
+		if !c.IsClosed() {
+			t.Error("connection open after a protocol error")
 		}
 	})
 }

@@ -206,11 +206,14 @@ func walkChecked(body []byte) ([][]byte, error) {
 }
 
 // FuzzRowDescription checks that a description that parses re-encodes to the
-// same bytes.
+// same bytes, and that CheckRowDescription agrees with the parse.
 func FuzzRowDescription(f *testing.F) {
 	addBackendSeeds(f)
 	f.Fuzz(func(t *testing.T, _ byte, body []byte) {
 		fields, err := ParseRowDescription(body, nil)
+		if n, cerr := CheckRowDescription(body); (cerr == nil) != (err == nil) || err == nil && n != len(fields) {
+			t.Fatalf("CheckRowDescription: %d, %v; ParseRowDescription: %d fields, %v", n, cerr, len(fields), err)
+		}
 		if err != nil {
 			if !isProtocolError(err) {
 				t.Fatalf("error %v is not a *ProtocolError", err)

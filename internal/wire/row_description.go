@@ -24,9 +24,25 @@ const fieldDescriptionMinSize = 1 + 4 + 2 + 4 + 2 + 4 + 2
 // fields to dst[:0] so a caller can reuse one slice. Each Name is a new
 // string; nothing else is allocated once dst has room.
 func ParseRowDescription(body []byte, dst []FieldDescription) ([]FieldDescription, error) {
+	dst = dst[:0]
+	if _, err := walkRowDescription(body, &dst); err != nil {
+		return dst[:0], err
+	}
+	return dst, nil
+}
+
+// CheckRowDescription checks body as ParseRowDescription does and returns
+// its column count, allocating nothing: for a reader that keeps no
+// description but must check that each DataRow has its columns.
+func CheckRowDescription(body []byte) (int, error) {
+	return walkRowDescription(body, nil)
+}
+
+// walkRowDescription checks a RowDescription's body, appending its fields
+// to *dst unless dst is nil, and returns its column count.
+func walkRowDescription(body []byte, dst *[]FieldDescription) (int, error) {
 	c := cursor{b: body, msg: "RowDescription"}
 	n := c.count(fieldDescriptionMinSize)
-	dst = dst[:0]
 	for i := 0; i < n && c.err == nil; i++ {
 		name := c.cstring()
 		f := FieldDescription{
@@ -44,13 +60,15 @@ func ParseRowDescription(body []byte, dst []FieldDescription) ([]FieldDescriptio
 			c.fail(fmt.Sprintf("column %d: invalid format %d", i, f.Format))
 			break
 		}
-		f.Name = string(name)
-		dst = append(dst, f)
+		if dst != nil {
+			f.Name = string(name)
+			*dst = append(*dst, f)
+		}
 	}
 	if err := c.done(); err != nil {
-		return dst[:0], err
+		return 0, err
 	}
-	return dst, nil
+	return n, nil
 }
 
 // AppendRowDescription appends a RowDescription message (sent by servers).
