@@ -154,13 +154,23 @@ var ErrCanceledByOther = errors.New("pgline: statement canceled by a CancelReque
 var errIdleEnded = errors.New("pgline: the server closed the connection while it was idle")
 
 // ProtocolError reports bytes from the server that break the protocol. The
-// connection is closed when one is returned.
+// connection is closed when one is returned. It is never SafeToRetry, nor
+// is the connection's failure that wraps it.
 type ProtocolError struct {
 	Msg string
 }
 
 // Error returns "pgline: protocol error: " and the description.
 func (e *ProtocolError) Error() string { return "pgline: protocol error: " + e.Msg }
+
+// isProtocolError reports whether err is, or wraps, a ProtocolError (the
+// connection's failure, ErrClosed wrapping one, too). Such an error is
+// never SafeToRetry (see notSentError): a server that broke the protocol
+// for a statement would break it again for the same statement.
+func isProtocolError(err error) bool {
+	var pe *ProtocolError
+	return errors.As(err, &pe)
+}
 
 // sentWhileIdle reports whether e is a FATAL sent only to a session that
 // had nothing in progress: PostgreSQL's idle_session_timeout (57P05), or

@@ -906,22 +906,43 @@ func (c *Conn) drainReply(req *request) error {
 }
 
 // notSentError marks an error that happened before anything of the
-// request reached the server.
-type notSentError struct{ err error }
+// request reached the server. It is SafeToRetry unless the same call
+// would fail again: the call itself was refused (final, see unsendable),
+// or the error is, or follows, a ProtocolError (the server broke the
+// protocol; a describe it answered so ran nothing, but sent again, on
+// this server's other connections too, it would break them as well).
+type notSentError struct {
+	err   error
+	final bool
+}
 
 func (e *notSentError) Error() string     { return e.err.Error() }
 func (e *notSentError) Unwrap() error     { return e.err }
-func (e *notSentError) SafeToRetry() bool { return true }
+func (e *notSentError) SafeToRetry() bool { return !e.final && !isProtocolError(e.err) }
 
+// notSent marks err as the error of a request nothing of which reached
+// the server. An error marked already stays as it is.
 func notSent(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || isNotSent(err) {
+		return err
 	}
-	return &notSentError{err}
+	return &notSentError{err: err}
+}
+
+// unsendable marks err as the refusal of a call before anything of it was
+// sent, for a reason of the call itself (bad input the server could not
+// take): not SafeToRetry, since the call would fail again, and, like
+// notSent's, leaving the connection and its transaction as they were.
+func unsendable(err error) error {
+	return &notSentError{err: err, final: true}
 }
 
 // SafeToRetry reports whether err came from a call that sent nothing to
-// the server, so that running it again cannot run the statement twice.
+// the server, so that running it again cannot run the statement twice,
+// and that may succeed if run again (on another connection, for a
+// connection that broke). A call refused because it has more than 65535
+// parameters, and a ProtocolError (or the connection's failure that
+// follows one), are not SafeToRetry: either would fail again.
 func SafeToRetry(err error) bool {
 	var s interface{ SafeToRetry() bool }
 	return errors.As(err, &s) && s.SafeToRetry()

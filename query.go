@@ -127,6 +127,9 @@ func (c *Conn) query(ctx context.Context, owner *holder, r *Rows, sql string, ar
 			return notSent(err)
 		}
 	}
+	if len(args) > maxParams {
+		return tooManyParams(len(args), "arguments")
+	}
 	if c.cfg.Tracer == nil {
 		return c.run(ctx, owner, r, sql, args)
 	}
@@ -396,6 +399,10 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 					sds[i].pins++
 				}
 				continue
+			}
+			if n := sqllex.HighestParam(sql, maxParams); n > 0 {
+				err = tooManyParams(n, "parameters")
+				break
 			}
 			sd := c.stmts.newDesc(sql, uncached)
 			sd.owner = owner
@@ -704,13 +711,33 @@ func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool, holes 
 	return buf, nil
 }
 
+// maxParams is the most parameters a statement may have: Parse, Bind and
+// ParameterDescription carry their count in 16 bits.
+const maxParams = math.MaxUint16
+
+// tooManyParams is the refusal of a statement with n parameters or
+// arguments (what), more than the protocol can carry (maxParams). It is
+// checked where the count is first known, before anything is sent: the
+// arguments' as a statement enters (Conn.query), the text's highest $n
+// before its Parse is queued (Conn.prepareAll). Sent, such a statement
+// would be answered with a ParameterDescription whose count wrapped
+// around (a protocol error that closes the connection). The refusal
+// leaves the connection usable, and is not SafeToRetry: the same call
+// fails again (see unsendable).
+func tooManyParams(n int, what string) error {
+	return unsendable(fmt.Errorf("pgline: statement has %d %s; PostgreSQL's protocol allows at most %d parameters", n, what, maxParams))
+}
+
 // appendBind appends a Bind message, encoding each argument in place:
 // formats and lengths are patched in once each value is written (see
 // wire.BindBuilder). A ReaderArg's bytes are left out and its hole
 // recorded; the message length counts them.
 func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) ([]byte, error) {
-	if len(args) > math.MaxUint16 || len(sd.formats) > math.MaxUint16 {
-		return buf, errors.New("pgline: too many parameters or result columns")
+	if len(args) > maxParams {
+		return buf, tooManyParams(len(args), "arguments") // refused before (Conn.query, Conn.prepareAll)
+	}
+	if len(sd.formats) > math.MaxUint16 {
+		return buf, errors.New("pgline: too many result columns")
 	}
 	// The statement's name is pgline's own ("" or pgline_N), the portal
 	// unnamed: Begin cannot fail.

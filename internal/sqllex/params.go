@@ -1,6 +1,9 @@
 package sqllex
 
-import "iter"
+import (
+	"iter"
+	"math"
+)
 
 // Param is a parameter placeholder of an SQL text: a positional parameter
 // such as $1, or an @name placeholder, the named form that the driver
@@ -107,4 +110,60 @@ func glued(sql string, i int, prev token, adjacent bool) bool {
 		}
 	}
 	return false
+}
+
+// HighestParam returns the highest number n of the positional parameters
+// $n of sql, as PostgreSQL's lexer reads them (see Params), when it is
+// above limit; otherwise 0. A number too large to count is reported as
+// math.MaxInt32. The text is lexed only when a $ followed by a number
+// above limit appears in it at all (in a string or a comment too): for
+// any other text HighestParam makes one pass over its bytes and
+// allocates nothing.
+func HighestParam(sql string, limit int) int {
+	if rawHighestParam(sql) <= limit {
+		return 0
+	}
+	highest := 0
+	for p := range Params(sql) {
+		if p.Name == "" {
+			highest = max(highest, paramNumber(sql[p.Start+1:p.End]))
+		}
+	}
+	if highest <= limit {
+		return 0
+	}
+	return highest
+}
+
+// rawHighestParam returns the highest number after a $ anywhere in sql,
+// whatever the $ is part of: a bound of HighestParam's answer.
+func rawHighestParam(sql string) int {
+	highest := 0
+	for i := 0; i < len(sql); i++ {
+		if sql[i] == '$' && i+1 < len(sql) && isDigit(sql[i+1]) {
+			j := i + 1
+			for j < len(sql) && (isDigit(sql[j]) || sql[j] == '_') {
+				j++
+			}
+			highest = max(highest, paramNumber(sql[i+1:j]))
+			i = j - 1
+		}
+	}
+	return highest
+}
+
+// paramNumber reads the digits of a parameter's number, the underscores
+// that PostgreSQL 16 allows between them skipped, saturating at
+// math.MaxInt32.
+func paramNumber(digits string) int {
+	n := 0
+	for i := 0; i < len(digits); i++ {
+		if c := digits[i]; isDigit(c) {
+			if n > (math.MaxInt32-9)/10 {
+				return math.MaxInt32
+			}
+			n = n*10 + int(c-'0')
+		}
+	}
+	return n
 }
