@@ -125,11 +125,19 @@ type Config struct {
 	BeforeConnect func(ctx context.Context, cfg *Config) error
 	// AfterConnect, when set, runs on each new connection before it is
 	// used (types to register with LoadType, session settings); an error
-	// closes the connection and is the connect's error.
+	// closes the connection and is the connect's error. A Pool runs it
+	// again after each reset of a connection's session (PoolConn.Release,
+	// and Acquire of a connection a Pool transaction ran on), so that the
+	// session is as AfterConnect left it: its SET, LISTEN and PREPARE
+	// hold for every statement the Pool routes. It must be safe to run
+	// again on the same connection (the types it registered are kept: a
+	// second LoadType of them costs a round trip only); an error, or a
+	// panic, of such a run closes the connection.
 	AfterConnect func(ctx context.Context, c *Conn) error
 	// PrepareConn, when set, is called by a Pool before Acquire, Begin or
 	// BeginTx hands out a connection: false closes it and another is
-	// taken; an error closes it and is the call's error.
+	// taken; an error closes it and is the call's error. What it sets for
+	// the session is undone by the next reset (see AfterConnect).
 	PrepareConn func(ctx context.Context, c *Conn) (bool, error)
 	// AfterRelease, when set, is called by a Pool when a connection comes
 	// back from Release or a transaction's end, before others may use it:

@@ -341,14 +341,20 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	info := sqllex.Scan(sql)
 	build := func(buf []byte) ([]byte, error) {
 		t := traitsOfInfo(info)
-		if sql == resetSession {
+		reset := sql == resetSession || sql == resetPrepared
+		if reset {
 			// The Pool's own reset only restores the session's defaults:
-			// nothing to drop when nothing changed them.
+			// nothing to drop when nothing changed them. It deallocates
+			// the statements of SQL PREPARE only, never pgline's.
 			t.changesPath = c.stmts.pathTouched
+			t.deallocates, t.prepares = false, false
 		}
 		c.noteQueuedLocked(t, owner)
-		if sql == resetSession {
+		if reset {
 			c.stmts.pathTouched = false
+		}
+		if sql == resetPrepared {
+			c.stmts.sqlPrepared = false
 		}
 		return wire.AppendQuery(buf, sql)
 	}

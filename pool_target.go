@@ -325,8 +325,10 @@ func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 }
 
 // PoolConn is a connection held exclusively from a Pool by Acquire. Its
-// session state is its own until Release, which resets it (RESET ALL,
-// UNLISTEN *, advisory locks, temporary tables; prepared statements stay).
+// session state is its own until Release, which resets it to the state
+// Config.AfterConnect left (RESET ALL, UNLISTEN *, advisory locks,
+// temporary tables, statements prepared with SQL PREPARE, then
+// AfterConnect again; pgline's own prepared statements stay).
 type PoolConn struct {
 	*Conn
 	pc       *poolConn
@@ -336,26 +338,36 @@ type PoolConn struct {
 // Acquire takes a connection out of the pool for the caller's exclusive
 // use, waiting when every connection is busy and the pool is full. Release
 // it when done. A connection a Pool transaction ran on since its session
-// was last reset is reset first (as Release resets it), so that session
-// state set in the transaction (LISTEN, SET) is not the holder's.
+// was last reset is reset first (as Release resets it, AfterConnect
+// included), so that session state set in the transaction (LISTEN, SET)
+// is not the holder's.
 func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
 	for {
 		pc, err := p.take(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if pc.txRan.Load() {
-			pc.resetSession(ctx)
-			if pc.c.IsClosed() {
-				pc.p.giveBack(pc)
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				continue
+		if pc.txRan.Load() && !pc.resetTaken(ctx) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
+			continue
 		}
 		return &PoolConn{Conn: pc.c, pc: pc}, nil
 	}
+}
+
+// resetTaken resets the session of a connection taken for Acquire (see
+// poolConn.resetSession) and reports whether it is still open; when the
+// reset closed it (or AfterConnect panicked), it is given back.
+func (pc *poolConn) resetTaken(ctx context.Context) bool {
+	defer func() {
+		if pc.c.IsClosed() {
+			pc.p.giveBack(pc)
+		}
+	}()
+	pc.resetSession(ctx)
+	return !pc.c.IsClosed()
 }
 
 // Begin starts a transaction on a connection taken from the pool for it;

@@ -650,12 +650,17 @@ func (c *Conn) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
 // noteQueuedLocked records what a statement with traits t, queued now for
 // owner, does to the statements cached and queued after it: one that may
 // deallocate prepared statements (noteDeallocateLocked), one that may
-// change search_path (notePathLocked). Called as the statement is queued,
-// under wmu, so that the counts follow the order of the wire: for a run,
-// by boundLocked; for a simple query, by its build.
+// change search_path (notePathLocked); and one that may prepare a
+// statement with SQL PREPARE, which the Pool's next reset of the session
+// deallocates (see stmtCache.sqlPrepared). Called as the statement is
+// queued, under wmu, so that the counts follow the order of the wire: for
+// a run, by boundLocked; for a simple query, by its build.
 func (c *Conn) noteQueuedLocked(t sqlTraits, owner *holder) {
 	if t.deallocates {
 		c.noteDeallocateLocked()
+	}
+	if t.prepares {
+		c.stmts.sqlPrepared = true
 	}
 	if t.changesPath {
 		c.notePathLocked(owner)

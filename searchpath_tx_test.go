@@ -268,11 +268,12 @@ func TestSearchPathSessionSetParamType(t *testing.T) {
 }
 
 // TestSearchPathPoolRelease: Release resets the session (RESET ALL among
-// others). When nothing changed search_path, the connection's statements
-// stay cached (the reset changes no type); when AfterConnect set it, the
-// reset restores the default, and a statement cached under AfterConnect's
-// search_path (a timestamp parameter) must be described again under the
-// default one (a date): the noon argument matches the date's row.
+// others) and runs AfterConnect again. When nothing changed search_path,
+// the connection's statements stay cached (the reset changes no type);
+// when AfterConnect set it and the holder set another, a statement cached
+// under the holder's search_path (a date parameter) must be described
+// again under AfterConnect's, which the reset restores (a timestamp): the
+// noon argument matches the noon row.
 func TestSearchPathPoolRelease(t *testing.T) {
 	ctx := testCtx(t)
 	c := auditConn(t)
@@ -301,7 +302,7 @@ func TestSearchPathPoolRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		var conns [2]*Conn
-		for i, want := range []int32{20, 1} {
+		for i, want := range []int32{20, 20} {
 			if !afterConnect {
 				want = 1
 			}
@@ -313,6 +314,14 @@ func TestSearchPathPoolRelease(t *testing.T) {
 			var v int32
 			if err := pc.QueryRow(ctx, q, noon).Scan(&v); err != nil || v != want {
 				t.Fatalf("AfterConnect %v, acquisition %d: read %d, %v; want %d", afterConnect, i, v, err, want)
+			}
+			if afterConnect && i == 0 {
+				if _, err := pc.Exec(ctx, "SET search_path = public"); err != nil {
+					t.Fatal(err)
+				}
+				if err := pc.QueryRow(ctx, q, noon).Scan(&v); err != nil || v != 1 {
+					t.Fatalf("under the holder's search_path: read %d, %v; want 1", v, err)
+				}
 			}
 			pc.Release()
 		}

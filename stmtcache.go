@@ -113,6 +113,7 @@ type sqlTraits struct {
 	changesPath bool // may change search_path (see Conn.boundLocked)
 	endsBlock   bool // ends the transaction block it may begin (see sqllex.Info.EndsBlock)
 	txControl   bool // transaction control (see sqllex.Info.TransactionControl)
+	prepares    bool // may prepare a statement with SQL PREPARE (see stmtCache.sqlPrepared)
 }
 
 func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
@@ -120,7 +121,8 @@ func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
 // traitsOfInfo returns the traits of a text sqllex.Scan read as info.
 func traitsOfInfo(info sqllex.Info) sqlTraits {
 	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: info.Deallocates,
-		changesPath: info.ChangesSearchPath, endsBlock: info.EndsBlock, txControl: info.TransactionControl}
+		changesPath: info.ChangesSearchPath, endsBlock: info.EndsBlock, txControl: info.TransactionControl,
+		prepares: info.Prepares}
 }
 
 // columnPlan is the scan plan of one column for one destination type.
@@ -177,6 +179,11 @@ type stmtCache struct {
 	// since the connection started or since the Pool's last session reset
 	// (see resetSession), which restores the defaults.
 	pathTouched bool
+	// sqlPrepared: a statement that may prepare one with SQL PREPARE
+	// (sqllex.Info.Prepares) was queued since the connection started or
+	// since the Pool's last reset that deallocated such statements (see
+	// resetPrepared).
+	sqlPrepared bool
 }
 
 func newStmtCache(mode string, capacity int) *stmtCache {

@@ -85,6 +85,15 @@ type Info struct {
 	// end with the transaction) and dblink's, which run on another server.
 	// Functions that call them are not seen.
 	SessionEffects bool
+
+	// Prepares reports that the text may prepare a statement with SQL
+	// PREPARE: a statement starts with the keyword PREPARE not followed
+	// by TRANSACTION (PREPARE TRANSACTION prepares no statement), or the
+	// word PREPARE appears inside a string constant or a dollar-quoted
+	// body, as dynamic SQL may hold it (EXECUTE 'PREPARE s AS ...' in a DO
+	// block; it errs towards true). Not seen: functions that prepare
+	// statements when called.
+	Prepares bool
 }
 
 // Scan reads sql once and returns its Info. It accepts any text (invalid
@@ -111,6 +120,7 @@ func Scan(sql string) Info {
 	info.ExitsBlock = info.ExitsBlock || off.ExitsBlock
 	info.ChangesSearchPath = info.ChangesSearchPath || off.ChangesSearchPath
 	info.SessionEffects = info.SessionEffects || off.SessionEffects
+	info.Prepares = info.Prepares || off.Prepares
 	return info
 }
 
@@ -165,6 +175,8 @@ func scan(sql string, backslash bool) Info {
 			prepFirst = false
 			if t.kind == tokWord && equalFold(t.text, "transaction") {
 				info.ExitsBlock = true
+			} else {
+				info.Prepares = true
 			}
 		}
 		if !started && t.kind != tokOpen {
@@ -230,6 +242,9 @@ func scan(sql string, backslash bool) Info {
 		}
 		if from && stdin {
 			info.CopyFromStdin = true
+		}
+		if (t.kind == tokString || t.kind == tokDollar) && !info.Prepares && mentionsWord(t.body, "prepare") {
+			info.Prepares = true // maybe dynamic SQL
 		}
 	}
 	if inStmt {
