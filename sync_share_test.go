@@ -404,7 +404,7 @@ func TestMayDeallocate(t *testing.T) {
 		"discard allowances":           false,
 		"SELECT 'discard' || ' all'":   false, // a string, but not "discard all" either
 		"SELECT deallocated_at FROM t": false, // a column, not the keyword
-		"EXECUTE 'DEALLOCATE ALL'":     true,  // dynamic SQL
+		"EXECUTE 'DEALLOCATE ALL'":     false, // a string is data outside DO
 	} {
 		if got := traitsOf(sql).deallocates; got != want {
 			t.Errorf("traitsOf(%q).deallocates = %v, want %v", sql, got, want)

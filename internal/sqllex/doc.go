@@ -1,7 +1,8 @@
 // Package sqllex reads SQL text the way PostgreSQL's lexer does, far enough
 // to tell the driver what it needs to know before sending the text: the
 // first keyword, how many statements there are, whether a COPY FROM STDIN
-// may run and whether prepared statements may be deallocated.
+// may run, whether prepared statements may be deallocated and whether
+// search_path may change.
 //
 // It is not a parser. It splits the text into tokens (words, strings,
 // quoted identifiers, dollar-quoted bodies, parameters, punctuation) and
@@ -28,11 +29,14 @@
 //
 // # Conservative answers
 //
-// Info errs where a mistake costs least: CopyFromStdin and Deallocates may
-// be true for a text that does neither, Statements may count a function
-// body in BEGIN ATOMIC ... END as several statements, and KeepsOwnSync is
-// true when the first keyword is unknown. With standard_conforming_strings
-// off, PostgreSQL reads a backslash in '...' strings as an escape, so a
-// text with a backslash may split into other tokens: Scan reads it both
-// ways and flags what either reading finds.
+// Info errs where a mistake costs least: CopyFromStdin, Deallocates and
+// ChangesSearchPath may be true for a text that does none of these (a DO
+// block that only mentions them, a statement that fails); yet outside a
+// DO block a string constant is data, and the words in it count for none
+// of them (set_config's first argument aside). Statements may count a
+// function body in BEGIN ATOMIC ... END as several statements, and
+// KeepsOwnSync is true when the first keyword is unknown. With
+// standard_conforming_strings off, PostgreSQL reads a backslash in '...'
+// strings as an escape, so a text with a backslash may split into other
+// tokens: Scan reads it both ways and flags what either reading finds.
 package sqllex

@@ -16,6 +16,9 @@ func FuzzScan(f *testing.F) {
 		"SELECT a$b$ ; x", "DISCARD /*c*/ ALL", "DISCARD TEMP; RESET ALL", "SELECT 1; COPY t FROM STDIN",
 		"DO $$BEGIN EXECUTE 'DEALLOCATE ALL'; END$$", `SELECT E'\nDEALLOCATE'`, `U&"a;b"`, "U&'x'",
 		"/*", "--", "'", `"`, "$", "$$", "$a$", `E'\`, "\xff\xfe;", "((", ");",
+		"DEALLOCATE PREPARE p; deallocate p", `DEALLOCATE "a"; DEALLOCATE b`, "SELECT 'please discard all'",
+		"SELECT set_config('app.x', $1, false)", "SELECT set_config('search_path', 'a', true)",
+		"SHOW search_path", "DO $$BEGIN SET ROLE r; END$$",
 	} {
 		f.Add(s)
 	}
@@ -47,6 +50,9 @@ func FuzzScan(f *testing.F) {
 		}
 		if info.ChangesSearchPath && !strings.Contains(lower, "search_path") && !strings.Contains(lower, "set") {
 			t.Fatalf("Scan(%q).ChangesSearchPath without the words", sql)
+		}
+		if d := info.Deallocated; d != "" && (!info.Deallocates || !strings.Contains(sql, d)) {
+			t.Fatalf("Scan(%q).Deallocated = %q, not a name in a deallocating text", sql, d)
 		}
 		for _, other := range []string{" " + sql, sql + "\n", sql + ";"} {
 			if got := Scan(other); got != info {

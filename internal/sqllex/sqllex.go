@@ -28,16 +28,27 @@ type Info struct {
 	CopyFromStdin bool
 
 	// Deallocates reports that the text may deallocate prepared
-	// statements: it holds the keyword DEALLOCATE, or the keyword DISCARD
-	// followed (after white space and comments) by the keyword ALL. Words
-	// inside quoted identifiers and comments don't count, nor do words that
-	// merely contain these (deallocated_at); DISCARD TEMP, DISCARD PLANS
-	// and DISCARD SEQUENCES are not DISCARD ALL. For dynamic SQL
-	// (EXECUTE 'DEALLOCATE ALL', function bodies) it is also true when the
-	// same words appear inside a string constant or a dollar-quoted body,
-	// where a backslash escape also separates words; words spelled with
-	// escapes (E'\x44EALLOCATE') or built at run time are not seen.
+	// statements: a statement starts with the keyword DEALLOCATE, or with
+	// DISCARD followed (after white space and comments) by the keyword ALL
+	// (DISCARD TEMP, PLANS and SEQUENCES are not DISCARD ALL). In a DO
+	// statement, whose code may run dynamic SQL, it is also true when the
+	// words DEALLOCATE or DISCARD ALL appear inside a string constant or a
+	// dollar-quoted body (where a backslash escape also separates words).
+	// Anywhere else a string is data: SELECT 'please discard all' does
+	// not count, nor does a word in a comment or a quoted identifier, or
+	// one that merely contains these (deallocated_at). Not seen: words
+	// spelled with escapes (E'\x44EALLOCATE') or built at run time, and
+	// functions that deallocate (EXECUTE in PL/pgSQL).
 	Deallocates bool
+
+	// Deallocated is, when every statement that deallocates (see
+	// Deallocates) is DEALLOCATE [PREPARE] name of one and the same name,
+	// that name as written: a word (which PostgreSQL folds to lower
+	// case), or a quoted identifier with its double quotes. It is ""
+	// otherwise: DEALLOCATE ALL, DISCARD ALL, a DO statement, or names
+	// that differ. A caller that knows the names of its own statements
+	// can tell that a DEALLOCATE of another name leaves them.
+	Deallocated string
 
 	// TransactionControl reports that some statement starts with BEGIN,
 	// START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE or PREPARE
@@ -65,16 +76,28 @@ type Info struct {
 	ExitsBlock bool
 
 	// ChangesSearchPath reports that the text may change how the names
-	// in later statements resolve to tables and types: it holds the word
-	// search_path (SET, RESET, set_config, a function's SET clause), also
-	// as the quoted identifier "search_path" or inside a string constant
-	// or a dollar-quoted body (dynamic SQL, set_config('search_path',
-	// ...)); the word set_config (whose setting may be an argument); or a
-	// statement starting with SET or RESET holds the keyword
-	// SCHEMA (SET SCHEMA, an alias of search_path), ROLE or AUTHORIZATION
-	// (which change the schema "$user" names), or ALL (RESET ALL). It
-	// errs towards true: a statement that merely reads search_path
-	// counts.
+	// in later statements resolve to tables and types, that is change
+	// search_path or the role whose schema "$user" names:
+	//   - a statement starting with SET or RESET holds the word
+	//     search_path (also quoted, "search_path"), SCHEMA (SET SCHEMA, an
+	//     alias of search_path), ROLE or AUTHORIZATION (SET ROLE, SET
+	//     SESSION AUTHORIZATION), or ALL (RESET ALL);
+	//   - a call of set_config (set_config( or "set_config"( in any
+	//     statement) whose first argument is the string constant
+	//     'search_path' in any case, or is not a plain string constant
+	//     followed by a comma (a parameter or an expression may be
+	//     search_path at run time): set_config('app.user_id', $1, false)
+	//     changes nothing that resolves names;
+	//   - a DO statement, whose code may run dynamic SQL, has a string
+	//     constant or dollar-quoted body that holds the word search_path
+	//     or set_config, the word ROLE or AUTHORIZATION along with SET or
+	//     RESET, or RESET followed by ALL.
+	// Reading a setting is not changing it: SHOW search_path,
+	// current_setting('search_path') or a string constant naming it in a
+	// SELECT don't count, nor do ALTER ROLE or ALTER DATABASE ... SET
+	// search_path (later sessions) and CREATE FUNCTION ... SET
+	// search_path (the function's own runs). Not seen: functions and
+	// procedures that change search_path when called.
 	ChangesSearchPath bool
 
 	// SessionEffects reports that the text calls a function whose effect
@@ -85,14 +108,6 @@ type Info struct {
 	// end with the transaction) and dblink's, which run on another server.
 	// Functions that call them are not seen.
 	SessionEffects bool
-
-	// OpensBlock reports that the text leaves the session in a
-	// transaction block it opened: a statement starts with BEGIN or START
-	// (BEGIN ATOMIC, inside a function's body, starts none) and the text
-	// does not end that block (see EndsBlock). BEGIN, START TRANSACTION,
-	// "BEGIN; COMMIT; BEGIN" and "BEGIN; COMMIT AND CHAIN" open one;
-	// "BEGIN; ...; COMMIT" does not.
-	OpensBlock bool
 
 	// Prepares reports that the text may prepare a statement with SQL
 	// PREPARE: a statement starts with the keyword PREPARE not followed
@@ -122,13 +137,19 @@ func Scan(sql string) Info {
 	}
 	info.Statements = max(info.Statements, off.Statements)
 	info.CopyFromStdin = info.CopyFromStdin || off.CopyFromStdin
+	switch {
+	case !off.Deallocates:
+	case !info.Deallocates:
+		info.Deallocated = off.Deallocated
+	case info.Deallocated != off.Deallocated:
+		info.Deallocated = "" // more than one name
+	}
 	info.Deallocates = info.Deallocates || off.Deallocates
 	info.TransactionControl = info.TransactionControl || off.TransactionControl
 	info.EndsBlock = info.EndsBlock && off.EndsBlock
 	info.ExitsBlock = info.ExitsBlock || off.ExitsBlock
 	info.ChangesSearchPath = info.ChangesSearchPath || off.ChangesSearchPath
 	info.SessionEffects = info.SessionEffects || off.SessionEffects
-	info.OpensBlock = info.OpensBlock || off.OpensBlock
 	info.Prepares = info.Prepares || off.Prepares
 	return info
 }
@@ -146,7 +167,7 @@ func scan(sql string, backslash bool) Info {
 		copyStmt  bool // the current statement starts with COPY
 		from      bool // ... and holds FROM
 		stdin     bool // ... and STDIN
-		discard   bool // the previous token is the keyword DISCARD
+		discard   bool // the previous token is the keyword DISCARD, first in its statement
 		setStmt   bool // the current statement starts with SET or RESET
 		tcStmt    bool // the current statement starts with transaction control
 		endStmt   bool // ... with COMMIT, END, ROLLBACK or ABORT, and holds no TO, PREPARED or CHAIN
@@ -154,6 +175,15 @@ func scan(sql string, backslash bool) Info {
 		opened    bool // a statement started with BEGIN or START
 		atomic    bool // the words BEGIN ATOMIC were read
 		prevBegin bool // the previous token is the word BEGIN
+	)
+	// Deallocations and changes of search_path (see Info).
+	var (
+		resetStmt  bool         // the current statement starts with RESET
+		doStmt     bool         // ... with DO
+		dealloc    deallocState // ... with DEALLOCATE: what was read of it
+		cfg        configState  // in a call of set_config: what was read of it
+		dname      string       // the name DEALLOCATE names (see Info.Deallocated)
+		deallocAll bool         // a deallocation that is not DEALLOCATE dname
 	)
 	for {
 		t := l.next()
@@ -168,10 +198,22 @@ func scan(sql string, backslash bool) Info {
 			if tcStmt {
 				info.EndsBlock = endStmt
 			}
+			if dealloc == deallocStart || dealloc == deallocPrepare {
+				deallocAll = true // no name: nothing known
+			}
 			inStmt, started, copyStmt, from, stdin, discard, setStmt, tcStmt, endStmt, prepFirst = false, false, false, false, false, false, false, false, false, false
+			resetStmt, doStmt, dealloc, cfg = false, false, deallocNone, cfgNone
 			continue
 		}
 		inStmt = true
+		afterDiscard := discard
+		discard = false
+		if cfg != cfgNone {
+			cfg = cfg.next(t, &info)
+		}
+		if dealloc != deallocNone && started {
+			dealloc = dealloc.next(t, &dname, &deallocAll)
+		}
 		switch t.kind {
 		case tokOpen:
 			depth++
@@ -202,7 +244,13 @@ func scan(sql string, backslash bool) Info {
 				info.FirstKeyword, firstDone = kw, true
 			}
 			copyStmt = equalFold(kw, "copy")
-			setStmt = equalFold(kw, "set") || equalFold(kw, "reset")
+			resetStmt = equalFold(kw, "reset")
+			setStmt = equalFold(kw, "set") || resetStmt
+			doStmt = equalFold(kw, "do")
+			discard = equalFold(kw, "discard")
+			if equalFold(kw, "deallocate") {
+				info.Deallocates, dealloc = true, deallocStart
+			}
 			if isTransactionControl(kw) {
 				info.TransactionControl, tcStmt = true, true
 				endStmt = opened && (equalFold(kw, "commit") || equalFold(kw, "end") || equalFold(kw, "rollback") || equalFold(kw, "abort"))
@@ -219,35 +267,36 @@ func scan(sql string, backslash bool) Info {
 		switch t.kind {
 		case tokWord:
 			switch {
-			case equalFold(t.text, "deallocate"), discard && equalFold(t.text, "all"):
-				info.Deallocates = true
+			case afterDiscard && equalFold(t.text, "all"):
+				info.Deallocates, deallocAll = true, true
 			case copyStmt && equalFold(t.text, "from"):
 				from = true
 			case copyStmt && equalFold(t.text, "stdin"):
 				stdin = true
-			case equalFold(t.text, "search_path"), equalFold(t.text, "set_config"),
-				setStmt && (equalFold(t.text, "schema") || equalFold(t.text, "role") ||
-					equalFold(t.text, "authorization") || equalFold(t.text, "all")):
+			case setStmt && (equalFold(t.text, "search_path") || equalFold(t.text, "schema") ||
+				equalFold(t.text, "role") || equalFold(t.text, "authorization")),
+				resetStmt && equalFold(t.text, "all"):
 				info.ChangesSearchPath = true
+			case equalFold(t.text, "set_config"):
+				cfg = cfgName
 			case sessionEffect(t.text):
 				info.SessionEffects = true
 			}
-			discard = equalFold(t.text, "discard")
 		case tokString, tokDollar:
-			if !info.Deallocates && mentionsDeallocate(t.body) {
-				info.Deallocates = true
+			// Data, but in a DO statement maybe dynamic SQL.
+			if doStmt && mentionsDeallocate(t.body) {
+				info.Deallocates, deallocAll = true, true
 			}
-			if !info.ChangesSearchPath && mentionsWord(t.body, "search_path") {
+			if doStmt && !info.ChangesSearchPath && mentionsPathChange(t.body) {
 				info.ChangesSearchPath = true
 			}
-			discard = false
 		case tokQuotedIdent:
-			if t.text == `"search_path"` {
-				info.ChangesSearchPath = true
+			switch t.text {
+			case `"search_path"`:
+				info.ChangesSearchPath = info.ChangesSearchPath || setStmt
+			case `"set_config"`:
+				cfg = cfgName
 			}
-			discard = false
-		default:
-			discard = false
 		}
 		if from && stdin {
 			info.CopyFromStdin = true
@@ -263,8 +312,98 @@ func scan(sql string, backslash bool) Info {
 		info.EndsBlock = endStmt
 	}
 	info.EndsBlock = info.EndsBlock && !atomic
-	info.OpensBlock = opened && !info.EndsBlock
+	if dealloc == deallocStart || dealloc == deallocPrepare {
+		deallocAll = true
+	}
+	if info.Deallocates && !deallocAll {
+		info.Deallocated = dname
+	}
+	if cfg >= cfgOpen {
+		info.ChangesSearchPath = true // set_config( unterminated
+	}
 	return info
+}
+
+// deallocState is where a scan is in a statement that starts with
+// DEALLOCATE (see Info.Deallocated).
+type deallocState uint8
+
+const (
+	deallocNone    deallocState = iota // not in a DEALLOCATE
+	deallocStart                       // after DEALLOCATE
+	deallocPrepare                     // after DEALLOCATE PREPARE
+	deallocNamed                       // after the name
+	deallocDone                        // after ALL, or what is not DEALLOCATE name
+)
+
+// next returns the state after t, recording the name in *name, or in
+// *all a deallocation of another form: DEALLOCATE [PREPARE] ALL, more
+// tokens after the name, or a second name that differs.
+func (s deallocState) next(t token, name *string, all *bool) deallocState {
+	switch s {
+	case deallocStart, deallocPrepare:
+		switch {
+		case s == deallocStart && t.kind == tokWord && equalFold(t.text, "prepare"):
+			return deallocPrepare
+		case t.kind == tokWord && !equalFold(t.text, "all"), plainQuotedIdent(t):
+			if *name != "" && *name != t.text {
+				*all = true
+			}
+			*name = t.text
+			return deallocNamed
+		}
+	case deallocDone:
+		return deallocDone
+	}
+	*all = true
+	return deallocDone
+}
+
+// plainQuotedIdent reports whether t is a terminated "..." identifier
+// without a doubled quote, whose name is as written between the quotes.
+func plainQuotedIdent(t token) bool {
+	n := len(t.text)
+	return t.kind == tokQuotedIdent && n >= 2 && t.text[0] == '"' && strings.IndexByte(t.text[1:n-1], '"') < 0 && t.text[n-1] == '"'
+}
+
+// configState is where a scan is in a call of set_config (see
+// Info.ChangesSearchPath).
+type configState uint8
+
+const (
+	cfgNone   configState = iota
+	cfgName               // after the word set_config
+	cfgOpen               // after set_config(
+	cfgString             // after set_config('a plain string'
+	cfgPath               // after set_config('search_path'
+)
+
+// next returns the state after t, and sets info.ChangesSearchPath when
+// the call's first argument may be search_path.
+func (s configState) next(t token, info *Info) configState {
+	switch s {
+	case cfgName:
+		if t.kind == tokOpen && t.text == "(" {
+			return cfgOpen
+		}
+		return cfgNone // not a call: a column named set_config
+	case cfgOpen:
+		// A plain '...' string, whose body is the setting's name as is
+		// (no prefix, no doubled quote, no backslash that the other
+		// reading of strings would take for an escape).
+		if t.kind == tokString && t.text[0] == '\'' && strings.IndexAny(t.body, "'\\") < 0 {
+			if equalFold(t.body, "search_path") {
+				return cfgPath
+			}
+			return cfgString
+		}
+	case cfgString:
+		if t.kind == tokOther && t.text == "," {
+			return cfgNone // set_config('app.user_id', ...)
+		}
+	}
+	info.ChangesSearchPath = true
+	return cfgNone
 }
 
 // sessionEffect reports whether word names a function whose effect
@@ -317,14 +456,28 @@ func isTransactionControl(kw string) bool {
 // separate words, so that nested dollar quotes and escape strings are seen
 // through.
 func mentionsDeallocate(body string) bool {
+	return mentionsWord(body, "deallocate") || mentionsPair(body, "discard", "all")
+}
+
+// mentionsPathChange reports whether body, the inside of a string
+// constant or of a dollar-quoted body of a DO statement, may change
+// search_path (see Info.ChangesSearchPath): it holds the word search_path
+// or set_config, the word ROLE or AUTHORIZATION along with SET or RESET
+// (SET ROLE, SET SESSION AUTHORIZATION), or RESET followed by ALL (see
+// mentionsDeallocate for what a word is).
+func mentionsPathChange(body string) bool {
+	return mentionsWord(body, "search_path") || mentionsWord(body, "set_config") ||
+		(mentionsWord(body, "role") || mentionsWord(body, "authorization")) &&
+			(mentionsWord(body, "set") || mentionsWord(body, "reset")) ||
+		mentionsPair(body, "reset", "all")
+}
+
+// mentionsPair reports whether body holds the word first followed by
+// the word second, with only white space, comments or backslash escapes
+// between them (see mentionsDeallocate).
+func mentionsPair(body, first, second string) bool {
 	for i := 0; i < len(body); i++ {
-		if !wordStart(body, i) {
-			continue
-		}
-		if hasWord(body, i, "deallocate") {
-			return true
-		}
-		if hasWord(body, i, "discard") && hasWord(body, skipGap(body, i+len("discard")), "all") {
+		if wordStart(body, i) && hasWord(body, i, first) && hasWord(body, skipGap(body, i+len(first)), second) {
 			return true
 		}
 	}

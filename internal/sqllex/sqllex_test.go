@@ -22,7 +22,7 @@ func TestScan(t *testing.T) {
 		{"SELECT 1;;  ; ", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"SELECT 1; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}},
 		{"; ;commit; select 1", Info{FirstKeyword: "commit", Statements: 2}},
-		{"PREPARE p AS SELECT 1; EXECUTE p; DEALLOCATE p", Info{FirstKeyword: "PREPARE", Statements: 3, Deallocates: true}},
+		{"PREPARE p AS SELECT 1; EXECUTE p; DEALLOCATE p", Info{FirstKeyword: "PREPARE", Statements: 3, Deallocates: true, Deallocated: "p"}},
 		{"SELECT 1); SELECT 2", Info{FirstKeyword: "SELECT", Statements: 2}}, // a stray ) does not hide later semicolons
 
 		// A semicolon inside each kind of token.
@@ -107,7 +107,21 @@ func TestScan(t *testing.T) {
 
 		// Deallocation.
 		{"DEALLOCATE ALL", Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
-		{"deallocate stmt", Info{FirstKeyword: "deallocate", Statements: 1, Deallocates: true}},
+		{"deallocate stmt", Info{FirstKeyword: "deallocate", Statements: 1, Deallocates: true, Deallocated: "stmt"}},
+		{"DEALLOCATE PREPARE s1", Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true, Deallocated: "s1"}},
+		{`DEALLOCATE "My s"; deallocate prepare "My s"`, Info{FirstKeyword: "DEALLOCATE", Statements: 2, Deallocates: true, Deallocated: `"My s"`}},
+		{"DEALLOCATE a; DEALLOCATE b", Info{FirstKeyword: "DEALLOCATE", Statements: 2, Deallocates: true}},
+		{"DEALLOCATE a; DISCARD ALL", Info{FirstKeyword: "DEALLOCATE", Statements: 2, Deallocates: true}},
+		{"DEALLOCATE PREPARE ALL", Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{"DEALLOCATE", Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{"DEALLOCATE PREPARE", Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{`DEALLOCATE "a""b"`, Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{`DEALLOCATE U&"a"`, Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{`DEALLOCATE "ab`, Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{"DEALLOCATE a b", Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{"DEALLOCATE $1", Info{FirstKeyword: "DEALLOCATE", Statements: 1, Deallocates: true}},
+		{"SELECT 1; DEALLOCATE p", Info{FirstKeyword: "SELECT", Statements: 2, Deallocates: true, Deallocated: "p"}},
+		{"SELECT deallocate FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"DISCARD ALL", Info{FirstKeyword: "DISCARD", Statements: 1, Deallocates: true}},
 		// What may change how later statements' names resolve.
 		{"SET LOCAL search_path = tenant_1", Info{FirstKeyword: "SET", Statements: 1, ChangesSearchPath: true}},
@@ -122,6 +136,38 @@ func TestScan(t *testing.T) {
 		{"DO $$BEGIN EXECUTE 'SET LOCAL SEARCH_PATH = x'; END$$", Info{FirstKeyword: "DO", Statements: 1, ChangesSearchPath: true}},
 		{"SELECT set_config($1, $2, true)", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
 		{"SET statement_timeout = 0", Info{FirstKeyword: "SET", Statements: 1}},
+		{"SET application_name = 'search_path'", Info{FirstKeyword: "SET", Statements: 1}},
+		{"SET CONSTRAINTS ALL DEFERRED", Info{FirstKeyword: "SET", Statements: 1}},
+		{"RESET ROLE", Info{FirstKeyword: "RESET", Statements: 1, ChangesSearchPath: true}},
+		{"SET SESSION search_path FROM CURRENT", Info{FirstKeyword: "SET", Statements: 1, ChangesSearchPath: true}},
+		{"SELECT 1; set local search_path = a", Info{FirstKeyword: "SELECT", Statements: 2, ChangesSearchPath: true}},
+		// set_config: the first argument tells.
+		{"SELECT pg_catalog.set_config('SEARCH_PATH', 'a', false)", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
+		{`SELECT "set_config"('search_path', 'a', false)`, Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
+		{"SELECT set_config('app.user_id', $1, false)", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"select set_config ( 'work_mem' , '64MB', true), 1", Info{FirstKeyword: "select", Statements: 1}},
+		{"SELECT set_config('app.' || $1, $2, false)", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
+		{"SELECT set_config(E'search\\_path', 'a', false)", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
+		{"SELECT set_config('search''path', 'a', false)", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
+		{"SELECT set_config(name, 'a', false) FROM t", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
+		{"SELECT set_config(", Info{FirstKeyword: "SELECT", Statements: 1, ChangesSearchPath: true}},
+		{"SELECT set_config FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 'set_config(''search_path'', ''a'', false)'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		// Reading is not changing.
+		{"SHOW search_path", Info{FirstKeyword: "SHOW", Statements: 1}},
+		{"SELECT current_setting('search_path')", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT 'search_path' AS name", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`SELECT "search_path" FROM t`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"SELECT setting FROM pg_settings WHERE name = 'search_path'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"ALTER ROLE r SET search_path = a", Info{FirstKeyword: "ALTER", Statements: 1}},
+		{"ALTER DATABASE d SET search_path TO a", Info{FirstKeyword: "ALTER", Statements: 1}},
+		{"CREATE FUNCTION f() RETURNS int LANGUAGE sql SET search_path = a AS $$SELECT 1$$", Info{FirstKeyword: "CREATE", Statements: 1}},
+		// DO: dynamic SQL may change it.
+		{"DO $$BEGIN PERFORM set_config('search_path', 'a', false); END$$", Info{FirstKeyword: "DO", Statements: 1, ChangesSearchPath: true}},
+		{"DO $$BEGIN SET ROLE r; END$$", Info{FirstKeyword: "DO", Statements: 1, ChangesSearchPath: true}},
+		{"DO $$BEGIN EXECUTE 'RESET  ALL'; END$$", Info{FirstKeyword: "DO", Statements: 1, ChangesSearchPath: true}},
+		{"DO $$BEGIN CREATE ROLE r; END$$", Info{FirstKeyword: "DO", Statements: 1}},
+		{"DO $$BEGIN UPDATE t SET a = 1; END$$", Info{FirstKeyword: "DO", Statements: 1}},
 
 		// Effects that outlive a failed statement.
 		{"SELECT pg_advisory_lock(1)", Info{FirstKeyword: "SELECT", Statements: 1, SessionEffects: true}},
@@ -151,19 +197,25 @@ func TestScan(t *testing.T) {
 		{"/* DISCARD ALL */ SELECT 1", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"SELECT 'discard' || ' all'", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"SELECT 'deallocated_at'", Info{FirstKeyword: "SELECT", Statements: 1}},
-		{"SELECT 'x deallocate y'", Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}}, // conservative
+		{"SELECT 'x deallocate y'", Info{FirstKeyword: "SELECT", Statements: 1}}, // a string is data
+		{"SELECT 'please discard all drafts'", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"INSERT INTO notes VALUES ('DEALLOCATE ALL')", Info{FirstKeyword: "INSERT", Statements: 1}},
+		{"SELECT discard, all_rows FROM t", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{"DO $$BEGIN EXECUTE 'DEALLOCATE ALL'; END$$", Info{FirstKeyword: "DO", Statements: 1, Deallocates: true}},
-		{"EXECUTE 'discard  all'", Info{FirstKeyword: "EXECUTE", Statements: 1, Deallocates: true}},
-		{"SELECT $f$ discard /* c */ all $f$", Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}},
+		{"EXECUTE 'discard  all'", Info{FirstKeyword: "EXECUTE", Statements: 1}},
+		{"DO 'BEGIN EXECUTE ''discard  all''; END'", Info{FirstKeyword: "DO", Statements: 1, Deallocates: true}},
+		{"SELECT $f$ discard /* c */ all $f$", Info{FirstKeyword: "SELECT", Statements: 1}},
+		{"DO $f$ BEGIN EXECUTE 'discard /* c */ all'; END $f$", Info{FirstKeyword: "DO", Statements: 1, Deallocates: true}},
 		{"DO $f$ BEGIN EXECUTE $q$DEALLOCATE ALL$q$; END $f$", Info{FirstKeyword: "DO", Statements: 1, Deallocates: true}},
-		{`SELECT E'\nDEALLOCATE'`, Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}},
-		{`SELECT E'DISCARD\nALL'`, Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}},
+		{`SELECT E'\nDEALLOCATE'`, Info{FirstKeyword: "SELECT", Statements: 1}},
+		{`DO E'BEGIN EXECUTE \'\nDEALLOCATE x\'; END'`, Info{FirstKeyword: "DO", Statements: 1, Deallocates: true}},
+		{`DO LANGUAGE plpgsql E'BEGIN EXECUTE \'DISCARD\nALL\'; END'`, Info{FirstKeyword: "DO", Statements: 1, Deallocates: true}},
 		{`SELECT 'discard temp'`, Info{FirstKeyword: "SELECT", Statements: 1}},
 
 		// Unterminated tokens run to the end of the text.
 		{"SELECT 'abc; SELECT 2", Info{FirstKeyword: "SELECT", Statements: 1}},
 		{`SELECT E'\'; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 1}},
-		{`SELECT E'\'; DEALLOCATE`, Info{FirstKeyword: "SELECT", Statements: 1, Deallocates: true}},
+		{`SELECT E'\'; DEALLOCATE`, Info{FirstKeyword: "SELECT", Statements: 1}},
 		{`SELECT E'\`, Info{FirstKeyword: "SELECT", Statements: 1}},
 		{`SELECT "abc; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 1}},
 		{`SELECT U&"abc; SELECT 2`, Info{FirstKeyword: "SELECT", Statements: 1}},
@@ -194,7 +246,6 @@ func TestScan(t *testing.T) {
 		got.TransactionControl = false // TestTransactionControl
 		got.EndsBlock = false          // TestEndsBlock
 		got.ExitsBlock = false         // TestExitsBlock
-		got.OpensBlock = false         // TestOpensBlock
 		got.Prepares = false           // TestPrepares
 		if got != tt.want {
 			t.Errorf("Scan(%q) = %+v, want %+v", tt.sql, got, tt.want)
