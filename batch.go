@@ -137,12 +137,42 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		br.err = err
 		return br
 	}
+	for pathRetries := 0; ; pathRetries++ {
+		req, run, again, err := c.queueBatch(ctx, owner, b, sqls)
+		if again && pathRetries < maxPathRetries && ctx.Err() == nil {
+			continue // nothing sent: described again under the new search_path
+		}
+		if err != nil || req == nil {
+			br.err, br.sds = err, run // no request: each statement gives its own error
+			return br
+		}
+		if err := c.waitTurn(ctx, req); err != nil {
+			br.err = err
+			return br
+		}
+		br.req, br.sds, br.watch = req, run, c.watch(ctx, req)
+		br.ctx, br.owner, br.items = ctx, owner, b.items
+		return br
+	}
+}
+
+// queueBatch prepares b's statements (their texts, sqls) and queues
+// their runs in one request: the request, and what each statement is
+// bound as. Without a request or an error, none of the statements could
+// be prepared, and each has its own error (run). again reports that
+// nothing was sent because a statement that may change search_path,
+// queued by another caller, came between the statements' describe and
+// their Binds (errPathChanged): the batch may be described again and
+// sent, as a single statement is (see maxPathRetries). A change queued
+// by a statement of the batch itself, before another of its statements,
+// is not retried: that statement would be described under the old
+// search_path each time; the batch fails with errPathChanged.
+func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []string) (req *request, run []*stmtDesc, again bool, err error) {
 	c.wmu.Lock()
 	c.followPoolerLocked()
 	sds, err := c.prepareAll(ctx, owner, sqls, true)
 	if err != nil {
-		br.err = err
-		return br
+		return nil, nil, false, err
 	}
 	for retry := 0; retry < maxCancelRetries && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return describeAgain(sd, owner) }); retry++ {
 		// A Parse showed a transaction pooler, or a CancelRequest meant
@@ -152,8 +182,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		c.wmu.Lock()
 		unpinLocked(sds)
 		if sds, err = c.prepareAll(ctx, owner, sqls, true); err != nil {
-			br.err = err
-			return br
+			return nil, nil, false, err
 		}
 	}
 	// Pinned until the Binds are queued (after send), so that no Close of
@@ -170,24 +199,21 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 	for i, sd := range sds {
 		switch {
 		case sd.err != nil && b.AllOrNothing:
-			br.err = notSent(fmt.Errorf("pgline: batch statement %d: %w", i, sd.err))
-			return br
+			return nil, nil, false, notSent(fmt.Errorf("pgline: batch statement %d: %w", i, sd.err))
 		case sd.err != nil:
 			continue
 		case len(b.items[i].args) != len(sd.paramOIDs):
-			br.err = notSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sd.paramOIDs), len(b.items[i].args)))
-			return br
+			return nil, nil, false, notSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sd.paramOIDs), len(b.items[i].args)))
 		}
 		sent++
 	}
 	if sent == 0 {
-		br.sds = sds // each gives its own error
-		return br
+		return nil, sds, false, nil
 	}
 	// run is what each statement is bound as: sds, or a copy once a
 	// statement goes unnamed.
-	run := sds
-	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
+	run = sds
+	req, err = c.send(ctx, owner, func(buf []byte) ([]byte, error) {
 		for i, it := range b.items {
 			sd := sds[i]
 			if sd.err != nil {
@@ -195,6 +221,10 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 			}
 			u, err := c.boundLocked(sd, owner)
 			if err != nil {
+				// Sent again unless the change is the batch's own.
+				again = errors.Is(err, errPathChanged) && !slices.ContainsFunc(sds[:i], func(sd *stmtDesc) bool {
+					return sd.err == nil && sd.traits.changesPath
+				})
 				return nil, fmt.Errorf("batch statement %d: %w", i, err)
 			}
 			if u != sd { // after a DEALLOCATE, maybe this batch's own
@@ -213,8 +243,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		return buf, nil
 	})
 	if err != nil {
-		br.err = err
-		return br
+		return nil, nil, again, err
 	}
 	// Under wmu: a WaitForNotification reads the queued requests' fields
 	// (see request.listens).
@@ -232,13 +261,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 	req.txControl = owner == nil && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return sd.traits.txControl })
 	req.endsBlock = b.AllOrNothing && req.txControl && endsBlock(sqls)
 	c.wmu.Unlock()
-	if err := c.waitTurn(ctx, req); err != nil {
-		br.err = err
-		return br
-	}
-	br.req, br.sds, br.watch = req, run, c.watch(ctx, req)
-	br.ctx, br.owner, br.items = ctx, owner, b.items
-	return br
+	return req, run, false, nil
 }
 
 // endsBlock reports whether the statements sqls, run in turn, begin a

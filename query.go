@@ -87,6 +87,28 @@ func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) 
 // meant for other statements is sent again.
 const maxCancelRetries = 5
 
+// maxPathRetries bounds how often a statement (or a batch) that was
+// never sent, because a statement that may change search_path was queued
+// between its describe and its Bind (errPathChanged), is described again
+// and sent. It is its own budget, not maxCancelRetries: cancels and
+// search_path changes are unrelated, and changes must not use up what a
+// cancel is allowed, nor the reverse. A retry happens only when another
+// statement that really may change search_path
+// (sqllex.Info.ChangesSearchPath: SET search_path, SET ROLE,
+// set_config('search_path', ...); reading it never counts) was queued
+// within that one round trip, and each costs a describe's round trip;
+// nothing of the statement has run. The count is generous: no reader
+// loop uses any of it, and an application that sets search_path even
+// every millisecond on the shared Conn leaves most attempts alone
+// (TestSearchPathBatchResentAfterOutsideChange). It is bounded, rather
+// than left to ctx alone, for one case: a goroutine that sets search_path
+// back to back, without pause, can fail nearly every attempt of the
+// others (measured on a busy machine: some batches needed over a
+// thousand), and a caller whose ctx has no deadline then gets
+// errPathChanged (SafeToRetry) instead of waiting as long as that
+// goroutine runs. The ctx bounds the retries too (see Conn.run).
+const maxPathRetries = 1000
+
 // resendable reports whether sql, which failed with err, may be sent
 // again because a CancelRequest meant for another statement reached it
 // (ErrCanceledByOther), or a transaction pooler gave it to a session
@@ -115,7 +137,10 @@ func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err er
 // the queue. A run refused because its cached statement went stale (its
 // result type changed, or it was deallocated) is sent again once, and one
 // hit before its first row by a CancelRequest aimed at another request
-// up to maxCancelRetries times, when it cannot have had an effect.
+// up to maxCancelRetries times, when it cannot have had an effect. One
+// described before another statement that may change search_path was
+// queued, and so never sent (errPathChanged), is described again and
+// sent, up to maxPathRetries times: a budget of its own.
 //
 // Every statement with arguments enters here (Query, QueryRow, and Exec
 // with arguments, of a Conn, a Tx or a Pool): NamedArgs are rewritten
@@ -159,7 +184,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 	// A run sent again after its Sync group failed does not join a group
 	// again, so that a run of failures cannot hold it back for ever.
 	share := !streamed
-	staleRetried, cancelRetries := false, 0
+	staleRetried, cancelRetries, pathRetries := false, 0, 0
 	var hold *copyHold // the connection is held for a COPY FROM STDIN
 	for {
 		sd, err := c.prepare(ctx, owner, sql)
@@ -213,8 +238,8 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if pinned {
 			c.unpin(sd)
 		}
-		if errors.Is(err, errPathChanged) && cancelRetries < maxCancelRetries {
-			cancelRetries++
+		if errors.Is(err, errPathChanged) && pathRetries < maxPathRetries && ctx.Err() == nil {
+			pathRetries++
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil {
@@ -618,7 +643,9 @@ func (c *Conn) closesQueuedLocked() {
 
 // errPathChanged is the error of a statement described before a statement
 // that may change search_path was queued on its connection (see
-// Conn.boundLocked): nothing of it was sent.
+// Conn.boundLocked): nothing of it was sent. Conn.run and SendBatch
+// describe it again and send it (see maxPathRetries), unless the change
+// is a statement of the same batch.
 var errPathChanged = errors.New("pgline: a statement that may change search_path was queued after this statement was described (its parameter and result types may differ now); nothing was sent")
 
 // boundLocked returns the description a run of sd for owner binds: sd,
