@@ -28,17 +28,27 @@
 // has aborted the transaction, whose retry prepares it anew. A text's
 // parameter and result types depend on search_path, which the server
 // does not report: a statement that may change it (SET [LOCAL]
-// search_path, set_config, SET ROLE, RESET ALL: any statement that
-// mentions them) drops every cached statement, so that the statements
-// after it are described under the search_path they run with (a date
-// parameter cached under another never cuts a timestamp argument); in a
-// transaction, the statements after it are described for each run (one
-// more round trip) and not cached, as SET LOCAL ends with the
-// transaction; and a batch whose statement follows such a statement in
-// the same batch fails before it is sent (send the SET first). One that
-// fails the server's analysis (SQLSTATE class 42, such as a column
-// compared with $1 that changed type) is dropped, not run again, and an
-// application's DEALLOCATE or DISCARD ALL drops every cached statement.
+// search_path, SET SCHEMA, SET ROLE, SET SESSION AUTHORIZATION, RESET
+// ALL, set_config whose setting is 'search_path' or not a constant, a
+// DO block whose code mentions them) drops every cached statement, so
+// that the statements after it are described under the search_path they
+// run with (a date parameter cached under another never cuts a
+// timestamp argument). Reading it is not changing it: SHOW search_path,
+// current_setting('search_path'), set_config('app.user_id', $1, false)
+// or a string that names it change nothing. A statement described
+// before another goroutine's change was queued was never sent: it is
+// described again and sent, a batch too. In a transaction, the
+// statements after a change are described for each run (one more round
+// trip) and not cached, as SET LOCAL ends with the transaction; and a
+// batch whose statement follows such a statement in the same batch
+// fails before it is sent (send the SET first). Functions that change
+// search_path when called are not seen. One that fails the server's
+// analysis (SQLSTATE class 42, such as a column compared with $1 that
+// changed type) is dropped, not run again. An application's DEALLOCATE
+// ALL or DISCARD ALL (or DEALLOCATE of a name of pgline's) drops every
+// cached statement and closes it on the server, where it may still be
+// prepared (the statement may fail); a DEALLOCATE of the application's
+// own statement, or a string that says "discard all", drops nothing.
 // In describe mode a column that changed to a type pgline reads as text
 // fails the run that meets it, never handing out its binary bytes; the
 // next run reads it. Results come in binary for every type

@@ -402,19 +402,29 @@ func (c *Conn) failed(req *request, e *PgError) (pooler bool) {
 }
 
 // noteDeallocateLocked is called as a statement that may deallocate
-// prepared statements (sqllex.Info.Deallocates) is queued, under wmu (in
-// the request's build): the runs queued after it stop using the named
-// BEGIN and COMMIT, which it may remove, and a statement missing after it
-// is no sign of a pooler (see poolerSign). Not before it is queued: a
-// statement prepared meanwhile (while it waits at the gate behind a
-// transaction) would count as prepared after it, yet be deallocated by it.
+// pgline's prepared statements (sqlTraits.deallocates) is queued, under
+// wmu (in the request's build): the runs queued after it stop using the
+// named BEGIN and COMMIT, which it may remove, and a statement missing
+// after it is no sign of a pooler (see poolerSign). Not before it is
+// queued: a statement prepared meanwhile (while it waits at the gate
+// behind a transaction) would count as prepared after it, yet be
+// deallocated by it.
 func (c *Conn) noteDeallocateLocked() {
 	c.stmts.deallocs++
 	c.commitState = commitDisabled
 	// The statements cached so far may be gone after it: those queued
-	// after it prepare theirs again, rather than fail once each (inside
-	// a transaction, aborting it each time).
-	c.stmts.forgetAll()
+	// after it prepare theirs again (under new names, see
+	// stmtCache.dropped), rather than fail once each (inside a
+	// transaction, aborting it each time). They are closed, not merely
+	// forgotten, with the next request: whether it deallocated them is
+	// known only from its reply (it may fail, or, in a DO block, not run
+	// the DEALLOCATE it mentions), and a statement left prepared on the
+	// server under a name pgline no longer knows would stay there for the
+	// session's life, one more with every such statement. A Close of a
+	// name the server no longer has is harmless (CloseComplete, no
+	// error), in a transaction block and in an aborted one too (the
+	// server runs Close there; see TestStatementCacheCloseInAbortedBlock).
+	c.stmts.removeAll()
 }
 
 func (c *Conn) setCommitState(s int) {

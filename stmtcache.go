@@ -3,6 +3,7 @@ package pgline
 import (
 	"container/list"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/pgline/pgline/internal/sqllex"
@@ -109,7 +110,7 @@ func (sd *stmtDesc) origin() *stmtDesc {
 type sqlTraits struct {
 	copyIn      bool // may COPY FROM STDIN: runs alone (see holdForCopy)
 	shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
-	deallocates bool // may deallocate prepared statements (see Conn.noteDeallocate)
+	deallocates bool // may deallocate pgline's prepared statements (see deallocatesOurs)
 	changesPath bool // may change search_path (see Conn.boundLocked)
 	endsBlock   bool // ends the transaction block it may begin (see sqllex.Info.EndsBlock)
 	txControl   bool // transaction control (see sqllex.Info.TransactionControl)
@@ -120,9 +121,28 @@ func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
 
 // traitsOfInfo returns the traits of a text sqllex.Scan read as info.
 func traitsOfInfo(info sqllex.Info) sqlTraits {
-	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: info.Deallocates,
+	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: deallocatesOurs(info),
 		changesPath: info.ChangesSearchPath, endsBlock: info.EndsBlock, txControl: info.TransactionControl,
 		prepares: info.Prepares}
+}
+
+// deallocatesOurs reports whether a text sqllex.Scan read as info may
+// deallocate pgline's own prepared statements (see Conn.noteDeallocateLocked):
+// it may deallocate (DEALLOCATE, DISCARD ALL, a DO block that mentions
+// them), unless all it deallocates is one name that is not pgline's. Every
+// name pgline prepares starts with "pgline_" (see stmtPrefix), so the
+// application's DEALLOCATE of its own statement (DEALLOCATE app_s)
+// leaves pgline's cache as it is. A word is folded to lower case by
+// PostgreSQL and a quoted name is not; both are compared without regard
+// to case, which errs towards counting.
+func deallocatesOurs(info sqllex.Info) bool {
+	name := info.Deallocated
+	if !info.Deallocates || name == "" {
+		return info.Deallocates
+	}
+	name = strings.TrimPrefix(name, `"`)
+	const ours = "pgline_"
+	return len(name) >= len(ours) && strings.EqualFold(name[:len(ours)], ours)
 }
 
 // columnPlan is the scan plan of one column for one destination type.
@@ -154,8 +174,9 @@ type stmtCache struct {
 	m        map[string]*stmtDesc
 	lru      list.List // front: most recently used
 	prefix   string    // of statement names (see stmtName)
-	// deallocs counts the statements queued that may deallocate prepared
-	// statements (DEALLOCATE, DISCARD).
+	// deallocs counts the statements queued that may deallocate pgline's
+	// prepared statements (DEALLOCATE, DISCARD ALL: see
+	// Conn.noteDeallocateLocked).
 	deallocs uint64
 	// closing lists named statements evicted from the cache; Close
 	// messages for them go out with the next request.
@@ -248,13 +269,6 @@ func (sc *stmtCache) remove(sd *stmtDesc) {
 	if sc.forget(sd) && sd.name != "" {
 		sd.closed = true
 		sc.closing = append(sc.closing, sd.name)
-	}
-}
-
-// forgetAll drops every description from the cache (see forget).
-func (sc *stmtCache) forgetAll() {
-	for _, sd := range sc.m {
-		sc.forget(sd)
 	}
 }
 

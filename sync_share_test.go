@@ -394,17 +394,23 @@ func TestGroupEndedMarksSkipped(t *testing.T) {
 
 func TestMayDeallocate(t *testing.T) {
 	for sql, want := range map[string]bool{
-		"DISCARD ALL":                  true,
-		"discard\n  all;":              true,
-		"DEALLOCATE ALL":               true,
-		"deallocate stmt":              true,
-		"SELECT 1":                     false,
-		resetSession:                   false, // DISCARD TEMP and RESET ALL
-		"DISCARD TEMP":                 false,
-		"discard allowances":           false,
-		"SELECT 'discard' || ' all'":   false, // a string, but not "discard all" either
-		"SELECT deallocated_at FROM t": false, // a column, not the keyword
-		"EXECUTE 'DEALLOCATE ALL'":     false, // a string is data outside DO
+		"DISCARD ALL":                                true,
+		"discard\n  all;":                            true,
+		"DEALLOCATE ALL":                             true,
+		"deallocate stmt":                            false, // the application's own statement (see deallocatesOurs)
+		"DEALLOCATE pgline_abc":                      true,
+		`DEALLOCATE "PGLINE_abc"`:                    true,
+		"DEALLOCATE a; DEALLOCATE b":                 true, // two names: each may be pgline's as far as deallocatesOurs knows
+		"DEALLOCATE a; DISCARD ALL":                  true,
+		"SELECT 1":                                   false,
+		resetSession:                                 false, // DISCARD TEMP and RESET ALL
+		"DISCARD TEMP":                               false,
+		"discard allowances":                         false,
+		"SELECT 'discard' || ' all'":                 false, // a string, but not "discard all" either
+		"SELECT deallocated_at FROM t":               false, // a column, not the keyword
+		"EXECUTE 'DEALLOCATE ALL'":                   false, // a string is data outside DO
+		"SELECT 'please discard all drafts'":         false,
+		"DO $$BEGIN EXECUTE 'DEALLOCATE ALL'; END$$": true, // dynamic SQL
 	} {
 		if got := traitsOf(sql).deallocates; got != want {
 			t.Errorf("traitsOf(%q).deallocates = %v, want %v", sql, got, want)
