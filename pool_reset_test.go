@@ -6,8 +6,11 @@ package pgline
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestPoolReleaseKeepsAfterConnectSettings: AfterConnect sets
@@ -152,6 +155,94 @@ func TestPoolReleaseDeallocatesPreparedStatements(t *testing.T) {
 			t.Errorf("acquisition %d: pgline's statement was described again after Release (cached %p, now %p)", i, sd, got)
 		}
 		pc.Release()
+	}
+}
+
+// TestPoolReleaseAfterConnectFails: when AfterConnect fails, or panics,
+// as Release runs it again, the connection is closed instead of returned
+// (the panic goes on to Release's caller) and its slot is free: the next
+// Acquire gets a new connection. The same holds for Acquire's reset of a
+// connection a Pool transaction ran on.
+func TestPoolReleaseAfterConnectFails(t *testing.T) {
+	ctx := testCtx(t)
+	cfg, err := ParseConfig(srv.DSN("pool_max_conns=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mode atomic.Int32 // 0 succeed, 1 fail, 2 panic
+	cfg.AfterConnect = func(ctx context.Context, c *Conn) error {
+		switch mode.Load() {
+		case 1:
+			return errors.New("after connect fails")
+		case 2:
+			panic("after connect panics")
+		}
+		return nil
+	}
+	p, err := NewPoolConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	acquire := func() *PoolConn {
+		t.Helper()
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		pc, err := p.Acquire(actx)
+		if err != nil {
+			t.Fatalf("Acquire: %v (stat %+v)", err, p.Stat())
+		}
+		return pc
+	}
+	for _, m := range []int32{1, 2} {
+		pc := acquire()
+		c := pc.Conn
+		mode.Store(m)
+		func() {
+			defer func() {
+				if r := recover(); (r != nil) != (m == 2) {
+					t.Errorf("mode %d: Release panicked with %v", m, r)
+				}
+			}()
+			pc.Release()
+		}()
+		mode.Store(0)
+		if !c.IsClosed() {
+			t.Errorf("mode %d: the connection AfterConnect failed on is open", m)
+		}
+		pc = acquire()
+		if pc.Conn == c {
+			t.Errorf("mode %d: Acquire gave the closed connection back", m)
+		}
+		pc.Release()
+	}
+	// Acquire's reset after a Pool transaction.
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tx.c
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mode.Store(2)
+	func() {
+		defer func() {
+			if r := recover(); r == nil {
+				t.Error("Acquire's reset: AfterConnect's panic did not go on")
+			}
+		}()
+		pc, err := p.Acquire(ctx)
+		t.Errorf("Acquire returned %v, %v", pc, err)
+	}()
+	mode.Store(0)
+	if !c.IsClosed() {
+		t.Error("the connection AfterConnect panicked on in Acquire's reset is open")
+	}
+	pc := acquire()
+	pc.Release()
+	if s := p.Stat(); s.AcquiredConns != 0 || s.TotalConns > 1 {
+		t.Errorf("stat after: %+v", s)
 	}
 }
 
