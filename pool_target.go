@@ -5,8 +5,11 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/pgline/pgline/internal/sqllex"
 )
 
 // Pool is a set of connections that multiplexes statements: each statement
@@ -20,7 +23,9 @@ import (
 //
 // Statements routed by the Pool share connections: session state needs a
 // connection of its own, from Acquire (SET, temporary tables, advisory
-// locks, LISTEN) or Begin (a transaction).
+// locks, LISTEN) or Begin (a transaction). A routed text that would leave
+// its connection in a transaction block it opened (a raw BEGIN) is
+// refused with ErrRoutedBlock, unsent.
 //
 // DSN parameters: pool_max_conns (default max(4, GOMAXPROCS)),
 // pool_min_conns (0), pool_max_conn_lifetime (1h), pool_max_conn_idle_time
@@ -88,6 +93,47 @@ type Pool struct {
 
 // ErrPoolClosed is returned by calls on a closed Pool.
 var ErrPoolClosed = errors.New("pgline: pool closed")
+
+// ErrRoutedBlock is the error of a text given to a Pool's Query,
+// QueryRow, Exec or SendBatch that would leave its session in a
+// transaction block it opened (BEGIN or START TRANSACTION without the
+// COMMIT that ends it, see sqllex.Info.OpensBlock): the Pool routes
+// statements to shared connections, where the statements of other
+// callers would run inside that block. The text is never sent. Use
+// Pool.Begin for a transaction, or Pool.Acquire for raw transaction
+// control on a connection of one's own. A text that begins and ends its
+// block ("BEGIN; ...; COMMIT"), or a batch whose statements do, is
+// routed.
+var ErrRoutedBlock = errors.New("pgline: a statement the Pool routes may not open a transaction block it does not end (BEGIN, START TRANSACTION): other callers' statements would run inside it; use Pool.Begin, or Pool.Acquire for raw transaction control")
+
+// routable returns ErrRoutedBlock when sql may not be routed: it would
+// leave a shared connection in a transaction block it opened.
+func routable(sql string) error {
+	if sqllex.OpensBlock(sql) {
+		return ErrRoutedBlock
+	}
+	return nil
+}
+
+// batchRoutable is routable for a batch: its statements, run in turn
+// (read as one text, as endsBlock reads them), must not leave a block
+// open.
+func batchRoutable(b *Batch) error {
+	for i := range b.items {
+		if !sqllex.OpensBlock(b.items[i].sql) {
+			continue
+		}
+		sqls := make([]string, len(b.items))
+		for j := range b.items {
+			sqls[j] = b.items[j].sql
+		}
+		if sqllex.Scan(strings.Join(sqls, "\n;\n")).OpensBlock {
+			return ErrRoutedBlock
+		}
+		return nil
+	}
+	return nil
+}
 
 // NewPool creates a pool for dsn (see ParseConfig, and Pool for the pool_*
 // parameters). Connections are opened when needed; pool_min_conns of them
@@ -247,6 +293,9 @@ func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *poolConn) bool {
 // connection goes on serving other statements, pipelined behind these
 // rows: close them promptly.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	if err := routable(sql); err != nil {
+		return nil, err
+	}
 	var rows *Rows
 	err := p.retry(ctx, func(pc *poolConn) error {
 		r, err := pc.c.Query(ctx, sql, args...)
@@ -275,6 +324,9 @@ func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 //go:noinline
 func (p *Pool) queryRow(ctx context.Context, row *Row, sql string, args []any) {
 	row.ctx, row.sql, row.args, row.pool = ctx, sql, args, p
+	if row.err = routable(sql); row.err != nil {
+		return
+	}
 	p.runRow(row)
 }
 
@@ -296,6 +348,9 @@ func (p *Pool) runRow(row *Row) {
 
 // Exec runs sql on one of the pool's connections (see Conn.Exec).
 func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (CommandTag, error) {
+	if err := routable(sql); err != nil {
+		return CommandTag{}, err
+	}
 	var tag CommandTag
 	err := p.retry(ctx, func(pc *poolConn) error {
 		var err error
@@ -308,6 +363,9 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (CommandTag, e
 
 // SendBatch sends b on one of the pool's connections (see Conn.SendBatch).
 func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
+	if err := batchRoutable(b); err != nil {
+		return &BatchResults{err: err, closed: true}
+	}
 	pc, err := p.routeChecked(ctx)
 	if err != nil {
 		return &BatchResults{err: err, closed: true}

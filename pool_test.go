@@ -320,8 +320,10 @@ func TestPoolZeroLifetimeIsNoLimit(t *testing.T) {
 }
 
 // TestPoolRoutedStatementLeavingTx: a routed statement that leaves its
-// session in a transaction (BEGIN given to Exec) used to poison its
-// connection: later statements failed with 25P02 or ran inside it.
+// session in a transaction used to poison its connection: later
+// statements failed with 25P02 or ran inside it. A text that fails inside
+// the block it opens leaves nothing behind; a raw BEGIN given to Exec is
+// refused (ErrRoutedBlock), unsent.
 func TestPoolRoutedStatementLeavingTx(t *testing.T) {
 	ctx := testCtx(t)
 	p := newTestPool(t, "pool_max_conns=1")
@@ -335,8 +337,8 @@ func TestPoolRoutedStatementLeavingTx(t *testing.T) {
 	if err := p.QueryRow(ctx, "SELECT 1").Scan(&v); err != nil || v != 1 {
 		t.Fatalf("after a failed explicit block: %d, %v", v, err)
 	}
-	if _, err := p.Exec(ctx, "BEGIN"); err != nil {
-		t.Fatal(err)
+	if _, err := p.Exec(ctx, "BEGIN"); !errors.Is(err, ErrRoutedBlock) {
+		t.Fatalf("raw BEGIN: %v, want ErrRoutedBlock", err)
 	}
 	if _, err := p.Exec(ctx, "INSERT INTO pool_leftx VALUES (1)"); err != nil {
 		t.Fatal(err)

@@ -109,6 +109,14 @@ type Info struct {
 	// Functions that call them are not seen.
 	SessionEffects bool
 
+	// OpensBlock reports that the text leaves the session in a
+	// transaction block it opened: a statement starts with BEGIN or START
+	// (BEGIN ATOMIC, inside a function's body, starts none) and the text
+	// does not end that block (see EndsBlock). BEGIN, START TRANSACTION,
+	// "BEGIN; COMMIT; BEGIN" and "BEGIN; COMMIT AND CHAIN" open one;
+	// "BEGIN; ...; COMMIT" does not.
+	OpensBlock bool
+
 	// Prepares reports that the text may prepare a statement with SQL
 	// PREPARE: a statement starts with the keyword PREPARE not followed
 	// by TRANSACTION (PREPARE TRANSACTION prepares no statement), or the
@@ -150,6 +158,7 @@ func Scan(sql string) Info {
 	info.ExitsBlock = info.ExitsBlock || off.ExitsBlock
 	info.ChangesSearchPath = info.ChangesSearchPath || off.ChangesSearchPath
 	info.SessionEffects = info.SessionEffects || off.SessionEffects
+	info.OpensBlock = info.OpensBlock || off.OpensBlock
 	info.Prepares = info.Prepares || off.Prepares
 	return info
 }
@@ -312,6 +321,7 @@ func scan(sql string, backslash bool) Info {
 		info.EndsBlock = endStmt
 	}
 	info.EndsBlock = info.EndsBlock && !atomic
+	info.OpensBlock = opened && !info.EndsBlock
 	if dealloc == deallocStart || dealloc == deallocPrepare {
 		deallocAll = true
 	}

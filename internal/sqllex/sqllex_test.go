@@ -246,6 +246,7 @@ func TestScan(t *testing.T) {
 		got.TransactionControl = false // TestTransactionControl
 		got.EndsBlock = false          // TestEndsBlock
 		got.ExitsBlock = false         // TestExitsBlock
+		got.OpensBlock = false         // TestOpensBlock
 		got.Prepares = false           // TestPrepares
 		if got != tt.want {
 			t.Errorf("Scan(%q) = %+v, want %+v", tt.sql, got, tt.want)
