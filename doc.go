@@ -29,11 +29,11 @@
 // parameter and result types depend on search_path, which the server
 // does not report: a statement that may change it (SET [LOCAL]
 // search_path, SET SCHEMA, SET ROLE, SET SESSION AUTHORIZATION, RESET
-// ALL, set_config whose setting is 'search_path' or not a constant, a
-// DO block whose code mentions them) drops every cached statement, so
-// that the statements after it are described under the search_path they
-// run with (a date parameter cached under another never cuts a
-// timestamp argument). Reading it is not changing it: SHOW search_path,
+// ALL, DISCARD ALL, set_config whose setting is 'search_path' or not a
+// constant, a DO block whose code mentions them) drops every cached
+// statement, so that the statements after it are described under the
+// search_path they run with (a date parameter cached under another never
+// cuts a timestamp argument). Reading it is not changing it: SHOW search_path,
 // current_setting('search_path'), set_config('app.user_id', $1, false)
 // or a string that names it change nothing. A statement described
 // before another goroutine's change was queued was never sent: it is

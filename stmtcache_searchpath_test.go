@@ -231,3 +231,56 @@ func TestSearchPathOwnBatchChangeStillFails(t *testing.T) {
 		t.Fatalf("%v; want errPathChanged", err)
 	}
 }
+
+// TestSearchPathDiscardAllInBatch: DISCARD ALL resets search_path (it
+// runs RESET ALL) as well as deallocating. In a batch [DISCARD ALL, q],
+// q was described under the session's search_path (spd_s: d is a date)
+// and would run after the DISCARD under the default one (public: d is a
+// timestamp) with a date parameter: the timestamp argument cut to its
+// day, and the count of rows equal to it 0 instead of 1, a wrong answer.
+// The batch fails before it is sent, as for a SET before q in the same
+// batch (see TestSearchPathOwnBatchChangeStillFails); q sent on its own
+// after the DISCARD is described again and counts 1.
+func TestSearchPathDiscardAllInBatch(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			ctx := testCtx(t)
+			const drop = "DROP SCHEMA IF EXISTS spd_s CASCADE; DROP TABLE IF EXISTS public.spd_t"
+			if _, err := c.Exec(ctx, drop+`; CREATE SCHEMA spd_s;
+				CREATE TABLE spd_s.spd_t (d date); INSERT INTO spd_s.spd_t VALUES ('2024-01-01');
+				CREATE TABLE public.spd_t (d timestamp); INSERT INTO public.spd_t VALUES ('2024-01-01 12:00')`); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Exec(context.Background(), drop) })
+			if _, err := c.Exec(ctx, "SET search_path = spd_s, public"); err != nil {
+				t.Fatal(err)
+			}
+			const q = "SELECT count(*)::int FROM spd_t WHERE d = $1"
+			noon := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
+			if _, err := c.Prepare(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+			b := &Batch{}
+			b.Queue("DISCARD ALL")
+			b.Queue(q, noon)
+			br := c.SendBatch(ctx, b)
+			_, discardErr := br.Exec()
+			var n int
+			scanErr := br.QueryRow().Scan(&n)
+			closeErr := br.Close()
+			if scanErr == nil {
+				t.Fatalf("after DISCARD ALL in the batch: count %d (public's timestamp compared with a date parameter; want the batch refused), DISCARD: %v", n, discardErr)
+			}
+			if !errors.Is(closeErr, errPathChanged) {
+				t.Fatalf("batch: %v, %v; want errPathChanged", scanErr, closeErr)
+			}
+			if _, err := c.Exec(ctx, "DISCARD ALL"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.QueryRow(ctx, q, noon).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("after DISCARD ALL: count %d, %v; want 1 (public's row at noon)", n, err)
+			}
+		})
+	}
+}

@@ -82,6 +82,8 @@ type Info struct {
 	//     search_path (also quoted, "search_path"), SCHEMA (SET SCHEMA, an
 	//     alias of search_path), ROLE or AUTHORIZATION (SET ROLE, SET
 	//     SESSION AUTHORIZATION), or ALL (RESET ALL);
+	//   - DISCARD ALL, which runs RESET ALL and SET SESSION AUTHORIZATION
+	//     DEFAULT (besides deallocating);
 	//   - a call of set_config (set_config( or "set_config"( in any
 	//     statement) whose first argument is the string constant
 	//     'search_path' in any case, or is not a plain string constant
@@ -91,7 +93,7 @@ type Info struct {
 	//   - a DO statement, whose code may run dynamic SQL, has a string
 	//     constant or dollar-quoted body that holds the word search_path
 	//     or set_config, the word ROLE or AUTHORIZATION along with SET or
-	//     RESET, or RESET followed by ALL.
+	//     RESET, or RESET or DISCARD followed by ALL.
 	// Reading a setting is not changing it: SHOW search_path,
 	// current_setting('search_path') or a string constant naming it in a
 	// SELECT don't count, nor do ALTER ROLE or ALTER DATABASE ... SET
@@ -277,7 +279,9 @@ func scan(sql string, backslash bool) Info {
 		case tokWord:
 			switch {
 			case afterDiscard && equalFold(t.text, "all"):
-				info.Deallocates, deallocAll = true, true
+				// DISCARD ALL also runs RESET ALL and SET SESSION
+				// AUTHORIZATION DEFAULT.
+				info.Deallocates, deallocAll, info.ChangesSearchPath = true, true, true
 			case copyStmt && equalFold(t.text, "from"):
 				from = true
 			case copyStmt && equalFold(t.text, "stdin"):
@@ -473,13 +477,13 @@ func mentionsDeallocate(body string) bool {
 // constant or of a dollar-quoted body of a DO statement, may change
 // search_path (see Info.ChangesSearchPath): it holds the word search_path
 // or set_config, the word ROLE or AUTHORIZATION along with SET or RESET
-// (SET ROLE, SET SESSION AUTHORIZATION), or RESET followed by ALL (see
-// mentionsDeallocate for what a word is).
+// (SET ROLE, SET SESSION AUTHORIZATION), or RESET or DISCARD followed
+// by ALL (see mentionsDeallocate for what a word is).
 func mentionsPathChange(body string) bool {
 	return mentionsWord(body, "search_path") || mentionsWord(body, "set_config") ||
 		(mentionsWord(body, "role") || mentionsWord(body, "authorization")) &&
 			(mentionsWord(body, "set") || mentionsWord(body, "reset")) ||
-		mentionsPair(body, "reset", "all")
+		mentionsPair(body, "reset", "all") || mentionsPair(body, "discard", "all")
 }
 
 // mentionsPair reports whether body holds the word first followed by
