@@ -47,18 +47,26 @@ func (f *spFailures) check(t *testing.T, what string, runs int64) {
 }
 
 // TestSearchPathReadsKeepOthersStatements: goroutines read search_path
-// on a shared Conn (SHOW, current_setting, a literal naming it) or set a
-// custom setting with set_config while others run a few distinct cached
-// texts. Reading a setting is not changing it: none of the others'
+// on a shared Conn, or a Pool of 4 (SHOW, current_setting, a literal
+// naming it) or set a custom setting with set_config while others run a
+// few distinct cached texts. Reading a setting is not changing it: none of the others'
 // statements fails. Before, any text that mentioned search_path or
 // set_config dropped the statement cache and failed the statements
 // described before it with errPathChanged ("a statement that may change
 // search_path was queued after this statement was described"), once they
 // had been described again 5 times (the budget shared with cancels).
 func TestSearchPathReadsKeepOthersStatements(t *testing.T) {
-	for _, mode := range []string{"prepare", "describe"} {
+	for _, mode := range []string{"prepare", "describe", "pool4"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			var c interface {
+				Exec(context.Context, string, ...any) (CommandTag, error)
+				QueryRow(context.Context, string, ...any) *Row
+			}
+			if mode == "pool4" {
+				c = newTestPool(t, "pool_max_conns=4")
+			} else {
+				c = auditConn(t, "statement_cache_mode="+mode)
+			}
 			ctx := testCtx(t)
 			readers := []func() error{
 				func() error { _, err := c.Exec(ctx, "SHOW search_path"); return err },
