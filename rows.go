@@ -6,6 +6,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/pgline/pgline/internal/strblock"
@@ -28,7 +31,9 @@ func (*noRowsError) Unwrap() error { return sql.ErrNoRows }
 var errCopyOutRows = errors.New("pgline: COPY ... TO STDOUT sends no rows: run it with CopyTo")
 
 // Rows is the result of Query. It holds the connection until it is closed;
-// Next returning false closes it. A Rows is used by one goroutine.
+// Next returning false closes it. A Rows is used by one goroutine at a
+// time. The Rows of a transaction's query are closed by its Commit or
+// Rollback if still open (see Tx); Err then reports why.
 type Rows struct {
 	c     *Conn
 	sd    *stmtDesc
@@ -46,6 +51,7 @@ type Rows struct {
 	row     wire.DataRow // the current row; its bytes are in the read buffer
 	pending bool         // the first row was read by start and not yet returned by Next
 	done    bool         // the reply was read up to ReadyForQuery
+	use     atomic.Int32 // rows of a transaction (tx): a rows* state (see closeForTx)
 	tag     CommandTag
 	err     error
 	raw     [][]byte // reused by RawValues
@@ -72,6 +78,118 @@ type Rows struct {
 	// (see Conn.resendable). Not Conn.TxStatus, which may be a later
 	// request's by the time the rows are closed.
 	txStatus byte
+
+	// gaveUp: closeForTxEnd gave the rows up before the end of their
+	// reply. Written before use becomes rowsClosed.
+	gaveUp bool
+	// tx is the transaction whose Query made the rows, nil for rows of
+	// no transaction (and for a Row's). Set before the rows reach their
+	// caller (Tx.track), not changed afterwards.
+	tx *Tx
+}
+
+// States of a transaction's Rows (Rows.use). A call of the rows' user
+// goes from rowsIdle to rowsInCall and back (enter, leave). The
+// transaction's end (closeForTx) takes idle rows (rowsClosing) and
+// closes them; rows in a call it marks rowsCloseWanted, and the call
+// closes them as it returns. Closed, they are rowsClosed, after which
+// nothing writes their fields.
+const (
+	rowsIdle        = iota // no call on the rows under way
+	rowsInCall             // a call of the rows' user is under way
+	rowsCloseWanted        // a call is under way, and closes the rows as it returns
+	rowsClosing            // the transaction's end closes them
+	rowsClosed             // closed for the transaction's end
+)
+
+// enter begins a call on rows of a transaction (r.tx set), and reports
+// whether the call must leave when it returns: not when the rows were
+// closed for the transaction's end (rowsClosed), which nothing changes
+// any more. It waits while the end closes them (that reads no socket,
+// and runs no user code but a Tracer's), and while another goroutine's
+// call is under way (against the rule that a Rows is used by one
+// goroutine at a time: waiting keeps the calls from racing).
+func (r *Rows) enter() bool {
+	for spins := 0; ; spins++ {
+		switch r.use.Load() {
+		case rowsIdle:
+			if r.use.CompareAndSwap(rowsIdle, rowsInCall) {
+				return true
+			}
+		case rowsClosed:
+			return false
+		default:
+			if spins < 100 {
+				runtime.Gosched()
+			} else {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}
+}
+
+// leave ends a call begun by enter. When the transaction's end asked
+// for the rows meanwhile (rowsCloseWanted), the call closes them.
+func (r *Rows) leave() {
+	if !r.use.CompareAndSwap(rowsInCall, rowsIdle) {
+		r.closeForTxEnd()
+	}
+}
+
+// closeForTx closes rows of a transaction for its Commit or Rollback (see
+// Tx.closeRows): at once when no call on them is under way; otherwise
+// the call closes them as it returns (leave), and closeForTx waits for
+// that, while ctx allows (a call of Next or Scan, not the next call of
+// the rows' user). It reports whether the rows were given up before the
+// end of their reply (closeForTxEnd), and ctx's error if it ended first.
+func (r *Rows) closeForTx(ctx context.Context) (gaveUp bool, err error) {
+	wait := 10 * time.Microsecond
+	for {
+		switch r.use.Load() {
+		case rowsIdle:
+			if r.use.CompareAndSwap(rowsIdle, rowsClosing) {
+				return r.closeForTxEnd(), nil
+			}
+			continue
+		case rowsInCall:
+			if r.use.CompareAndSwap(rowsInCall, rowsCloseWanted) {
+				break
+			}
+			continue
+		case rowsClosed:
+			return r.gaveUp, nil
+		}
+		// Closed by a call under way, or by a concurrent end of the
+		// transaction: soon.
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Millisecond)
+	}
+}
+
+// closeForTxEnd closes rows of a transaction for the transaction's end
+// (see closeForTx), and leaves them rowsClosed. Rows whose reply was read
+// to its end are closed as by Close. Rows still being sent are given up
+// as when their ctx ends (see Conn.abandon: the rest of the reply is
+// drained, the statement canceled if it runs on, and the transaction
+// doomed), and their Err is errRowsClosedByTx; it reports that (gaveUp).
+func (r *Rows) closeForTxEnd() (gaveUp bool) {
+	if r.c != nil {
+		r.pending = false
+		if !r.done {
+			r.setErr(errRowsClosedByTx)
+			r.interrupted, gaveUp = true, true
+		}
+		r.finish()
+	}
+	r.gaveUp = r.gaveUp || gaveUp
+	r.use.Store(rowsClosed)
+	return gaveUp
 }
 
 // start reads the reply up to the first row or the end of the statement,
@@ -307,6 +425,9 @@ func (r *Rows) setErr(err error) {
 // Next advances to the next row and reports whether there is one. When it
 // returns false the rows are closed; check Err.
 func (r *Rows) Next() bool {
+	if r.tx != nil && r.enter() {
+		defer r.leave()
+	}
 	if r.c == nil {
 		return false
 	}
@@ -357,11 +478,17 @@ func (r *Rows) finish() {
 		r.pooled = nil
 		pc.p.done(pc, true)
 	}
+	if r.tx != nil {
+		r.tx.untrack(r)
+	}
 }
 
 // Close discards the rows not read yet and releases the connection. It is
 // safe to call more than once.
 func (r *Rows) Close() {
+	if r.tx != nil && r.enter() {
+		defer r.leave()
+	}
 	if r.c == nil {
 		return
 	}
@@ -373,8 +500,15 @@ func (r *Rows) Close() {
 }
 
 // Err returns the error that ended the rows, if any: the server's error,
-// an I/O error, or a Scan error.
-func (r *Rows) Err() error { return r.err }
+// an I/O error, or a Scan error; for rows of a transaction that its
+// Commit or Rollback closed before their end, an error wrapping
+// ErrTxClosed.
+func (r *Rows) Err() error {
+	if r.tx != nil && r.enter() {
+		defer r.leave()
+	}
+	return r.err
+}
 
 // CommandTag returns the command tag of the statement, once the rows are
 // closed.
@@ -396,6 +530,12 @@ func (r *Rows) FieldDescriptions() []FieldDescription {
 // does not fit its destination gives an error naming the column; the row
 // can then still be scanned into other destinations.
 func (r *Rows) Scan(dest ...any) error {
+	if r.tx != nil {
+		if !r.enter() {
+			return errRowsClosedByTx
+		}
+		defer r.leave()
+	}
 	if r.c == nil || r.pending || r.done {
 		return errors.New("pgline: Scan called without a current row (call Next first)")
 	}
@@ -478,6 +618,12 @@ func (r *Rows) scanOne(cp *columnPlan, i int, v []byte, d any) error {
 // whose columns Scan would read from the socket once, in order, is first
 // read whole).
 func (r *Rows) ScanColumn(i int, dest any) error {
+	if r.tx != nil {
+		if !r.enter() {
+			return errRowsClosedByTx
+		}
+		defer r.leave()
+	}
 	if r.c == nil || r.pending || r.done {
 		return errors.New("pgline: ScanColumn called without a current row (call Next first)")
 	}
@@ -525,11 +671,15 @@ func (r *Rows) columnErr(i int, err error) error {
 // RawValues returns the current row's column values as the server sent
 // them (nil for NULL), in each column's format (FieldDescription.Format).
 // The slices alias the connection's read buffer: they are valid until the
-// next call to Next or Close. It returns nil when there is no current row,
+// next call to Next or Close (or, for rows of a transaction, its Commit or
+// Rollback, which closes them). It returns nil when there is no current row,
 // and for a row larger than the read buffer that cannot be held whole
 // (over max_message_size, or already scanned): Values says why; scan
 // such a row with StreamTo.
 func (r *Rows) RawValues() [][]byte {
+	if r.tx != nil && r.enter() {
+		defer r.leave()
+	}
 	if r.c == nil || r.pending || r.done || r.materialize() != nil {
 		return nil
 	}
@@ -540,6 +690,12 @@ func (r *Rows) RawValues() [][]byte {
 // Values decodes the current row into Go values of each column's default
 // type (nil for NULL).
 func (r *Rows) Values() ([]any, error) {
+	if r.tx != nil {
+		if !r.enter() {
+			return nil, errRowsClosedByTx
+		}
+		defer r.leave()
+	}
 	if r.c == nil || r.pending || r.done {
 		return nil, errors.New("pgline: Values called without a current row (call Next first)")
 	}

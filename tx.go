@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -19,6 +20,15 @@ var ErrTxClosed = errors.New("pgline: transaction already committed or rolled ba
 // pgline did because a statement of it was given up when its ctx ended
 // (its caller got ctx's error, but the server may have run it).
 var ErrTxRolledBack = errors.New("pgline: commit ended in rollback: the transaction had failed")
+
+// errRowsClosedByTx is the error of Rows that their transaction's Commit
+// or Rollback closed before the end of their reply (see Tx.closeRows).
+var errRowsClosedByTx = fmt.Errorf("%w: its Commit or Rollback closed these rows before their end", ErrTxClosed)
+
+// errRowsGivenUp is Commit's error when it closed Rows of the transaction
+// before the end of their reply: their statement was given up, and the
+// transaction rolled back (see Tx.closeRows).
+var errRowsGivenUp = fmt.Errorf("%w: rows of one of its queries were open, unread, at Commit, which gave their statement up", ErrTxRolledBack)
 
 // TxOptions are the characteristics of a transaction (BEGIN ...). Zero
 // values leave the server's defaults.
@@ -38,6 +48,19 @@ type TxOptions struct {
 // Rollback; calling Rollback after Commit is harmless (ErrTxClosed), and
 // a Rollback whose ctx has ended still ends the transaction. One nested
 // transaction may be open in a Tx at a time.
+//
+// Commit and Rollback first close the Rows of the transaction's queries
+// still open (of its nested transactions' too), as database/sql does,
+// instead of waiting for them: a loop over rows that returns early, then
+// the deferred Rollback, ends the transaction at once. Rows whose reply
+// had ended are closed as by Close. Rows still being sent are given up
+// (the rest of their reply is drained, their statement canceled if it
+// runs on): their Err wraps ErrTxClosed, the transaction is doomed (see
+// Commit), and a Commit rolls back and returns ErrTxRolledBack. Rows
+// another goroutine is reading are closed between two of its calls (one
+// under way, Next or Scan, closes them as it returns); its next call
+// finds them closed. A Row of QueryRow is not closed: it is a statement
+// in flight until its Scan, which must be called (see Conn.QueryRow).
 type Tx struct {
 	c         *Conn
 	root      *Tx    // the outermost transaction, which owns the connection
@@ -60,6 +83,82 @@ type Tx struct {
 	// pathChanged: a statement that may change search_path was queued
 	// in it (see holder.notePathLocked).
 	pathChanged bool
+
+	// Of the outermost transaction: the open Rows of its queries and its
+	// nested transactions' (see track), which its end closes.
+	rmu     sync.Mutex // guards rows
+	rows    []*Rows
+	rowsBuf [2]*Rows // rows' first array: no allocation for a few Rows
+}
+
+// track notes r, just made by Query on tx, as open rows of the
+// transaction, which its end closes if they are still open then (see
+// closeRows). Rows.finish untracks them.
+func (tx *Tx) track(r *Rows) {
+	r.tx = tx
+	root := tx.root
+	root.rmu.Lock()
+	if root.rows == nil {
+		root.rows = root.rowsBuf[:0]
+	}
+	root.rows = append(root.rows, r)
+	root.rmu.Unlock()
+}
+
+// untrack forgets r, rows of tx that are closed (see track).
+func (tx *Tx) untrack(r *Rows) {
+	root := tx.root
+	root.rmu.Lock()
+	for i, o := range root.rows {
+		if o == r {
+			last := len(root.rows) - 1
+			root.rows[i] = root.rows[last]
+			root.rows[last] = nil
+			root.rows = root.rows[:last]
+			break
+		}
+	}
+	root.rmu.Unlock()
+}
+
+// within reports whether tx is anc or nested in it.
+func (tx *Tx) within(anc *Tx) bool {
+	for t := tx; t != nil; t = t.parent {
+		if t == anc {
+			return true
+		}
+	}
+	return false
+}
+
+// closeRows closes, for tx's Commit or Rollback, the open Rows of tx's
+// queries and of its nested transactions', so that ending tx never waits
+// for Rows nobody may read any more (see Tx and Rows.closeForTx). It
+// reports whether rows still being sent were given up, which dooms the
+// transaction, and ctx's error when ctx ended while a call under way on
+// some rows was to close them (those are left open).
+func (tx *Tx) closeRows(ctx context.Context) (gaveUp bool, err error) {
+	root := tx.root
+	root.rmu.Lock()
+	if len(root.rows) == 0 {
+		root.rmu.Unlock()
+		return false, nil
+	}
+	var open []*Rows
+	for _, r := range root.rows {
+		if r.tx.within(tx) {
+			open = append(open, r)
+		}
+	}
+	root.rmu.Unlock()
+	for _, r := range open {
+		g, e := r.closeForTx(ctx)
+		gaveUp = gaveUp || g
+		if e != nil {
+			return gaveUp, e
+		}
+	}
+	return gaveUp, nil
 }
 
 // doom marks the transaction a given-up statement belongs to (a nil tx
@@ -192,6 +291,7 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error)
 	if err := tx.c.query(ctx, tx.owner(), r, sql, args); err != nil {
 		return nil, err
 	}
+	tx.track(r)
 	return r, nil
 }
 
@@ -237,10 +337,16 @@ func (tx *Tx) Begin(ctx context.Context) (*Tx, error) {
 
 // Commit commits the transaction (or releases the savepoint of a nested
 // one). When the transaction had failed, the server rolls it back and
-// Commit returns ErrTxRolledBack.
+// Commit returns ErrTxRolledBack. Rows of the transaction still open are
+// closed first (see Tx): rows still being sent make it roll back instead,
+// with ErrTxRolledBack.
 func (tx *Tx) Commit(ctx context.Context) error {
 	if tx.closed() || !tx.done.CompareAndSwap(false, true) {
 		return ErrTxClosed
+	}
+	gaveUp, err := tx.closeRows(ctx)
+	if err != nil {
+		tx.doom() // ctx ended: rows left open, their outcome unknown
 	}
 	// A statement of the transaction still in flight (another
 	// goroutine's) may yet be given up, its caller told it failed: COMMIT
@@ -250,6 +356,9 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	}
 	if tx.root.doomed.Load() {
 		err := errDoomed
+		if gaveUp {
+			err = errRowsGivenUp
+		}
 		if tx.savepoint != "" {
 			if e := tx.endNested(ctx, "ROLLBACK TO SAVEPOINT "); e != nil {
 				err = e
@@ -273,11 +382,13 @@ func (tx *Tx) Commit(ctx context.Context) error {
 // to its savepoint). After Commit or Rollback it returns ErrTxClosed and
 // does nothing, so it can be deferred. When ctx has ended before the
 // ROLLBACK could be sent, it is sent all the same and ctx's error
-// returned.
+// returned. Rows of the transaction still open are closed first (see
+// Tx).
 func (tx *Tx) Rollback(ctx context.Context) error {
 	if tx.closed() || !tx.done.CompareAndSwap(false, true) {
 		return ErrTxClosed
 	}
+	tx.closeRows(ctx) // what ctx's end leaves open waits for the ROLLBACK (see finish)
 	if tx.savepoint != "" {
 		return tx.endNested(ctx, "ROLLBACK TO SAVEPOINT ")
 	}

@@ -9,6 +9,8 @@ import (
 // Begin makes a savepoint), runs fn in it, and commits when fn returns
 // nil. When fn returns an error or panics, the transaction is rolled back
 // and fn's error returned (or its panic resumed). As pgx's BeginFunc.
+// Rows fn leaves open are closed by the Commit or Rollback (see Tx):
+// rows left unread make the Commit roll back, with ErrTxRolledBack.
 func BeginFunc(ctx context.Context, db interface {
 	Begin(context.Context) (*Tx, error)
 }, fn func(*Tx) error) error {
