@@ -15,7 +15,8 @@ import (
 
 // hostPool is the connections of a Pool to one host, and the engine that
 // routes statements over them: each statement goes to the connection
-// with the fewest requests in flight, where it is pipelined with the
+// with the least load (its requests in flight, unless open Rows or a
+// silent head hold it: see pool_route.go), where it is pipelined with the
 // others; connections are opened as load needs them, up to
 // pool_max_conns; when every connection has pool_max_pipeline statements
 // in flight, statements wait in one line and Acquire and Begin in
@@ -202,15 +203,25 @@ func (pc poolConfig) withDefaults() poolConfig {
 type poolConn struct {
 	p        *hostPool
 	c        *Conn
-	inflight int  // statements routed to it and not finished
-	openRows int  // Rows from it not closed yet: statements behind them wait
+	inflight int // statements routed to it and not finished
+	// openRows counts the Rows of Query and SendBatch routed to it and
+	// not closed: from the moment they are routed, since they go to user
+	// code, which holds the statements queued behind them (see
+	// hostPool.loadLocked). rowHolds counts the Rows of QueryRow read and
+	// not scanned yet: Scan reads them at once, so they hold nothing back
+	// (a Row left unscanned stalls its connection instead).
+	openRows int
+	rowHolds int
 	retiring bool // past its lifetime: no new statements; closed when idle
 	draining bool // wanted by Acquire or Begin: no new statements until idle
 	// txRan: a Pool transaction ran on it since its session was last
 	// reset; what it set for the session (LISTEN, SET) is not an
 	// Acquire holder's, who gets it reset first (see Pool.Acquire).
-	txRan    atomic.Bool
-	created  time.Time
+	txRan   atomic.Bool
+	created time.Time
+	// lastUsed is when a statement routed to it last finished, or when
+	// it last went from idle to busy: with statements in flight, its last
+	// sign of progress (see stallAfter).
 	lastUsed time.Time
 }
 
@@ -378,13 +389,22 @@ func (p *hostPool) dropLocked(pc *poolConn) {
 	}
 }
 
-// done ends one statement routed to pc; rows reports that it was a Query
-// whose Rows were counted open.
+// done ends one statement routed to pc; rows reports that it was counted
+// in openRows (a Query or SendBatch) or rowHolds (a QueryRow read). Rows
+// and Rows of a Row end alike (Rows.finish), so done takes a Row's hold
+// off first: the Rows of one connection are read in turn, so a Row held
+// while another Rows ends is that Rows' successor, and taking its hold
+// off first can only keep openRows counted a moment longer (until the
+// Row's own end), never shorter.
 func (p *hostPool) done(pc *poolConn, rows bool) {
 	p.mu.Lock()
 	pc.inflight--
 	if rows {
-		pc.openRows--
+		if pc.rowHolds > 0 {
+			pc.rowHolds--
+		} else {
+			pc.openRows--
+		}
 	}
 	pc.lastUsed = time.Now()
 	if pc.c.TxStatus() != 'I' {
@@ -411,20 +431,27 @@ func (p *hostPool) done(pc *poolConn, rows bool) {
 
 // routeChecked is route, with the connection checked when it was idle
 // for pool_idle_check (see Conn.usableAfterIdle); broken ones are dropped.
-func (p *hostPool) routeChecked(ctx context.Context) (*poolConn, error) {
+func (p *hostPool) routeChecked(ctx context.Context, rows bool) (*poolConn, error) {
 	for {
-		pc, check, err := p.route(ctx)
+		pc, check, err := p.route(ctx, rows)
 		if err != nil || !check || pc.c.usableAfterIdle(ctx) {
 			return pc, err
 		}
-		p.done(pc, false) // closed: dropped
+		p.done(pc, rows) // closed: dropped
 	}
 }
 
-// holdRows counts r as open Rows of pc until they are closed.
+// holdRows makes r, the Rows of a Query routed to pc (counted open since
+// it was routed), end its statement when closed.
 func (p *hostPool) holdRows(pc *poolConn, r *Rows) {
+	r.pooled = pc
+}
+
+// holdRow counts r, the Rows of a QueryRow routed to pc, read until Scan
+// closes it, which ends its statement (see poolConn.rowHolds).
+func (p *hostPool) holdRow(pc *poolConn, r *Rows) {
 	p.mu.Lock()
-	pc.openRows++
+	pc.rowHolds++
 	p.mu.Unlock()
 	r.pooled = pc
 }

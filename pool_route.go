@@ -7,14 +7,29 @@ import (
 
 // Routing statements to the connections of a Pool's host (hostPool).
 //
-// A statement takes a slot on the open connection with the fewest
-// requests in flight (up to pool_max_pipeline per connection). When every
-// slot is taken it waits in a FIFO queue, and each slot freed goes to the
-// statement at its head (serveLocked): one wake-up per freed slot, in
-// arrival order, however many goroutines wait. A statement arriving while
-// others wait queues behind them even if a slot is free at that moment.
-// Acquire and Begin wait the same way in a second line, for a connection
-// of their own (serveTakersLocked).
+// A statement takes a slot on the open connection with the least load
+// (loadLocked: the requests in flight, up to pool_max_pipeline per
+// connection), where it is pipelined behind them. A connection whose
+// queue is held by something else than the server's work on it weighs as
+// full: Rows of a Query or SendBatch routed to it and not closed (they go
+// to user code, which may read them slowly, or run statements of its own
+// through the Pool while it does), or no statement finished for
+// stallAfter (a statement waiting for a lock, a slow one, a Row left
+// unscanned). A statement is pipelined behind such a connection only when
+// no other can take it and none can be opened. While a connection is
+// being opened for the Pool (and the last attempt succeeded), a statement
+// is not pipelined behind another's at all: it waits for that connection
+// or the first slot freed, since a head that has not answered yet may be
+// one that never will before a caller of the statements behind it acts
+// (a transaction's lock, read through the Pool while it is held).
+//
+// When no connection can take a statement it waits in a FIFO queue, and
+// each slot freed goes to the statement at its head (serveLocked): one
+// wake-up per freed slot, in arrival order, however many goroutines wait.
+// A statement arriving while others wait queues behind them even if a
+// slot is free at that moment. Acquire and Begin wait the same way in a
+// second line, for a connection of their own (serveTakersLocked), and the
+// connections set aside for them (draining) are chosen by the same load.
 
 // poolWaiter is a call waiting in one of a hostPool's lines: a statement for
 // a slot (route), or an Acquire or Begin for a connection of its own
@@ -25,6 +40,7 @@ type poolWaiter struct {
 	ready      chan struct{} // one token (wake) once pc, open or err is set
 	pc         *poolConn
 	check      bool // pc was idle for pool_idle_check: look at it first
+	rows       bool // route: a Query's, whose Rows count open from routing
 	open       bool // take: a reservation to open a connection (counted in held)
 	err        error
 }
@@ -82,13 +98,12 @@ func (l *waitLine) remove(w *poolWaiter) {
 	l.n--
 }
 
-// route takes a slot for one statement: the open connection with the
-// fewest requests in flight, avoiding those whose queue waits behind open
-// Rows. When every connection is busy and the pool is below its maximum,
-// another is opened (this statement does not wait for it when a busy one
-// can take it pipelined). It waits, in arrival order, when every
-// connection has pool_max_pipeline requests in flight.
-func (p *hostPool) route(ctx context.Context) (pc *poolConn, check bool, err error) {
+// route takes a slot for one statement (see pickLocked); rows reports a
+// Query or SendBatch, whose Rows count open on the connection from now
+// on. When every connection is busy and the pool is below its maximum,
+// another is opened. It waits, in arrival order, when no connection can
+// take the statement.
+func (p *hostPool) route(ctx context.Context, rows bool) (pc *poolConn, check bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -96,6 +111,9 @@ func (p *hostPool) route(ctx context.Context) (pc *poolConn, check bool, err err
 	}
 	if p.stmtLine.head == nil {
 		if pc, check := p.pickLocked(); pc != nil {
+			if rows {
+				pc.openRows++
+			}
 			p.mu.Unlock()
 			return pc, check, nil
 		}
@@ -104,6 +122,7 @@ func (p *hostPool) route(ctx context.Context) (pc *poolConn, check bool, err err
 		p.openForWaitersLocked()
 	}
 	w := p.newWaiter(ctx)
+	w.rows = rows
 	p.stmtLine.push(w)
 	p.mu.Unlock()
 	select {
@@ -119,6 +138,9 @@ func (p *hostPool) route(ctx context.Context) (pc *poolConn, check bool, err err
 	case <-w.ready: // served as ctx ended: the slot goes to the next
 		if w.pc != nil {
 			w.pc.inflight--
+			if rows {
+				w.pc.openRows--
+			}
 			p.serveLocked()
 		}
 	default:
@@ -128,20 +150,65 @@ func (p *hostPool) route(ctx context.Context) (pc *poolConn, check bool, err err
 	return nil, false, connectWaitErr(ctx, p.lastErr)
 }
 
-// pickLocked takes a slot for a statement, opening a connection when every
-// one is busy and the pool is below its maximum; nil when none is free.
+// stallAfter is how long a connection with statements in flight may
+// finish none before routing treats it as blocked (see loadLocked): its
+// head waits for a lock, runs long, or is a Row its caller has not
+// scanned. New statements then go to another connection, or one opened
+// for them, when they can; those already queued behind it wait on. It only
+// changes where a statement not sent yet goes. libpq has no equivalent.
+const stallAfter = 100 * time.Millisecond
+
+// silenceStep: before stallAfter, a connection weighs one request more per
+// silenceStep without an answer (see loadLocked). A connection answering
+// as usual, pipelined statements finishing every few tens of
+// microseconds, weighs its requests only; one whose head has not answered
+// for a millisecond or two loses the next statements to those that answer,
+// which is where a head that will not answer soon (waiting for a lock) is
+// told from one that will, before stallAfter.
+const silenceStep = 250 * time.Microsecond
+
+// loadLocked is pc's load for routing and for the choice of a connection
+// to drain: its requests in flight, plus pool_max_pipeline when its queue
+// is held by something else than the server's work on it (Rows open, or
+// routed to be opened, for user code), so that such a connection comes
+// after every other. A connection that has finished no statement for a
+// while weighs more the longer it waits (one request per silenceStep, up
+// to one less than pool_max_pipeline), and counts as held from stallAfter
+// on. now is read once per decision, when first needed.
+func (p *hostPool) loadLocked(pc *poolConn, now *time.Time) int {
+	n := pc.inflight
+	if n == 0 {
+		return 0
+	}
+	max := p.pc.maxPipeline
+	if pc.openRows > 0 {
+		return n + max
+	}
+	if now.IsZero() {
+		*now = time.Now()
+	}
+	if silent := now.Sub(pc.lastUsed); silent < stallAfter {
+		return n + int(min(silent/silenceStep, time.Duration(max-1)))
+	}
+	return n + max
+}
+
+// pickLocked takes a slot for a statement: the routable connection with
+// the least load (loadLocked), opening another when every one is busy and
+// the pool is below its maximum. It returns nil, and the statement waits,
+// when the least loaded is full (pool_max_pipeline), or busy while a
+// connection is being opened for the pool (the last attempt succeeded),
+// or held (open Rows, stalled) while the pool may still grow.
 func (p *hostPool) pickLocked() (pc *poolConn, check bool) {
 	var best *poolConn
 	bestScore := 0
+	var now time.Time
 	p.pruneClosedLocked()
 	for _, pc := range p.conns {
 		if pc.retiring || pc.draining {
 			continue
 		}
-		score := pc.inflight
-		if pc.openRows > 0 {
-			score += p.pc.maxPipeline
-		}
+		score := p.loadLocked(pc, &now)
 		if best == nil || score < bestScore {
 			best, bestScore = pc, score
 		}
@@ -149,10 +216,21 @@ func (p *hostPool) pickLocked() (pc *poolConn, check bool) {
 	if best == nil || bestScore > 0 {
 		p.growLocked()
 	}
-	if best == nil || bestScore > 0 && (best.inflight >= p.pc.maxPipeline || bestScore >= p.pc.maxPipeline && p.totalLocked() < p.pc.maxConns) {
+	switch {
+	case best == nil || best.inflight >= p.pc.maxPipeline:
+		return nil, false
+	case bestScore > 0 && p.opening > 0 && p.failures == 0:
+		return nil, false // a connection is on its way (or the first slot freed)
+	case bestScore >= p.pc.maxPipeline && p.totalLocked() < p.pc.maxConns:
 		return nil, false
 	}
-	check = best.inflight == 0 && time.Since(best.lastUsed) >= p.pc.idleCheck
+	if best.inflight == 0 {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		check = now.Sub(best.lastUsed) >= p.pc.idleCheck
+		best.lastUsed = now // busy from now on: its progress counts from here
+	}
 	best.inflight++
 	return best, check
 }
@@ -167,6 +245,9 @@ func (p *hostPool) serveLocked() {
 		}
 		w := p.stmtLine.head
 		p.stmtLine.remove(w)
+		if w.rows {
+			pc.openRows++
+		}
 		w.pc, w.check = pc, check
 		w.wake()
 	}

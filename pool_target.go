@@ -210,9 +210,12 @@ func (p *Pool) pick(ctx context.Context) (*hostPool, error) {
 func (p *Pool) maxReroutes() int { return 2*len(p.set.hosts) + 2 }
 
 // routeChecked takes a slot for one statement on a host of the view (see
-// hostPool.routeChecked).
-func (p *Pool) routeChecked(ctx context.Context) (*poolConn, error) {
-	return p.onHost(ctx, (*hostPool).routeChecked, func(pc *poolConn) { pc.p.done(pc, false) })
+// hostPool.routeChecked); rows reports a Query or SendBatch, whose Rows
+// count open from routing (see hostPool.route).
+func (p *Pool) routeChecked(ctx context.Context, rows bool) (*poolConn, error) {
+	return p.onHost(ctx, func(hp *hostPool, ctx context.Context) (*poolConn, error) {
+		return hp.routeChecked(ctx, rows)
+	}, func(pc *poolConn) { pc.p.done(pc, rows) })
 }
 
 // take takes a connection of a host of the view for exclusive use (see
@@ -260,8 +263,19 @@ func (p *Pool) done(pc *poolConn, rows bool) { pc.p.done(pc, rows) }
 // as ctx allows (and a bounded number of times: a server that ends every
 // session at once must not keep a call without deadline for ever).
 func (p *Pool) retry(ctx context.Context, op func(pc *poolConn) error) error {
+	return p.retryRouted(ctx, false, op)
+}
+
+// retryRows is retry for a Query: its Rows count open on the connection
+// from routing, and op ends a failed attempt with done(pc, true).
+func (p *Pool) retryRows(ctx context.Context, op func(pc *poolConn) error) error {
+	return p.retryRouted(ctx, true, op)
+}
+
+// retryRouted is retry, for a Query when rows is set.
+func (p *Pool) retryRouted(ctx context.Context, rows bool, op func(pc *poolConn) error) error {
 	for attempt := 0; ; attempt++ {
-		pc, err := p.routeChecked(ctx)
+		pc, err := p.routeChecked(ctx, rows)
 		if err != nil {
 			return err
 		}
@@ -297,10 +311,10 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 		return nil, err
 	}
 	var rows *Rows
-	err := p.retry(ctx, func(pc *poolConn) error {
+	err := p.retryRows(ctx, func(pc *poolConn) error {
 		r, err := pc.c.Query(ctx, sql, args...)
 		if err != nil {
-			pc.p.done(pc, false)
+			pc.p.done(pc, true)
 			return err
 		}
 		pc.p.holdRows(pc, r)
@@ -341,7 +355,7 @@ func (p *Pool) runRow(row *Row) {
 			pc.p.done(pc, false)
 			return err
 		}
-		pc.p.holdRows(pc, &row.rows)
+		pc.p.holdRow(pc, &row.rows)
 		return nil
 	})
 }
@@ -366,18 +380,15 @@ func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 	if err := batchRoutable(b); err != nil {
 		return &BatchResults{err: err, closed: true}
 	}
-	pc, err := p.routeChecked(ctx)
+	pc, err := p.routeChecked(ctx, true)
 	if err != nil {
 		return &BatchResults{err: err, closed: true}
 	}
 	br := pc.c.SendBatch(ctx, b)
 	if br.req == nil {
-		pc.p.done(pc, false)
+		pc.p.done(pc, true)
 		return br
 	}
-	pc.p.mu.Lock()
-	pc.openRows++
-	pc.p.mu.Unlock()
 	br.pooled = pc
 	return br
 }
