@@ -171,8 +171,11 @@
 // NewPool opens connections as load needs them (pool_max_conns and the
 // other pool_* DSN parameters) and sends each statement to the connection
 // with the fewest requests in flight, pipelined with the others (up to
-// pool_max_pipeline per connection). Acquire and Begin take a connection
-// for one caller. When every slot is taken, statements wait in one line
+// pool_max_pipeline per connection), but not behind a connection whose
+// queue waits on user code (open Rows) or on a statement that has not
+// answered for a while, when another connection can take it or can be
+// opened. Acquire and Begin take a connection for one caller, one that
+// drains soon. When every slot is taken, statements wait in one line
 // and Acquire and Begin in another, each served in arrival order with
 // one wake-up per freed slot, however many goroutines wait. Connections the server
 // closed while they sat idle are found before use, and a statement that

@@ -806,7 +806,10 @@ func (p *hostPool) noteRole(c *Conn, opening bool) {
 var lagUnknown = time.Unix(1, 0)
 
 // balanceDrainingLocked keeps as many connections draining as callers wait
-// in take: it marks the least busy ones, or clears marks no longer needed.
+// in take: those that will drain soonest, by the routing's measure of
+// their load (loadLocked), so never one held by open Rows or stalled
+// while another is not. A mark on a held connection moves to one that is
+// not; marks no longer needed are cleared, held ones first.
 func (p *hostPool) balanceDrainingLocked() {
 	n := 0
 	for _, pc := range p.conns {
@@ -814,27 +817,46 @@ func (p *hostPool) balanceDrainingLocked() {
 			n++
 		}
 	}
-	for n > p.takers {
-		for _, pc := range p.conns {
-			if pc.draining {
-				pc.draining = false
-				n--
-				break
-			}
-		}
+	if n == 0 && p.takers == 0 {
+		return
 	}
-	for n < p.takers {
-		var best *poolConn
+	var now time.Time
+	// marked returns the draining connection with the most load, unmarked
+	// the other with the least.
+	marked := func() (worst *poolConn, load int) {
 		for _, pc := range p.conns {
-			if !pc.draining && !pc.retiring && (best == nil || pc.inflight < best.inflight) {
-				best = pc
+			if l := p.loadLocked(pc, &now); pc.draining && (worst == nil || l > load) {
+				worst, load = pc, l
 			}
 		}
-		if best == nil {
+		return worst, load
+	}
+	unmarked := func() (best *poolConn, load int) {
+		for _, pc := range p.conns {
+			if l := p.loadLocked(pc, &now); !pc.draining && !pc.retiring && (best == nil || l < load) {
+				best, load = pc, l
+			}
+		}
+		return best, load
+	}
+	for ; n > p.takers; n-- {
+		pc, _ := marked()
+		pc.draining = false
+	}
+	for ; n < p.takers; n++ {
+		pc, _ := unmarked()
+		if pc == nil {
 			return
 		}
-		best.draining = true
-		n++
+		pc.draining = true
+	}
+	for {
+		worst, wl := marked()
+		best, bl := unmarked()
+		if worst == nil || best == nil || wl < p.pc.maxPipeline || bl >= p.pc.maxPipeline {
+			return
+		}
+		worst.draining, best.draining = false, true
 	}
 }
 

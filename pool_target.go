@@ -21,6 +21,20 @@ import (
 // and are served in arrival order, one per freed slot, however many
 // goroutines wait. A Pool is safe for concurrent use.
 //
+// A connection whose queue waits on something else than the server's work
+// on it is held: it has Rows of a Query or SendBatch not closed yet (user
+// code reads them, and the statements behind wait for it), or no statement
+// of it has finished for 100ms (one waits for a lock, or runs long; libpq
+// has no such setting). The longer a connection has not answered, the
+// fewer new statements it gets; a held one gets none while another
+// connection can take them or can be opened, and Acquire, Begin and
+// BeginTx wait for one that is not held to drain (or open one, below
+// pool_max_conns). While a connection is being opened for the Pool,
+// statements wait for it, or for the first connection free of others'
+// statements, rather than being pipelined behind statements that have not
+// answered yet. This only decides where a statement not sent yet goes:
+// statements already queued behind a held connection wait for it.
+//
 // Statements routed by the Pool share connections: session state needs a
 // connection of its own, from Acquire (SET, temporary tables, advisory
 // locks, LISTEN) or Begin (a transaction). A routed text that would leave
