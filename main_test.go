@@ -107,3 +107,17 @@ func connect(t *testing.T, dsn string) *Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// stormsEnv names the environment variable that turns on the long
+// storms: tests that hammer a connection or a Pool for seconds to find a
+// rare interleaving. .ci/run sets it; `go test ./...` skips them, so that
+// the everyday run stays short.
+const stormsEnv = "PGLINE_STORMS"
+
+// storm skips t unless PGLINE_STORMS is set (see stormsEnv).
+func storm(t *testing.T) {
+	t.Helper()
+	if os.Getenv(stormsEnv) == "" {
+		t.Skipf("a storm: set %s=1 to run it (.ci/run does)", stormsEnv)
+	}
+}
