@@ -382,9 +382,7 @@ func victimCode(err error) string {
 // its ctx's error; every answer is the caller's own; an UPDATE sent again
 // after a cancel runs once.
 func TestCancelNoVictimsStress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("stress test")
-	}
+	storm(t)
 	const workers, opsPerWorker = 100, 60
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

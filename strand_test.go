@@ -80,6 +80,7 @@ func isCode(err error, code string) bool {
 // each refusal sends it again whole); and the Conn ends outside any
 // transaction.
 func TestCancelStormSharedSyncs(t *testing.T) {
+	storm(t)
 	for _, mode := range []string{"", "statement_cache_mode=describe"} { // named, unnamed BEGIN and COMMIT
 		t.Run(mode, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -155,6 +156,7 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 // transaction's statement gets one only after an earlier one of its own
 // failed.
 func TestCancelStormTxEnd(t *testing.T) {
+	storm(t)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	stop := make(chan struct{})
