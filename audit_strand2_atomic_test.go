@@ -12,17 +12,12 @@ package pgline
 import (
 	"fmt"
 	"testing"
-	"time"
 )
 
 const auditAtomicFn = `CREATE FUNCTION %s() RETURNS int LANGUAGE sql
 BEGIN ATOMIC
   SELECT 1;
 END`
-
-func auditStrand2Name(prefix string) string {
-	return fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
-}
 
 // TestAuditStrand2AtomicRawBlock: BEGIN; CREATE TABLE; CREATE FUNCTION
 // ... BEGIN ATOMIC ... END; COMMIT, each given to Exec in turn on a Conn

@@ -20,7 +20,7 @@ import (
 
 func TestAuditStrand2RefusedTextRollsBackTx(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditStrand2Table(t, "audit_s2_double")
+	tbl := auditIntTable(t, "audit_s2_double")
 	c := connect(t, srv.DSN())
 	strands := c.strands.Load()
 
@@ -102,7 +102,7 @@ func TestAuditStrand2RefusedTextRollsBackTx(t *testing.T) {
 // row of a rolled-back Tx may survive.
 func TestAuditStrand2RefusedTextStorm(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditStrand2Table(t, "audit_s2_dstorm")
+	tbl := auditIntTable(t, "audit_s2_dstorm")
 	c := connect(t, srv.DSN())
 	strands := c.strands.Load()
 	end := time.Now().Add(1500 * time.Millisecond)

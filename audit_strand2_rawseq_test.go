@@ -11,35 +11,13 @@ import (
 	"testing"
 )
 
-// auditStrand2Table creates a fresh one-column table, dropped at the end.
-func auditStrand2Table(t *testing.T, prefix string) string {
-	t.Helper()
-	ctx := testCtx(t)
-	tbl := auditStrand2Name(prefix)
-	c := connect(t, srv.DSN())
-	if _, err := c.Exec(ctx, "CREATE TABLE "+tbl+" (a int PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Exec(ctx, "DROP TABLE IF EXISTS "+tbl) })
-	return tbl
-}
-
-func auditStrand2Count(t *testing.T, c *Conn, tbl string) int64 {
-	t.Helper()
-	var n int64
-	if err := c.QueryRow(testCtx(t), "SELECT count(*) FROM "+tbl).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // TestAuditStrand2RawSavepointRecover: BEGIN; INSERT 1; SAVEPOINT s;
 // "INSERT 1; COMMIT" (duplicate key: the COMMIT is skipped, the block is
 // aborted, the caller still holds it); ROLLBACK TO SAVEPOINT s; COMMIT.
 // libpq: the savepoint recovers the block and row 1 is committed.
 func TestAuditStrand2RawSavepointRecover(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditStrand2Table(t, "audit_s2_sp")
+	tbl := auditIntTable(t, "audit_s2_sp")
 	c := connect(t, srv.DSN())
 	for _, sql := range []string{"BEGIN", "INSERT INTO " + tbl + " VALUES (1)", "SAVEPOINT s"} {
 		if _, err := c.Exec(ctx, sql); err != nil {
@@ -53,7 +31,7 @@ func TestAuditStrand2RawSavepointRecover(t *testing.T) {
 	}
 	_, errTo := c.Exec(ctx, "ROLLBACK TO SAVEPOINT s")
 	tag, errCommit := c.Exec(ctx, "COMMIT")
-	n := auditStrand2Count(t, c, tbl)
+	n := auditTableCount(t, c, tbl)
 	t.Logf("ROLLBACK TO SAVEPOINT: %v; COMMIT: %q %v; rows committed %d", errTo, tag, errCommit, n)
 	if errTo != nil || n != 1 {
 		t.Errorf("libpq semantics broken: ROLLBACK TO SAVEPOINT s: %v; rows committed %d, want 1", errTo, n)
@@ -66,7 +44,7 @@ func TestAuditStrand2RawSavepointRecover(t *testing.T) {
 // ROLLBACK TO SAVEPOINT recovers it.
 func TestAuditStrand2RawSavepointTypo(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditStrand2Table(t, "audit_s2_typo")
+	tbl := auditIntTable(t, "audit_s2_typo")
 	c := connect(t, srv.DSN())
 	for _, sql := range []string{"BEGIN", "INSERT INTO " + tbl + " VALUES (1)", "SAVEPOINT s", "INSERT INTO " + tbl + " VALUES (2)"} {
 		if _, err := c.Exec(ctx, sql); err != nil {
@@ -77,7 +55,7 @@ func TestAuditStrand2RawSavepointTypo(t *testing.T) {
 	t.Logf("typo: %v (TxStatus %c)", err, c.TxStatus())
 	_, errTo := c.Exec(ctx, "ROLLBACK TO SAVEPOINT s")
 	_, errCommit := c.Exec(ctx, "COMMIT")
-	n := auditStrand2Count(t, c, tbl)
+	n := auditTableCount(t, c, tbl)
 	t.Logf("ROLLBACK TO SAVEPOINT: %v; COMMIT: %v; rows committed %d", errTo, errCommit, n)
 	if errTo != nil || n != 1 {
 		t.Errorf("libpq semantics broken: ROLLBACK TO SAVEPOINT s: %v; rows committed %d, want 1", errTo, n)
@@ -88,7 +66,7 @@ func TestAuditStrand2RawSavepointTypo(t *testing.T) {
 // (passing: they end with status 'I' or have no block-ending text).
 func TestAuditStrand2RawLibpqSeq(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditStrand2Table(t, "audit_s2_seq")
+	tbl := auditIntTable(t, "audit_s2_seq")
 	c := connect(t, srv.DSN())
 	must := func(sql string) CommandTag {
 		t.Helper()

@@ -17,53 +17,7 @@ import (
 	"time"
 )
 
-const auditStrander = "BEGIN; SELECT 1/0; COMMIT" // strands its block: pgline queues a detached ROLLBACK
-
-// auditOwnTx reports whether a statement runs outside any transaction
-// block (in an implicit transaction of its own): the server refuses a
-// SAVEPOINT there (25P01). In a block the SAVEPOINT succeeds and is
-// released at once.
-func auditOwnTx(t *testing.T, ctx context.Context, q interface {
-	Exec(context.Context, string, ...any) (CommandTag, error)
-}) bool {
-	t.Helper()
-	_, err := q.Exec(ctx, "SAVEPOINT audit_probe")
-	if isCode(err, "25P01") {
-		return true
-	}
-	if err != nil {
-		t.Fatalf("probe: %v", err)
-	}
-	if _, err := q.Exec(ctx, "RELEASE audit_probe"); err != nil {
-		t.Fatalf("probe release: %v", err)
-	}
-	return false
-}
-
-func auditPool1(t *testing.T, extra ...string) *Pool {
-	t.Helper()
-	p, err := NewPool(testCtx(t), srv.DSN(append([]string{"pool_max_conns=1"}, extra...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
-}
-
-// auditPoolConn1 returns the Conn of a one-connection pool.
-func auditPoolConn1(t *testing.T, p *Pool) *Conn {
-	t.Helper()
-	if err := p.QueryRow(testCtx(t), "SELECT 1").Scan(new(int64)); err != nil {
-		t.Fatal(err)
-	}
-	hp := p.set.hosts[0]
-	hp.mu.Lock()
-	defer hp.mu.Unlock()
-	if len(hp.conns) != 1 {
-		t.Fatalf("%d conns", len(hp.conns))
-	}
-	return hp.conns[0].c
-}
+// strands its block: pgline queues a detached ROLLBACK
 
 // TestAuditStrand2PoolRawBeginAfterStrand: a raw BEGIN given to a Pool's
 // Exec right behind a stranded block. The BEGIN used to run after the
@@ -123,7 +77,7 @@ func TestAuditStrand2PoolRawBeginAfterStrand(t *testing.T) {
 // TxStatus is 'T' inside it and 'I' after it.
 func TestAuditStrand2TxEndedThenBegin(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditStrand2Table(t, "audit_s2_txend")
+	tbl := auditIntTable(t, "audit_s2_txend")
 	c := connect(t, srv.DSN())
 	for i := range 20 {
 		tx, err := c.Begin(ctx)
@@ -171,7 +125,7 @@ func TestAuditStrand2TxEndedThenBegin(t *testing.T) {
 			t.Errorf("%d: TxStatus after Rollback: %c", i, s)
 		}
 	}
-	if n := auditStrand2Count(t, c, tbl); n != 0 {
+	if n := auditTableCount(t, c, tbl); n != 0 {
 		t.Errorf("%d rows committed, want 0", n)
 	}
 	wantUsable(t, ctx, c)
@@ -182,7 +136,7 @@ func TestAuditStrand2TxEndedThenBegin(t *testing.T) {
 // BEGIN is refused and sent again; the Tx must be a real transaction.
 func TestAuditStrand2BeginBehindStrand(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditStrand2Table(t, "audit_s2_bbs")
+	tbl := auditIntTable(t, "audit_s2_bbs")
 	c := connect(t, srv.DSN())
 	for i := range 10 {
 		auditHoldWrites(c)
@@ -210,7 +164,7 @@ func TestAuditStrand2BeginBehindStrand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := auditStrand2Count(t, c, tbl); n != 0 {
+	if n := auditTableCount(t, c, tbl); n != 0 {
 		t.Errorf("%d rows committed, want 0", n)
 	}
 }
@@ -260,7 +214,7 @@ func TestAuditStrand2AcquireRelease(t *testing.T) {
 // idle.
 func TestAuditStrand2NestedDetached(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditStrand2Table(t, "audit_s2_nested")
+	tbl := auditIntTable(t, "audit_s2_nested")
 	c := connect(t, srv.DSN())
 	tx, err := c.Begin(ctx)
 	if err != nil {

@@ -20,30 +20,6 @@ import (
 	"time"
 )
 
-// auditStrand3Step returns a step running one call of f.
-func auditStrand3Step(name string, f func(ctx context.Context) error) auditStrandStep {
-	return auditStrandStep{name: name, requests: 1, start: f}
-}
-
-// auditStrand3Failed reports whether err is what a statement of a failed
-// transaction block may get: the server's 25P02, the connection closed
-// (failing loudly), or, skipped by its Sync group's failure in that block,
-// errSkippedInBlock (not sent again outside it).
-func auditStrand3Failed(err error) bool {
-	return isCode(err, "25P02") || errors.Is(err, ErrClosed) || errors.Is(err, errSkippedInBlock)
-}
-
-// auditStrand3Commit runs the block's COMMIT and fails the test when it
-// reports that it committed: the block failed, or was rolled back.
-func auditStrand3Commit(t *testing.T, c *Conn) {
-	t.Helper()
-	tag, err := c.Exec(testCtx(t), "COMMIT")
-	t.Logf("the block's COMMIT: %q, %v", tag, err)
-	if err == nil && tag.String() == "COMMIT" {
-		t.Errorf("the block's COMMIT reported %q: want an error or ROLLBACK (its block failed, and pgline's ROLLBACK ended it)", tag)
-	}
-}
-
 // TestAuditStrand3BlockInOneGroup: the stranded block is ended, and a new
 // block begun and aborted, within one ReadyForQuery group: a text
 // "ROLLBACK; BEGIN; INSERT 1; SELECT 1/0" given to Exec, or an
@@ -99,7 +75,7 @@ func TestAuditStrand3BlockInOneGroup(t *testing.T) {
 			if _, err := c.Exec(ctx, "DELETE FROM "+tbl); err != nil {
 				t.Fatal(err)
 			}
-			steps := []auditStrandStep{auditStrand3Step("the group", group)}
+			steps := []auditStrandStep{auditStep("the group", group)}
 			for k := int64(2); k <= 3; k++ {
 				var f func(ctx context.Context) error
 				switch tc.next {
@@ -120,7 +96,7 @@ func TestAuditStrand3BlockInOneGroup(t *testing.T) {
 						return err
 					}
 				}
-				steps = append(steps, auditStrand3Step(fmt.Sprintf("INSERT %d", k), f))
+				steps = append(steps, auditStep(fmt.Sprintf("INSERT %d", k), f))
 			}
 			c.wmu.Lock()
 			shared := c.shared
@@ -134,14 +110,14 @@ func TestAuditStrand3BlockInOneGroup(t *testing.T) {
 				t.Fatalf("the group: %v, want 22012", errs[0])
 			}
 			for i, err := range errs[1:] {
-				if !auditStrand3Failed(err) {
+				if !auditFailedInBlock(err) {
 					t.Errorf("INSERT %d, queued in its caller's failed block: %v, want 25P02 or the connection closed", i+2, err)
 				}
 			}
 			if got := auditRows(t, admin, tbl); len(got) != 0 {
 				t.Errorf("rows %v committed, want none: their block failed", got)
 			}
-			auditStrand3Commit(t, c)
+			auditWantCommitFailed(t, c)
 		})
 	}
 }
@@ -163,7 +139,7 @@ func TestAuditStrand3SecondStrand(t *testing.T) {
 	c := connect(t, srv.DSN())
 	tbl, admin := auditStrandTable(t, "s3second")
 	exec := func(name, sql string) auditStrandStep {
-		return auditStrand3Step(name, func(ctx context.Context) error { _, err := c.Exec(ctx, sql); return err })
+		return auditStep(name, func(ctx context.Context) error { _, err := c.Exec(ctx, sql); return err })
 	}
 	errs := auditRefuse(t, c, nil,
 		exec("raw ROLLBACK", "ROLLBACK"),
@@ -176,13 +152,13 @@ func TestAuditStrand3SecondStrand(t *testing.T) {
 	if errs[0] != nil || errs[1] != nil || errs[2] != nil || !isCode(errs[3], "22012") {
 		t.Fatalf("the scenario did not run as planned: %v", errs)
 	}
-	if !auditStrand3Failed(errs[4]) {
+	if !auditFailedInBlock(errs[4]) {
 		t.Errorf("INSERT 2, queued in its caller's failed block: %v, want 25P02 or the connection closed", errs[4])
 	}
 	if got := auditRows(t, admin, tbl); len(got) != 0 {
 		t.Errorf("rows %v committed, want none: their block failed", got)
 	}
-	auditStrand3Commit(t, c)
+	auditWantCommitFailed(t, c)
 }
 
 // TestAuditStrand3PoolClosed: on a Pool of one connection, a raw
@@ -213,7 +189,7 @@ func TestAuditStrand3PoolClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	echo := func(k int64) auditStrandStep {
-		return auditStrand3Step(fmt.Sprint("echo ", k), func(ctx context.Context) error {
+		return auditStep(fmt.Sprint("echo ", k), func(ctx context.Context) error {
 			var got int64
 			err := p.QueryRow(ctx, echoSQL, k).Scan(&got)
 			if err == nil && got != k {
@@ -223,11 +199,11 @@ func TestAuditStrand3PoolClosed(t *testing.T) {
 		})
 	}
 	exec := func(sql string) auditStrandStep {
-		return auditStrand3Step(sql, func(ctx context.Context) error { _, err := p.Exec(ctx, sql); return err })
+		return auditStep(sql, func(ctx context.Context) error { _, err := p.Exec(ctx, sql); return err })
 	}
 	steps := []auditStrandStep{
 		echo(10), // refused, sent again behind the ROLLBACK
-		auditStrand3Step("batch", func(ctx context.Context) error {
+		auditStep("batch", func(ctx context.Context) error {
 			br := p.SendBatch(ctx, batch())
 			var errs []error
 			for k := int64(100); k <= 101; k++ {
@@ -287,7 +263,7 @@ func TestAuditStrand3DescribeRefused(t *testing.T) {
 			ctx := testCtx(t)
 			var steps []auditStrandStep
 			if group {
-				steps = append(steps, auditStrand3Step("group", func(ctx context.Context) error {
+				steps = append(steps, auditStep("group", func(ctx context.Context) error {
 					c.Exec(ctx, "ROLLBACK; BEGIN; SELECT 1/0")
 					return nil
 				}))
@@ -295,7 +271,7 @@ func TestAuditStrand3DescribeRefused(t *testing.T) {
 			// A text of its own per run: never described on c before.
 			sql := fmt.Sprintf("SELECT $1::int8 + 0 AS audit_s3_%d", time.Now().UnixNano())
 			var got int64
-			steps = append(steps, auditStrand3Step("first use", func(ctx context.Context) error {
+			steps = append(steps, auditStep("first use", func(ctx context.Context) error {
 				return c.QueryRow(ctx, sql, int64(7)).Scan(&got)
 			}))
 			errs := auditRefuse(t, c, nil, steps...)

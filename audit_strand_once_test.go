@@ -14,79 +14,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
+
 	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// auditStrandOutcomes records what each INSERT's caller was told.
-type auditStrandOutcomes struct {
-	mu      sync.Mutex
-	ok      map[int64]bool
-	failed  map[int64]error
-	unknown map[int64]bool
-}
-
-func newAuditStrandOutcomes() *auditStrandOutcomes {
-	return &auditStrandOutcomes{ok: map[int64]bool{}, failed: map[int64]error{}, unknown: map[int64]bool{}}
-}
-
-func (o *auditStrandOutcomes) note(v int64, ctx context.Context, err error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	switch {
-	case err == nil:
-		o.ok[v] = true
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		o.unknown[v] = true
-	default:
-		o.failed[v] = err
-	}
-}
-
-// check compares the outcomes with the rows of tbl (column k).
-func (o *auditStrandOutcomes) check(t *testing.T, ctx context.Context, admin *Conn, tbl string) {
-	t.Helper()
-	rows, err := admin.Query(ctx, "SELECT k, count(*)::int8 FROM "+tbl+" GROUP BY k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	present := map[int64]int64{}
-	for rows.Next() {
-		var k, n int64
-		if err := rows.Scan(&k, &n); err != nil {
-			t.Fatal(err)
-		}
-		present[k] = n
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	bad := 0
-	report := func(f string, a ...any) {
-		if bad++; bad <= 10 {
-			t.Errorf(f, a...)
-		}
-	}
-	for k, n := range present {
-		if n > 1 {
-			report("row %d exists %d times (ran twice)", k, n)
-		}
-		if err, ok := o.failed[k]; ok {
-			report("row %d exists, but its caller was told it failed: %v", k, err)
-		}
-		if !o.ok[k] && !o.unknown[k] && o.failed[k] == nil {
-			report("row %d exists, but nobody inserted it", k)
-		}
-	}
-	for k := range o.ok {
-		if present[k] != 1 {
-			report("row %d reported inserted, found %d times", k, present[k])
-		}
-	}
-	t.Logf("ok %d, failed %d, unknown (own ctx) %d, rows %d", len(o.ok), len(o.failed), len(o.unknown), len(present))
-}
 
 // TestAuditStrandInsertOnce: INSERTs by QueryRow, Exec with arguments and
 // Exec of a simple query, on one Conn under a storm, in each pipeline

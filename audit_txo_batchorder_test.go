@@ -20,7 +20,7 @@ func TestAuditTxoBatchResendOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int, v int)")
+	tbl := auditTestTable(t, ctx, c, "(id int, v int)")
 	hits := 0
 	for i := 0; i < 150 && hits < 3; i++ {
 		xctx, xcancel := context.WithTimeout(ctx, 2*time.Millisecond)

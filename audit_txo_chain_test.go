@@ -18,7 +18,7 @@ func TestAuditTxoChainedDeferredFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
+	tbl := auditTestTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
 	var next atomic.Int64
 	type res struct {
 		id  int64

@@ -19,7 +19,7 @@ func TestAuditTxoCreateIndexConcurrentlyKilled(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer mon.Close()
-			tbl := txoTable(t, ctx, mon, "(id int)")
+			tbl := auditTestTable(t, ctx, mon, "(id int)")
 			idx := tbl + "_idx"
 			holder, err := Connect(ctx, srv.DSN())
 			if err != nil {

@@ -4,45 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+
 	"sync"
 	"testing"
 	"time"
 )
-
-// txoTable creates a fresh table named after the test and drops it at the end.
-func txoTable(t *testing.T, ctx context.Context, c *Conn, ddl string) string {
-	t.Helper()
-	name := "txo_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_", "=", "_", ".", "_").Replace(t.Name()))
-	if len(name) > 60 {
-		name = name[:60]
-	}
-	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+name+"; CREATE TABLE "+name+" "+ddl); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cc, err := Connect(context.Background(), srv.DSN())
-		if err == nil {
-			cc.Exec(context.Background(), "DROP TABLE IF EXISTS "+name)
-			cc.Close()
-		}
-	})
-	return name
-}
-
-func txoCount(t *testing.T, ctx context.Context, tbl string) int {
-	t.Helper()
-	c, err := Connect(ctx, srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM "+tbl).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 func TestAuditTxoDeferredConstraintAtCommit(t *testing.T) {
 	ctx := testCtx(t)
@@ -51,7 +17,7 @@ func TestAuditTxoDeferredConstraintAtCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
+	tbl := auditTestTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
 	for _, args := range [][]any{nil, {1}} {
 		tx, err := c.Begin(ctx)
 		if err != nil {
@@ -73,7 +39,7 @@ func TestAuditTxoDeferredConstraintAtCommit(t *testing.T) {
 		if SafeToRetry(err) {
 			t.Fatalf("Commit error SafeToRetry")
 		}
-		if n := txoCount(t, ctx, tbl); n != 0 {
+		if n := auditTestTableCount(t, ctx, tbl); n != 0 {
 			t.Fatalf("%d rows after failed commit", n)
 		}
 		if c.TxStatus() != 'I' {
@@ -83,7 +49,7 @@ func TestAuditTxoDeferredConstraintAtCommit(t *testing.T) {
 		if _, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (7)"); err != nil {
 			t.Fatal(err)
 		}
-		if n := txoCount(t, ctx, tbl); n != 1 {
+		if n := auditTestTableCount(t, ctx, tbl); n != 1 {
 			t.Fatalf("%d rows after autocommit insert", n)
 		}
 		c.Exec(ctx, "DELETE FROM "+tbl)
@@ -96,7 +62,7 @@ func TestAuditTxoDeferredConstraintAtCommit(t *testing.T) {
 	if err == nil {
 		t.Fatal("BeginFunc succeeded with a deferred violation")
 	}
-	if n := txoCount(t, ctx, tbl); n != 0 {
+	if n := auditTestTableCount(t, ctx, tbl); n != 0 {
 		t.Fatalf("%d rows after failed BeginFunc", n)
 	}
 }
@@ -113,7 +79,7 @@ func TestAuditTxoSerializationAtCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	tbl := txoTable(t, ctx, c1, "(id int, v int)")
+	tbl := auditTestTable(t, ctx, c1, "(id int, v int)")
 	c1.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1, 0), (2, 0)")
 	opts := TxOptions{IsoLevel: "serializable"}
 	t1, err := c1.BeginTx(ctx, opts)
@@ -165,7 +131,7 @@ func TestAuditTxoCommitAfterFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int)")
+	tbl := auditTestTable(t, ctx, c, "(id int)")
 	fails := []func(tx *Tx) error{
 		func(tx *Tx) error { _, err := tx.Exec(ctx, "SELECT 1/0"); return err },
 		func(tx *Tx) error { _, err := tx.Exec(ctx, "SELECT 1/$1::int", 0); return err },
@@ -204,7 +170,7 @@ func TestAuditTxoCommitAfterFailure(t *testing.T) {
 		if !errors.Is(err, ErrTxRolledBack) {
 			t.Errorf("case %d: Commit = %v, want ErrTxRolledBack", i, err)
 		}
-		if n := txoCount(t, ctx, tbl); n != 0 {
+		if n := auditTestTableCount(t, ctx, tbl); n != 0 {
 			t.Fatalf("case %d: %d rows", i, n)
 		}
 	}
@@ -325,7 +291,7 @@ func TestAuditTxoCtxEndsMidTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int)")
+	tbl := auditTestTable(t, ctx, c, "(id int)")
 	for round := 0; round < 6; round++ {
 		c.Exec(ctx, "DELETE FROM "+tbl)
 		tx, err := c.Begin(ctx)
@@ -376,7 +342,7 @@ func TestAuditTxoCtxEndsMidTx(t *testing.T) {
 		if n1 != 0 || n2 != 0 || n100 != 1 {
 			t.Errorf("round %d: rows 1:%d 2:%d 100:%d", round, n1, n2, n100)
 		}
-		if n := txoCount(t, ctx, tbl); n != n1+n2+n100 {
+		if n := auditTestTableCount(t, ctx, tbl); n != n1+n2+n100 {
 			t.Errorf("round %d: other session sees %d rows (uncommitted state?)", round, n)
 		}
 	}

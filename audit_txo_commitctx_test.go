@@ -16,7 +16,7 @@ func TestAuditTxoCommitCtxEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int)")
+	tbl := auditTestTable(t, ctx, c, "(id int)")
 	fn := tbl + "_slow"
 	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION `+fn+`() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$;
 		CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON `+tbl+` DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+fn+`()`); err != nil {

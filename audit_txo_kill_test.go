@@ -11,10 +11,6 @@ import (
 	"time"
 )
 
-type txoOutcome struct {
-	err error
-}
-
 // Commits raced by pg_terminate_backend: a nil error means committed, a
 // SafeToRetry error means not committed.
 func TestAuditTxoKillDuringCommit(t *testing.T) {
@@ -24,7 +20,7 @@ func TestAuditTxoKillDuringCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mon.Close()
-	tbl := txoTable(t, ctx, mon, "(id int primary key)")
+	tbl := auditTestTable(t, ctx, mon, "(id int primary key)")
 	var okCommitted, retryable, ambiguous int
 	for i := 0; i < 150; i++ {
 		c, err := Connect(ctx, srv.DSN())
@@ -125,7 +121,7 @@ func txoPoolKillStorm(t *testing.T, extra string) {
 		t.Fatal(err)
 	}
 	defer mon.Close()
-	tbl := txoTable(t, ctx, mon, "(id int, k int)")
+	tbl := auditTestTable(t, ctx, mon, "(id int, k int)")
 	app := "txo_storm"
 	p, err := NewPool(ctx, srv.DSN("application_name="+app, "pool_max_conns=4", extra))
 	if err != nil {

@@ -23,7 +23,7 @@ func TestAuditTxoMixedCtxStorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id bigint, who text)")
+	tbl := auditTestTable(t, ctx, c, "(id bigint, who text)")
 	var next atomic.Int64
 	var mu sync.Mutex
 	outOK := map[int64]bool{}

@@ -17,7 +17,7 @@ func TestAuditTxoGiveUpAfterCommitQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int)")
+	tbl := auditTestTable(t, ctx, c, "(id int)")
 	var bad int
 	for round := 0; round < 5; round++ {
 		c.Exec(ctx, "DELETE FROM "+tbl)

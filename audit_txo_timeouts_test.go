@@ -14,7 +14,7 @@ func TestAuditTxoIdleInTransactionTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mon.Close()
-	tbl := txoTable(t, ctx, mon, "(id int)")
+	tbl := auditTestTable(t, ctx, mon, "(id int)")
 	for round := 0; round < 3; round++ {
 		c, err := Connect(ctx, srv.DSN("options='-c idle_in_transaction_session_timeout=100'"))
 		if err != nil {
@@ -60,7 +60,7 @@ func TestAuditTxoStatementAndLockTimeoutInTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int primary key)")
+	tbl := auditTestTable(t, ctx, c, "(id int primary key)")
 	c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)")
 	locker, err := Connect(ctx, srv.DSN())
 	if err != nil {
@@ -113,7 +113,7 @@ func TestAuditTxoSavepointCtxEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := txoTable(t, ctx, c, "(id int)")
+	tbl := auditTestTable(t, ctx, c, "(id int)")
 	dead, cancel := context.WithCancel(ctx)
 	cancel()
 	tx, err := c.Begin(ctx)
