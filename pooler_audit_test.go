@@ -84,29 +84,6 @@ END $$`); err != nil {
 	}
 }
 
-// TestFailedRequestKeepsCloses: a statement evicted from the cache is
-// closed with the next request; when that request fails to build (an
-// argument that cannot be encoded), the Close waits for the one after.
-// Lost, it left the statement on the server, and preparing the same text
-// again under the same name got 42P05, taken for a pooler's sign.
-func TestFailedRequestKeepsCloses(t *testing.T) {
-	ctx := testCtx(t)
-	c := connect(t, srv.DSN("statement_cache_capacity=1"))
-	var v int
-	if err := c.QueryRow(ctx, "SELECT $1::int + 1", 1).Scan(&v); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.QueryRow(ctx, "SELECT $1::int + 2", make(chan int)).Scan(&v); err == nil || !SafeToRetry(err) {
-		t.Fatalf("an argument that cannot be encoded: %v, want an error saying nothing was sent", err)
-	}
-	if err := c.QueryRow(ctx, "SELECT $1::int + 1", 41).Scan(&v); err != nil || v != 42 {
-		t.Fatalf("the first text again: %d %v", v, err)
-	}
-	if m := c.StatementCacheMode(); m != cachePrepare {
-		t.Errorf("a direct connection switched to %q mode (false pooler sign)", m)
-	}
-}
-
 // TestPgBouncerFatalReported: PgBouncer's own errors carry no
 // non-localized severity; its FATAL is still the error reported, not the
 // end of the socket after it.

@@ -1,6 +1,8 @@
 package pgline
 
-// Audit of the statement cache: the application's own DEALLOCATE ALL.
+// The application's own DEALLOCATE ALL (and DISCARD ALL), alone, in a
+// batch or from another goroutine: statements the cache held are prepared
+// again, and a retried transaction or batch succeeds.
 
 import (
 	"errors"
@@ -9,13 +11,13 @@ import (
 	"testing"
 )
 
-// TestAuditCache2TxAfterDeallocateAll: the application sends DEALLOCATE
+// TestCacheTxRetryAfterDeallocateAll: the application sends DEALLOCATE
 // ALL (pgline notes it: Conn.noteDeallocateLocked), then a transaction
 // runs three statements the connection had cached. Each cached statement
 // fails at its Bind with 26000, which aborts the transaction and drops
 // only that statement: the transaction's first retry meets the next one.
 // A retried transaction must succeed (here: within 2 attempts).
-func TestAuditCache2TxAfterDeallocateAll(t *testing.T) {
+func TestCacheTxRetryAfterDeallocateAll(t *testing.T) {
 	c := auditConn(t, "statement_cache_mode=prepare")
 	ctx := testCtx(t)
 	qs := []string{"SELECT $1::int4 + 1", "SELECT $1::int4 + 2", "SELECT $1::int4 + 3"}
@@ -58,12 +60,12 @@ func TestAuditCache2TxAfterDeallocateAll(t *testing.T) {
 	t.Fatalf("the transaction failed twice after DEALLOCATE ALL (succeeded at attempt %d): %v", n, err)
 }
 
-// TestAuditCache2BatchOnlyDeallocateAll: a batch of the single statement
+// TestCacheBatchOfDeallocateAllRepeats: a batch of the single statement
 // DEALLOCATE ALL. SendBatch prepares it as a named statement and caches
 // it; running it deallocates that statement too. The next identical
 // batch binds the cached, deallocated name: 26000. Every second run of
 // the same batch fails.
-func TestAuditCache2BatchOnlyDeallocateAll(t *testing.T) {
+func TestCacheBatchOfDeallocateAllRepeats(t *testing.T) {
 	c := auditConn(t, "statement_cache_mode=prepare")
 	ctx := testCtx(t)
 	for i := 0; i < 4; i++ {
