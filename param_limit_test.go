@@ -191,8 +191,8 @@ func TestPoolTooManyParamsKeepsConnection(t *testing.T) {
 // a ParameterDescription whose count (1) disagrees with the OIDs it
 // carries (2): "trailing bytes". It counts connections and Parse messages.
 type brokenDescribeServer struct {
-	conns, parses atomic.Int64
-	dsn           string
+	conns, parses, queries atomic.Int64
+	dsn                    string
 }
 
 func newBrokenDescribeServer(t *testing.T) *brokenDescribeServer {
@@ -217,6 +217,9 @@ func newBrokenDescribeServer(t *testing.T) *brokenDescribeServer {
 				body = binary.BigEndian.AppendUint32(body, 23)
 				msg := append(rawMsg('1', 4, nil), rawMsg('t', uint32(4+len(body)), body)...)
 				c.Write(msg)
+			case 'Q': // a simple query (BEGIN): a CommandComplete without its NUL
+				s.queries.Add(1)
+				c.Write(rawMsg('C', 4+5, []byte("BEGIN")))
 			case 'X':
 				return
 			}
@@ -281,6 +284,31 @@ func TestPoolDoesNotResendAfterProtocolError(t *testing.T) {
 				t.Errorf("the server saw %d Parse messages on %d connections, want 1 on 1: the Pool sent it again", n, m)
 			}
 		})
+	}
+}
+
+// A Pool's Begin whose BEGIN meets a protocol error is not made again on
+// another connection either, although a BEGIN broken by a connection's
+// end otherwise is (it has no effect that outlives its session): the next
+// connection would break the same way.
+func TestPoolBeginNotRetriedAfterProtocolError(t *testing.T) {
+	ctx := testCtx(t)
+	s := newBrokenDescribeServer(t)
+	p, err := NewPool(ctx, s.dsn+" pool_max_conns=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tx, err := p.Begin(ctx)
+	if err == nil {
+		tx.Rollback(ctx)
+		t.Fatal("Begin succeeded on a server whose reply to BEGIN is malformed")
+	}
+	if !isProtocolError(err) || SafeToRetry(err) {
+		t.Errorf("got %v (SafeToRetry %v), want a protocol error, not SafeToRetry", err, SafeToRetry(err))
+	}
+	if n, m := s.queries.Load(), s.conns.Load(); n != 1 || m != 1 {
+		t.Errorf("the server saw %d BEGINs on %d connections, want 1 on 1: the Pool began again", n, m)
 	}
 }
 

@@ -476,8 +476,10 @@ func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 			pc.p.giveBack(pc)
 			// A BEGIN has no effect that outlives its session: on a
 			// connection that broke, it is made again on another, even
-			// when it may have reached the server.
-			if p.mayRetry(ctx, attempt, pc) {
+			// when it may have reached the server; but not after a
+			// protocol error, which would break the next one too (see
+			// ProtocolError).
+			if !isProtocolError(err) && p.mayRetry(ctx, attempt, pc) {
 				continue
 			}
 			return nil, err
