@@ -19,13 +19,13 @@ import (
 
 // strands its block: pgline queues a detached ROLLBACK
 
-// TestAuditStrand2PoolRawBeginAfterStrand: a raw BEGIN given to a Pool's
+// TestPoolRawBeginAfterStrandRefused: a raw BEGIN given to a Pool's
 // Exec right behind a stranded block. The BEGIN used to run after the
 // detached ROLLBACK (refused once, sent again), leaving the connection in
 // its block, into which the Pool must not route anything; it is now
 // refused unsent (ErrRoutedBlock), and the Pool's statements still run
 // in transactions of their own.
-func TestAuditStrand2PoolRawBeginAfterStrand(t *testing.T) {
+func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
 	for _, held := range []bool{false, true} {
 		name := "sequential"
 		if held {
@@ -71,11 +71,11 @@ func TestAuditStrand2PoolRawBeginAfterStrand(t *testing.T) {
 	}
 }
 
-// TestAuditStrand2TxEndedThenBegin: a Tx ended with its ctx over (the
+// TestDetachedRollbackThenBegin: a Tx ended with its ctx over (the
 // ROLLBACK unsent: queued detached), then at once Begin on the same Conn,
 // whose statements must run in a real transaction that Rollback undoes;
 // TxStatus is 'T' inside it and 'I' after it.
-func TestAuditStrand2TxEndedThenBegin(t *testing.T) {
+func TestDetachedRollbackThenBegin(t *testing.T) {
 	ctx := testCtx(t)
 	tbl := auditIntTable(t, "audit_s2_txend")
 	c := connect(t, srv.DSN())
@@ -131,10 +131,10 @@ func TestAuditStrand2TxEndedThenBegin(t *testing.T) {
 	wantUsable(t, ctx, c)
 }
 
-// TestAuditStrand2BeginBehindStrand: Begin queued behind a stranding text
+// TestDetachedRollbackBeginBehindStrand: Begin queued behind a stranding text
 // on the same Conn (the detached ROLLBACK lands after the BEGIN): the
 // BEGIN is refused and sent again; the Tx must be a real transaction.
-func TestAuditStrand2BeginBehindStrand(t *testing.T) {
+func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 	ctx := testCtx(t)
 	tbl := auditIntTable(t, "audit_s2_bbs")
 	c := connect(t, srv.DSN())
@@ -169,12 +169,12 @@ func TestAuditStrand2BeginBehindStrand(t *testing.T) {
 	}
 }
 
-// TestAuditStrand2AcquireRelease: Acquire, a stranding text, Release at
+// TestPoolReleaseWithRollbackInFlight: Acquire, a stranding text, Release at
 // once (the ROLLBACK in flight: TxStatus 'I', the connection is reset and
 // kept), then Acquire again; and Acquire, a stranding text, a raw BEGIN
 // (after the ROLLBACK), Release: the connection is in the BEGIN's block
 // and must be closed, not handed out.
-func TestAuditStrand2AcquireRelease(t *testing.T) {
+func TestPoolReleaseWithRollbackInFlight(t *testing.T) {
 	ctx := testCtx(t)
 	p := auditPool1(t)
 	for i := range 10 {
@@ -208,11 +208,11 @@ func TestAuditStrand2AcquireRelease(t *testing.T) {
 	}
 }
 
-// TestAuditStrand2NestedDetached: a nested Tx rolled back with its ctx
+// TestDetachedNestedRollbackKeepsOuter: a nested Tx rolled back with its ctx
 // over (ROLLBACK TO SAVEPOINT queued detached, not counted) keeps the
 // outer transaction: TxStatus 'T', its rows kept, a Pool must not see it
 // idle.
-func TestAuditStrand2NestedDetached(t *testing.T) {
+func TestDetachedNestedRollbackKeepsOuter(t *testing.T) {
 	ctx := testCtx(t)
 	tbl := auditIntTable(t, "audit_s2_nested")
 	c := connect(t, srv.DSN())

@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-func TestAuditStrandBouncerStorm(t *testing.T) {
+func TestStrandSignalsBouncerStorm(t *testing.T) {
 	for _, extra := range [][]string{{"statement_cache_mode=describe"}, {"statement_cache_mode=describe", "cancel_grace=1ms"}} {
 		t.Run(fmt.Sprint(extra), func(t *testing.T) {
 			b := startAuditBouncer(t, "transaction", "default_pool_size = 2")

@@ -7,18 +7,18 @@ import (
 	"time"
 )
 
-// TestAuditStrandPoolChurn: echo QueryRows only through a Pool of 3 under
+// TestPoolStrandSignalsKeepBackends: echo QueryRows only through a Pool of 3 under
 // a storm of signals at its backends. The pool must keep its 3 backends:
 // a stranded block that pgline rolls back itself must not show as
 // TxStatus 'E' to hostPool.done, which would retire the connection as if
 // a caller had left a raw BEGIN open (26-31 backends in 2 s before).
-func TestAuditStrandPoolChurn(t *testing.T) {
+func TestPoolStrandSignalsKeepBackends(t *testing.T) {
 	for _, mode := range []string{"", "pipeline_sync=each"} {
-		t.Run(mode, func(t *testing.T) { auditStrandPoolChurn(t, mode) })
+		t.Run(mode, func(t *testing.T) { poolStrandSignalsKeepBackends(t, mode) })
 	}
 }
 
-func auditStrandPoolChurn(t *testing.T, mode string) {
+func poolStrandSignalsKeepBackends(t *testing.T, mode string) {
 	ctx := testCtx(t)
 	app := fmt.Sprintf("audit_strand_churn_%d", time.Now().UnixNano())
 	p, err := NewPool(ctx, srv.DSN(mode, "application_name="+app, "pool_max_conns=3"))
@@ -51,11 +51,11 @@ func auditStrandPoolChurn(t *testing.T, mode string) {
 	}
 }
 
-// TestAuditStrandPoolRetires: one stranded block on a Pool's only
+// TestPoolStrandKeepsConn: one stranded block on a Pool's only
 // connection (made on purpose, see audit_strand_det_test.go), rolled back
 // by pgline itself: the pool should keep the connection. It closes it
 // instead (hostPool.done sees TxStatus 'E' before the ROLLBACK's reply).
-func TestAuditStrandPoolRetires(t *testing.T) {
+func TestPoolStrandKeepsConn(t *testing.T) {
 	auditStrandFunc(t)
 	ctx := testCtx(t)
 	p, err := NewPool(ctx, srv.DSN("pool_max_conns=1", "statement_cache_mode=prepare"))

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-func TestAuditStrandListenStorm(t *testing.T) {
+func TestStrandSignalsListenStorm(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	notifier := connect(t, srv.DSN())

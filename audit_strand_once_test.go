@@ -20,10 +20,10 @@ import (
 	"time"
 )
 
-// TestAuditStrandInsertOnce: INSERTs by QueryRow, Exec with arguments and
+// TestStrandSignalsInsertsOnceStorm: INSERTs by QueryRow, Exec with arguments and
 // Exec of a simple query, on one Conn under a storm, in each pipeline
 // mode, with and without short ctx deadlines.
-func TestAuditStrandInsertOnce(t *testing.T) {
+func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 	for _, mode := range []string{"", "statement_cache_mode=describe", "pipeline_sync=each", "listen"} {
 		for _, short := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/short=%v", mode, short), func(t *testing.T) {

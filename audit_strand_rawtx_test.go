@@ -12,51 +12,12 @@ import (
 	"time"
 )
 
-func TestAuditStrandRawTxTextLeavesBlock(t *testing.T) {
-	for _, tc := range []struct{ name, sql string }{
-		{"simple query with its own BEGIN and COMMIT", "BEGIN; SELECT 1/0; COMMIT"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			c := connect(t, srv.DSN())
-			_, err := c.Exec(ctx, tc.sql)
-			t.Logf("the call: %v; TxStatus after it %c", err, c.TxStatus())
-			var v int64
-			err = c.QueryRow(ctx, "SELECT 7::int8").Scan(&v)
-			t.Logf("next statement (another caller's): %d %v", v, err)
-			if isCode(err, "25P02") || c.TxStatus() != 'I' {
-				t.Errorf("the next caller's statement: %v, TxStatus %c", err, c.TxStatus())
-			}
-		})
-	}
-	t.Run("batch [BEGIN, 1/0, COMMIT]", func(t *testing.T) {
-		ctx := testCtx(t)
-		c := connect(t, srv.DSN())
-		var b Batch
-		b.Queue("BEGIN")
-		b.Queue("SELECT 1/0")
-		b.Queue("COMMIT")
-		br := c.SendBatch(ctx, &b)
-		for i := range 3 {
-			_, err := br.Exec()
-			t.Logf("batch %d: %v", i, err)
-		}
-		br.Close()
-		var v int64
-		err := c.QueryRow(ctx, "SELECT 7::int8").Scan(&v)
-		t.Logf("next statement: %d %v, TxStatus %c", v, err, c.TxStatus())
-		if isCode(err, "25P02") || c.TxStatus() != 'I' {
-			t.Errorf("the next caller's statement: %v, TxStatus %c", err, c.TxStatus())
-		}
-	})
-}
-
-// TestAuditStrandRawTxTextSignal: the same with no error of the caller's
+// TestStrandSignalsRawTxText: the same with no error of the caller's
 // own: Exec("BEGIN; INSERT ...; COMMIT") under a storm of signals. A
 // signal landing in the INSERT (or before the COMMIT ran) leaves the
 // session in the aborted block after the call has returned its 57014;
 // every later statement, whoever sends it, fails with 25P02.
-func TestAuditStrandRawTxTextSignal(t *testing.T) {
+func TestStrandSignalsRawTxText(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	tbl, _ := auditStrandTable(t, "rawsig")

@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-func TestAuditStrandTxCommitCtx(t *testing.T) {
+func TestStrandSignalsCommitCtx(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN("cancel_grace=1ms"))
 	tbl, admin := auditStrandTable(t, "txctx")
@@ -72,12 +72,12 @@ func TestAuditStrandTxCommitCtx(t *testing.T) {
 	o.check(t, ctx, admin, tbl)
 }
 
-// TestAuditStrandNested: a transaction with a savepoint under the storm,
+// TestStrandSignalsNestedTx: a transaction with a savepoint under the storm,
 // the nested transaction committed or rolled back, the outer committed;
 // another goroutine shares the Conn. A row of the outer transaction
 // exists iff its Commit returned nil; the nested one's iff, besides, the
 // nested Commit returned nil.
-func TestAuditStrandNested(t *testing.T) {
+func TestStrandSignalsNestedTx(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	tbl, admin := auditStrandTable(t, "nested")

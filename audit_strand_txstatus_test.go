@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-func TestAuditStrandTxStatusAfterTx(t *testing.T) {
+func TestDetachedRollbackTxStatusIdle(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	stop := make(chan struct{})

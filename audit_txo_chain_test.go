@@ -11,7 +11,7 @@ import (
 // replace a Sync). A deferred constraint fails at that COMMIT: the
 // statement it belongs to must get the error, and the statements of the
 // group must each have the right outcome.
-func TestAuditTxoChainedDeferredFailure(t *testing.T) {
+func TestCommitChainedDeferredFailure(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {

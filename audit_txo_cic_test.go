@@ -10,7 +10,7 @@ import (
 // answers with a FATAL as the first message of the reply, but the first
 // transaction of the statement has committed: the error must not claim
 // that nothing ran (SafeToRetry), and a Pool must not send it again.
-func TestAuditTxoCreateIndexConcurrentlyKilled(t *testing.T) {
+func TestKillCreateIndexConcurrentlyNotResent(t *testing.T) {
 	for _, mode := range []string{"conn", "pool", "poolIfNotExists"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := testCtx(t)

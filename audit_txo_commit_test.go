@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func TestAuditTxoDeferredConstraintAtCommit(t *testing.T) {
+func TestCommitDeferredConstraintFails(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {
@@ -67,7 +67,7 @@ func TestAuditTxoDeferredConstraintAtCommit(t *testing.T) {
 	}
 }
 
-func TestAuditTxoSerializationAtCommit(t *testing.T) {
+func TestCommitSerializationFailure(t *testing.T) {
 	ctx := testCtx(t)
 	c1, err := Connect(ctx, srv.DSN())
 	if err != nil {
@@ -124,7 +124,7 @@ func TestAuditTxoSerializationAtCommit(t *testing.T) {
 // COMMIT in a failed transaction: the server answers ROLLBACK. Tried with
 // failures of every kind of statement, and with the failing statement run
 // concurrently with the commit from another goroutine.
-func TestAuditTxoCommitAfterFailure(t *testing.T) {
+func TestCommitAfterFailureRollsBack(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {
@@ -178,7 +178,7 @@ func TestAuditTxoCommitAfterFailure(t *testing.T) {
 
 // Other goroutines' statements on the Conn never run inside a Tx, and the
 // Tx's statements always do.
-func TestAuditTxoConcurrentOutsiders(t *testing.T) {
+func TestTxOutsidersNeverInBlock(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {
@@ -284,7 +284,7 @@ func TestAuditTxoConcurrentOutsiders(t *testing.T) {
 
 // A Tx whose statement's ctx ends mid-way: Commit must not commit, and the
 // next caller of the Conn must not be in the dead transaction.
-func TestAuditTxoCtxEndsMidTx(t *testing.T) {
+func TestCommitAfterCtxEndsMidTx(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // Commit whose ctx ends while COMMIT runs (a slow deferred trigger), or
 // before it is sent.
-func TestAuditTxoCommitCtxEnds(t *testing.T) {
+func TestCommitCtxEnds(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // SessionEffects) before its backend is terminated, the FATAL being the
 // first message of its reply: a Pool must not send it again, and the error
 // must not claim nothing ran.
-func TestAuditTxoDblinkKilledResent(t *testing.T) {
+func TestKillDblinkNotResent(t *testing.T) {
 	s, err := pgtest.Start(pgtest.Options{})
 	if err != nil {
 		t.Fatal(err)

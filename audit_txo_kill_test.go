@@ -13,7 +13,7 @@ import (
 
 // Commits raced by pg_terminate_backend: a nil error means committed, a
 // SafeToRetry error means not committed.
-func TestAuditTxoKillDuringCommit(t *testing.T) {
+func TestKillDuringCommitOutcome(t *testing.T) {
 	ctx := testCtx(t)
 	mon, err := Connect(ctx, srv.DSN())
 	if err != nil {
@@ -107,13 +107,13 @@ func TestAuditTxoKillDuringCommit(t *testing.T) {
 // Pool.Exec and Pool BeginFunc under repeated pg_terminate_backend: no
 // statement runs twice, no success is lost, no SafeToRetry error for work
 // that committed.
-func TestAuditTxoPoolKillStorm(t *testing.T) {
+func TestKillPoolStormRunsOnce(t *testing.T) {
 	for _, extra := range []string{"sslmode=disable", "sslmode=require", "pipeline_sync=each"} {
-		t.Run(extra, func(t *testing.T) { txoPoolKillStorm(t, extra) })
+		t.Run(extra, func(t *testing.T) { killPoolStorm(t, extra) })
 	}
 }
 
-func txoPoolKillStorm(t *testing.T, extra string) {
+func killPoolStorm(t *testing.T, extra string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	mon, err := Connect(ctx, srv.DSN())

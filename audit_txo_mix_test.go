@@ -15,7 +15,7 @@ import (
 // outsider's successful insert persists (it never ran inside a rolled back
 // transaction), and a nil Commit keeps every statement of the transaction
 // that succeeded.
-func TestAuditTxoMixedCtxStorm(t *testing.T) {
+func TestTxOutsidersCtxEndsStorm(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	c, err := Connect(ctx, srv.DSN())

@@ -10,7 +10,7 @@ import (
 // then the statement's ctx ends. Its caller is told it failed (ctx's
 // error); Commit must not then report success with the statement's effect
 // committed (the transaction is doomed, see Tx.doom).
-func TestAuditTxoGiveUpAfterCommitQueued(t *testing.T) {
+func TestCommitAfterGivenUpStatement(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN()) // default cancel_grace (100ms)
 	if err != nil {

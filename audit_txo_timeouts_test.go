@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestAuditTxoIdleInTransactionTimeout(t *testing.T) {
+func TestTxIdleInTransactionTimeout(t *testing.T) {
 	ctx := testCtx(t)
 	mon, err := Connect(ctx, srv.DSN())
 	if err != nil {
@@ -53,7 +53,7 @@ func TestAuditTxoIdleInTransactionTimeout(t *testing.T) {
 	}
 }
 
-func TestAuditTxoStatementAndLockTimeoutInTx(t *testing.T) {
+func TestTxStatementAndLockTimeout(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {
@@ -106,7 +106,7 @@ func TestAuditTxoStatementAndLockTimeoutInTx(t *testing.T) {
 	}
 }
 
-func TestAuditTxoSavepointCtxEnded(t *testing.T) {
+func TestDetachedNestedRollbackThenSavepointFailure(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {
