@@ -11,65 +11,13 @@ package pgline
 
 import (
 	"context"
-	"errors"
+
 	"sync"
 	"testing"
 	"time"
 )
 
 // strands its block: pgline queues a detached ROLLBACK
-
-// TestPoolRawBeginAfterStrandRefused: a raw BEGIN given to a Pool's
-// Exec right behind a stranded block. The BEGIN used to run after the
-// detached ROLLBACK (refused once, sent again), leaving the connection in
-// its block, into which the Pool must not route anything; it is now
-// refused unsent (ErrRoutedBlock), and the Pool's statements still run
-// in transactions of their own.
-func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
-	for _, held := range []bool{false, true} {
-		name := "sequential"
-		if held {
-			name = "queued behind the strander"
-		}
-		t.Run(name, func(t *testing.T) {
-			ctx := testCtx(t)
-			p := auditPool1(t)
-			c := auditPoolConn1(t, p)
-			strands := c.strands.Load()
-			var errS, errB error
-			if held {
-				auditHoldWrites(c)
-				var wg sync.WaitGroup
-				wg.Add(1)
-				go func() { defer wg.Done(); _, errS = p.Exec(ctx, auditStrander) }()
-				auditWaitQueued(t, c, 1)
-				_, errB = p.Exec(ctx, "BEGIN") // refused, unsent: nothing to wait for
-				auditResumeWrites(c)
-				wg.Wait()
-			} else {
-				_, errS = p.Exec(ctx, auditStrander)
-				_, errB = p.Exec(ctx, "BEGIN")
-			}
-			t.Logf("strander: %v; BEGIN: %v; conn TxStatus %c closed %v; strands +%d", errS, errB, c.TxStatus(), c.IsClosed(), c.strands.Load()-strands)
-			if !errors.Is(errB, ErrRoutedBlock) {
-				t.Fatalf("BEGIN: %v, want ErrRoutedBlock", errB)
-			}
-			if c.strands.Load() == strands {
-				t.Fatal("no strand")
-			}
-			// Whatever connection the Pool routes to next, the statement must
-			// run in its own transaction.
-			for i := range 5 {
-				if !auditOwnTx(t, ctx, p) {
-					t.Fatalf("probe %d ran inside the raw BEGIN's block", i)
-				}
-			}
-			if !c.IsClosed() && c.TxStatus() != 'I' {
-				t.Errorf("the raw BEGIN's connection is open, status %c, still in the pool?", c.TxStatus())
-			}
-		})
-	}
-}
 
 // TestDetachedRollbackThenBegin: a Tx ended with its ctx over (the
 // ROLLBACK unsent: queued detached), then at once Begin on the same Conn,
@@ -166,45 +114,6 @@ func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 	}
 	if n := auditTableCount(t, c, tbl); n != 0 {
 		t.Errorf("%d rows committed, want 0", n)
-	}
-}
-
-// TestPoolReleaseWithRollbackInFlight: Acquire, a stranding text, Release at
-// once (the ROLLBACK in flight: TxStatus 'I', the connection is reset and
-// kept), then Acquire again; and Acquire, a stranding text, a raw BEGIN
-// (after the ROLLBACK), Release: the connection is in the BEGIN's block
-// and must be closed, not handed out.
-func TestPoolReleaseWithRollbackInFlight(t *testing.T) {
-	ctx := testCtx(t)
-	p := auditPool1(t)
-	for i := range 10 {
-		pc, err := p.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := pc.Conn
-		pc.Exec(ctx, auditStrander)
-		rawBegin := i%2 == 1
-		if rawBegin {
-			if _, err := pc.Exec(ctx, "BEGIN"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		pc.Release()
-		pc2, err := p.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rawBegin && pc2.Conn == c {
-			t.Errorf("%d: the connection left in a raw BEGIN's block was handed out again (TxStatus %c)", i, c.TxStatus())
-		}
-		if s := pc2.TxStatus(); s != 'I' {
-			t.Errorf("%d: acquired connection TxStatus %c", i, s)
-		}
-		if !auditOwnTx(t, ctx, pc2) {
-			t.Errorf("%d: acquired connection is in a transaction block", i)
-		}
-		pc2.Release()
 	}
 }
 

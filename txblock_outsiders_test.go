@@ -1,8 +1,13 @@
 package pgline
 
+// Statements of other goroutines on a Conn that a Tx holds never run
+// inside the Tx's block, and the Tx's statements always do, also when the
+// Tx's statements, Commits and Rollbacks are given up as their ctx ends.
+
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
 	"sync"
 	"sync/atomic"
@@ -10,12 +15,120 @@ import (
 	"time"
 )
 
-// Transactions with given-up statements, Commits and Rollbacks whose ctx
-// ends, on a Conn shared with goroutines inserting outside: every
-// outsider's successful insert persists (it never ran inside a rolled back
-// transaction), and a nil Commit keeps every statement of the transaction
-// that succeeded.
+// TestTxOutsidersNeverInBlock: other goroutines' statements on the Conn
+// never run inside a Tx, and the Tx's statements always do (checked by
+// txid_current).
+func TestTxOutsidersNeverInBlock(t *testing.T) {
+	ctx := testCtx(t)
+	c, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	outside := map[int64]bool{}
+	var bad []string
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var x int64
+				var err error
+				switch i % 3 {
+				case 0:
+					err = c.QueryRow(ctx, "SELECT txid_current()").Scan(&x)
+				case 1:
+					err = c.QueryRow(ctx, "SELECT txid_current() + $1", 0).Scan(&x)
+				case 2:
+					var s string
+					s, err = c.queryScalar(ctx, "SELECT txid_current()")
+					fmt.Sscan(s, &x)
+				}
+				if err != nil {
+					mu.Lock()
+					bad = append(bad, err.Error())
+					mu.Unlock()
+					continue
+				}
+				mu.Lock()
+				if outside[x] {
+					bad = append(bad, fmt.Sprintf("txid %d seen twice outside", x))
+				}
+				outside[x] = true
+				mu.Unlock()
+			}
+		}(g)
+	}
+	var txids []int64
+	for round := 0; round < 60; round++ {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first int64
+		if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&first); err != nil {
+			t.Fatal(err)
+		}
+		var iwg sync.WaitGroup
+		for k := 0; k < 4; k++ {
+			iwg.Add(1)
+			go func(k int) {
+				defer iwg.Done()
+				var x int64
+				var err error
+				if k%2 == 0 {
+					err = tx.QueryRow(ctx, "SELECT txid_current()").Scan(&x)
+				} else {
+					err = tx.QueryRow(ctx, "SELECT txid_current() + $1", 0).Scan(&x)
+				}
+				if err != nil || x != first {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("tx stmt: txid %d want %d err %v", x, first, err))
+					mu.Unlock()
+				}
+			}(k)
+		}
+		iwg.Wait()
+		if round%2 == 0 {
+			err = tx.Commit(ctx)
+		} else {
+			err = tx.Rollback(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		txids = append(txids, first)
+	}
+	close(stop)
+	wg.Wait()
+	for _, x := range txids {
+		if outside[x] {
+			t.Errorf("an outside statement ran in transaction %d", x)
+		}
+	}
+	for i, b := range bad {
+		if i > 10 {
+			break
+		}
+		t.Error(b)
+	}
+}
+
+// TestTxOutsidersCtxEndsStorm: transactions with given-up statements,
+// Commits and Rollbacks whose ctx ends, on a Conn shared with goroutines
+// inserting outside: every outsider's successful insert persists (it
+// never ran inside a rolled back transaction), and a nil Commit keeps
+// every statement of the transaction that succeeded.
 func TestTxOutsidersCtxEndsStorm(t *testing.T) {
+	storm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	c, err := Connect(ctx, srv.DSN())
