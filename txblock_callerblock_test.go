@@ -225,19 +225,19 @@ func TestCallerBlockBegunInStrandGroup(t *testing.T) {
 	}
 }
 
-// TestCallerBlockAfterRawRollbackSecondStrand: a caller's raw ROLLBACK ends the
-// stranded block before pgline's ROLLBACK, a raw BEGIN begins the
+// TestCallerBlockAfterRawRollbackSecondStrand: a caller's raw ROLLBACK
+// ends the stranded block before pgline's ROLLBACK, a raw BEGIN begins the
 // caller's block (strandForeign set: that ROLLBACK would close the
 // connection), and its INSERT 1 runs in it. Then another caller's text
 // "BEGIN; SELECT 1/0; COMMIT", which runs in that block and fails, is
-// taken for a second stranded block, found before the first ROLLBACK
-// ran: rollBackStranded leaves the end to that ROLLBACK, but
-// replyGroupEnded sets strandOpen again and clears strandForeign. The
-// caller's INSERT 2, refused by its own (now failed) block, is read as a
-// refusal and sent again behind the ROLLBACK, which ends the caller's
-// block silently: INSERT 2 is committed on its own, INSERT 1 is gone,
-// and the caller's COMMIT reports "COMMIT". Now strandForeign stays set
-// when the strand found reuses the pending ROLLBACK.
+// taken for a second stranded block, found before the first ROLLBACK ran:
+// rollBackStranded leaves the end to that ROLLBACK, but replyGroupEnded
+// sets strandOpen again and clears strandForeign. The caller's INSERT 2,
+// refused by its own (now failed) block, is read as a refusal and sent
+// again behind the ROLLBACK, which ends the caller's block silently:
+// INSERT 2 is committed on its own, INSERT 1 is gone, and the caller's
+// COMMIT reports "COMMIT". Now strandForeign stays set when the strand
+// found reuses the pending ROLLBACK.
 func TestCallerBlockAfterRawRollbackSecondStrand(t *testing.T) {
 	c := connect(t, srv.DSN())
 	tbl, admin := auditStrandTable(t, "s3second")

@@ -486,7 +486,8 @@ func auditTableCount(t *testing.T, c *Conn, tbl string) int64 {
 	return n
 }
 
-// auditTestTable creates a fresh table named after the test and drops it at the end.
+// auditTestTable creates a fresh table named after the test and drops it
+// at the end.
 func auditTestTable(t *testing.T, ctx context.Context, c *Conn, ddl string) string {
 	t.Helper()
 	name := "tx_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_", "=", "_", ".", "_").Replace(t.Name()))

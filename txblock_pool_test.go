@@ -83,11 +83,11 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 	}
 }
 
-// TestPoolStrandSignalsKeepBackends: echo QueryRows only through a Pool of 3 under
-// a storm of signals at its backends. The pool must keep its 3 backends:
-// a stranded block that pgline rolls back itself must not show as
-// TxStatus 'E' to hostPool.done, which would retire the connection as if
-// a caller had left a raw BEGIN open (26-31 backends in 2 s before).
+// TestPoolStrandSignalsKeepBackends: echo QueryRows only through a Pool of
+// 3 under a storm of signals at its backends. The pool must keep its 3
+// backends: a stranded block that pgline rolls back itself must not show
+// as TxStatus 'E' to hostPool.done, which would retire the connection as
+// if a caller had left a raw BEGIN open (26-31 backends in 2 s before).
 func TestPoolStrandSignalsKeepBackends(t *testing.T) {
 	for _, mode := range []string{"", "pipeline_sync=each"} {
 		t.Run(mode, func(t *testing.T) { poolStrandSignalsKeepBackends(t, mode) })
@@ -304,10 +304,10 @@ func TestPoolReleaseWithRollbackInFlight(t *testing.T) {
 	}
 }
 
-// TestPoolRefusedBatchSentAgain: a Pool's batch (one connection) refused by the
-// block a Pool's Exec stranded: sent again whole, each statement runs
-// once, and the batch gives its slot back on Close (the next statement
-// runs; Pool.Close returns).
+// TestPoolRefusedBatchSentAgain: a Pool's batch (one connection) refused
+// by the block a Pool's Exec stranded: sent again whole, each statement
+// runs once, and the batch gives its slot back on Close (the next
+// statement runs; Pool.Close returns).
 func TestPoolRefusedBatchSentAgain(t *testing.T) {
 	p, closesWithin := auditPoolOfOne(t)
 	c := auditPoolConn1(t, p)

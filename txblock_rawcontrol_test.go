@@ -19,8 +19,9 @@ import (
 	"github.com/pgline/pgline/internal/sqllex"
 )
 
-// Texts that may commit must be seen as transaction control: a FATAL before
-// their reply would otherwise be taken to mean nothing of them persisted.
+// TestRawTxLexTransactionControl: texts that may commit must be seen as
+// transaction control: a FATAL before their reply would otherwise be taken
+// to mean nothing of them persisted.
 func TestRawTxLexTransactionControl(t *testing.T) {
 	for _, s := range []string{
 		"-- comment\nCALL p()",

@@ -315,9 +315,9 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 	wantUsable(t, ctx, c)
 }
 
-// TestRefusedBatchResendsBounded: a block that refuses the batch every time it
-// is sent (forced: the session's own aborted block read as a stranded
-// one) ends the resends after maxCancelRetries: the caller gets
+// TestRefusedBatchResendsBounded: a block that refuses the batch every
+// time it is sent (forced: the session's own aborted block read as a
+// stranded one) ends the resends after maxCancelRetries: the caller gets
 // errRefused (nothing ran) for each statement, promptly.
 func TestRefusedBatchResendsBounded(t *testing.T) {
 	c := connect(t, srv.DSN())
@@ -473,10 +473,10 @@ func TestRefusedDescribeSentAgain(t *testing.T) {
 	}
 }
 
-// A CancelRequest meant for a given-up statement may land on the first
-// statement of an independent batch queued behind it; pgline sends that
-// statement again, after the rest of the batch ran. The batch's later
-// statements must not run before it.
+// TestStrayCancelBatchResendOrder: a CancelRequest meant for a given-up
+// statement may land on the first statement of an independent batch queued
+// behind it; pgline sends that statement again, after the rest of the
+// batch ran. The batch's later statements must not run before it.
 func TestStrayCancelBatchResendOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

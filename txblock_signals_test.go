@@ -23,9 +23,9 @@ import (
 	"time"
 )
 
-// TestStrandSignalsInsertsOnceStorm: INSERTs by QueryRow, Exec with arguments and
-// Exec of a simple query, on one Conn under a storm, in each pipeline
-// mode, with and without short ctx deadlines.
+// TestStrandSignalsInsertsOnceStorm: INSERTs by QueryRow, Exec with
+// arguments and Exec of a simple query, on one Conn under a storm, in each
+// pipeline mode, with and without short ctx deadlines.
 func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 	storm(t)
 	for _, mode := range []string{"", "statement_cache_mode=describe", "pipeline_sync=each", "listen"} {

@@ -76,10 +76,10 @@ func TestStrandedInsertsRunOnce(t *testing.T) {
 	}
 }
 
-// TestStrandedBatchSentAgainWhole: a batch refused by the block, independent or
-// AllOrNothing, is sent again whole (nothing of it ran, and it has no
-// transaction control): every statement succeeds, and its row exists
-// once; one with a COMMIT among its statements is not (its first
+// TestStrandedBatchSentAgainWhole: a batch refused by the block,
+// independent or AllOrNothing, is sent again whole (nothing of it ran, and
+// it has no transaction control): every statement succeeds, and its row
+// exists once; one with a COMMIT among its statements is not (its first
 // statement reports errRefused). Nothing of a statement reported failed
 // exists.
 func TestStrandedBatchSentAgainWhole(t *testing.T) {

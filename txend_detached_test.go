@@ -1,23 +1,21 @@
 package pgline
 
-// Audit of 02a1846 (TxStatus is 'I' while a ROLLBACK pgline queued
-// detached is in flight). The Pool, stdlib and BeginTx's error path trust
-// TxStatus; these tests put a detached ROLLBACK in flight on purpose (a
-// text "BEGIN; SELECT 1/0; COMMIT" strands its block: see 357f8e0; or a
-// Tx ended with its ctx over) and then do what may follow at once: a raw
-// BEGIN, a Begin, an Acquire and Release. Each checks with the server
-// that no caller's statement runs in someone else's block, that a Tx is
-// a real transaction, and that no connection is handed out in one.
+// A transaction whose end is queued detached (its Rollback or Commit
+// given an ended ctx, a statement given up, or a stranded block's
+// ROLLBACK that pgline sends itself) and what may follow at once: a
+// Begin on the same Conn is a real transaction (TxStatus 'T' inside it,
+// 'I' after it, its statements in its block, its Rollback undoing them),
+// TxStatus reads 'I' once the call has returned while pgline's ROLLBACK
+// is still in flight, and a nested Tx rolled back that way keeps the
+// outer transaction and its rows.
 
 import (
 	"context"
-
+	"errors"
 	"sync"
 	"testing"
 	"time"
 )
-
-// strands its block: pgline queues a detached ROLLBACK
 
 // TestDetachedRollbackThenBegin: a Tx ended with its ctx over (the
 // ROLLBACK unsent: queued detached), then at once Begin on the same Conn,
@@ -117,6 +115,49 @@ func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 	}
 }
 
+// TestDetachedRollbackTxStatusIdle: a transaction's BEGIN, COMMIT or
+// ROLLBACK hit by a cancel's signal leaves the session in an aborted
+// block that pgline rolls back with a detached ROLLBACK, whose reply is
+// drained after the call returns. TxStatus must not say 'E' (or 'T')
+// meanwhile: no caller holds a transaction, and whatever reads TxStatus
+// to decide (hostPool.done and giveBack, which close the connection;
+// stdlib's BeginTx, which refuses with "already in a transaction";
+// stdlib's IsValid) would take pgline's own strand for a caller's block.
+func TestDetachedRollbackTxStatusIdle(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	stop := make(chan struct{})
+	storm := cancelStorm(t, ctx, c.PID(), 200*time.Microsecond, stop)
+	defer func() { close(stop); storm.Wait() }()
+	var txs, sawE, sawT int
+	end := time.Now().Add(2 * time.Second)
+	for time.Now().Before(end) {
+		tx, err := c.Begin(ctx)
+		if err == nil {
+			if _, err = tx.Exec(ctx, "SELECT 1"); err != nil {
+				tx.Rollback(ctx)
+			} else {
+				err = tx.Commit(ctx)
+			}
+		}
+		if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
+			t.Fatalf("transaction: %v", err)
+		}
+		txs++
+		// The call has returned: no transaction is held by anyone.
+		switch c.TxStatus() {
+		case 'E':
+			sawE++
+		case 'T':
+			sawT++
+		}
+	}
+	t.Logf("transactions %d, blocks rolled back %d, TxStatus 'E' right after the call %d, 'T' %d", txs, c.strands.Load(), sawE, sawT)
+	if sawE+sawT > 0 {
+		t.Errorf("TxStatus reported an open transaction %d times after the transaction's call had returned (nobody holds one: pgline's own ROLLBACK was still in flight)", sawE+sawT)
+	}
+}
+
 // TestDetachedNestedRollbackKeepsOuter: a nested Tx rolled back with its ctx
 // over (ROLLBACK TO SAVEPOINT queued detached, not counted) keeps the
 // outer transaction: TxStatus 'T', its rows kept, a Pool must not see it
@@ -159,5 +200,63 @@ func TestDetachedNestedRollbackKeepsOuter(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != 1 || got[1] != 3 {
 		t.Errorf("rows %v, want [1 3]", got)
+	}
+}
+
+// TestDetachedNestedRollbackThenSavepointFailure: a nested Tx rolled back
+// with an ended ctx, then a second nested Tx whose statement fails,
+// rolled back properly: the outer Commit succeeds and keeps only the
+// outer rows.
+func TestDetachedNestedRollbackThenSavepointFailure(t *testing.T) {
+	ctx := testCtx(t)
+	c, err := Connect(ctx, srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tbl := auditTestTable(t, ctx, c, "(id int)")
+	dead, cancel := context.WithCancel(ctx)
+	cancel()
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)")
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Exec(ctx, "INSERT INTO "+tbl+" VALUES (2)")
+	if err := sp.Rollback(dead); err == nil {
+		t.Log("nested Rollback with a dead ctx returned nil")
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (3)"); err != nil {
+		t.Fatal(err)
+	}
+	// a second nested tx with a failure, rolled back properly
+	sp2, err := tx.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp2.Exec(ctx, "INSERT INTO "+tbl+" VALUES (4)")
+	sp2.Exec(ctx, "SELECT 1/0")
+	if err := sp2.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	var ids []int
+	r, _ := c.Query(ctx, "SELECT id FROM "+tbl+" ORDER BY id")
+	for r.Next() {
+		var x int
+		r.Scan(&x)
+		ids = append(ids, x)
+	}
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	if len(ids) != 2 || ids[0] != 1 || ids[1] != 3 {
+		t.Errorf("rows %v, want [1 3]", ids)
 	}
 }

@@ -1,12 +1,19 @@
 package pgline
 
+// Server-side timeouts in a transaction (idle_in_transaction_session_timeout,
+// SET LOCAL statement_timeout and lock_timeout): the statement fails with
+// the server's error (neither ErrCanceledByOther nor SafeToRetry), Commit
+// reports the rollback, nothing persists, and SET LOCAL does not leak.
+
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
 )
 
+// TestTxIdleInTransactionTimeout: a Tx idle past
+// idle_in_transaction_session_timeout (the server closes the session):
+// its next statement and its Commit fail, and nothing persists.
 func TestTxIdleInTransactionTimeout(t *testing.T) {
 	ctx := testCtx(t)
 	mon, err := Connect(ctx, srv.DSN())
@@ -53,6 +60,10 @@ func TestTxIdleInTransactionTimeout(t *testing.T) {
 	}
 }
 
+// TestTxStatementAndLockTimeout: a statement of a Tx stopped by SET LOCAL
+// statement_timeout or lock_timeout fails with the server's error
+// (neither ErrCanceledByOther nor SafeToRetry), Commit returns
+// ErrTxRolledBack, nothing persists, and the settings do not leak.
 func TestTxStatementAndLockTimeout(t *testing.T) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
@@ -103,59 +114,5 @@ func TestTxStatementAndLockTimeout(t *testing.T) {
 		if st != "0" || lt != "0" {
 			t.Errorf("settings leaked: %s %s", st, lt)
 		}
-	}
-}
-
-func TestDetachedNestedRollbackThenSavepointFailure(t *testing.T) {
-	ctx := testCtx(t)
-	c, err := Connect(ctx, srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int)")
-	dead, cancel := context.WithCancel(ctx)
-	cancel()
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)")
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp.Exec(ctx, "INSERT INTO "+tbl+" VALUES (2)")
-	if err := sp.Rollback(dead); err == nil {
-		t.Log("nested Rollback with a dead ctx returned nil")
-	}
-	if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (3)"); err != nil {
-		t.Fatal(err)
-	}
-	// a second nested tx with a failure, rolled back properly
-	sp2, err := tx.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp2.Exec(ctx, "INSERT INTO "+tbl+" VALUES (4)")
-	sp2.Exec(ctx, "SELECT 1/0")
-	if err := sp2.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatalf("Commit: %v", err)
-	}
-	var ids []int
-	r, _ := c.Query(ctx, "SELECT id FROM "+tbl+" ORDER BY id")
-	for r.Next() {
-		var x int
-		r.Scan(&x)
-		ids = append(ids, x)
-	}
-	if r.Err() != nil {
-		t.Fatal(r.Err())
-	}
-	if len(ids) != 2 || ids[0] != 1 || ids[1] != 3 {
-		t.Errorf("rows %v, want [1 3]", ids)
 	}
 }
