@@ -1,5 +1,8 @@
 package pgline
 
+// COPY in a transaction: Commit while the COPY runs, and Commit after
+// the COPY failed.
+
 import (
 	"context"
 	"errors"
@@ -7,13 +10,13 @@ import (
 	"time"
 )
 
-// TestAuditCopylnTxCommitDuringCopy: Commit, with a short ctx, is called
+// TestCopyTx_CommitDuringCopy: Commit, with a short ctx, is called
 // while the transaction's own CopyFrom (a slow source) still runs on
 // another goroutine. Commit waits behind the COPY; when its ctx ends
 // first it must report failure and nothing of the transaction may be
 // committed; when it reports success, the COPY's rows and the earlier
 // INSERT are there.
-func TestAuditCopylnTxCommitDuringCopy(t *testing.T) {
+func TestCopyTx_CommitDuringCopy(t *testing.T) {
 	ctx := testCtx(t)
 	admin := connect(t, srv.DSN())
 	if _, err := admin.Exec(ctx, "DROP TABLE IF EXISTS cl_txc; CREATE TABLE cl_txc(a int4 PRIMARY KEY, b text)"); err != nil {
@@ -76,12 +79,12 @@ func TestAuditCopylnTxCommitDuringCopy(t *testing.T) {
 	}
 }
 
-// TestAuditCopylnTxCopyFailsThenCommit: in a transaction, a CopyFrom
+// TestCopyTx_CopyFailsThenCommit: in a transaction, a CopyFrom
 // whose source fails mid-way (CopyFail) aborts the transaction; Commit
 // must then report failure (the server answers ROLLBACK) and nothing of
 // it persists. The same for a COPY whose ctx ends, and for a wrong
 // column count mid-way.
-func TestAuditCopylnTxCopyFailsThenCommit(t *testing.T) {
+func TestCopyTx_CopyFailsThenCommit(t *testing.T) {
 	ctx := testCtx(t)
 	admin := connect(t, srv.DSN())
 	if _, err := admin.Exec(ctx, "DROP TABLE IF EXISTS cl_txf; CREATE TABLE cl_txf(a int4 PRIMARY KEY, b text)"); err != nil {

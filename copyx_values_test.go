@@ -1,5 +1,8 @@
 package pgline
 
+// The values CopyFrom stores: the same as a query argument would give,
+// never silently changed, and text COPY escapes that round-trip.
+
 import (
 	"fmt"
 	"strings"
@@ -7,12 +10,12 @@ import (
 	"time"
 )
 
-// TestAuditCopylnValuesAsArgs: CopyFrom documents that each value "is
+// TestCopyValues_AsQueryArgs: CopyFrom documents that each value "is
 // encoded for its column's type as a query argument would be". For Go
 // strings given to non-text columns (sent as text, parsed by the server,
 // as query arguments), and a few other values, the value CopyFrom stores
 // must be the one an INSERT with the same argument stores.
-func TestAuditCopylnValuesAsArgs(t *testing.T) {
+func TestCopyValues_AsQueryArgs(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	if _, err := c.Exec(ctx, "SET TimeZone = 'America/New_York'; SET DateStyle = 'ISO, DMY'; SET IntervalStyle = 'postgres'"); err != nil {
@@ -107,12 +110,12 @@ func TestAuditCopylnValuesAsArgs(t *testing.T) {
 	}
 }
 
-// TestAuditCopylnTextValueSilentlyChanged: Go strings that CopyFrom
+// TestCopyValues_TextNotSilentlyChanged: Go strings that CopyFrom
 // parses itself (the text-only path of copyEncoder.appendRow:
 // DecodeValue then binary Encode) and stores as a different value than
 // the server would, without an error: array lower bounds are dropped, and
 // out-of-range floats become Infinity or 0 (the server refuses them).
-func TestAuditCopylnTextValueSilentlyChanged(t *testing.T) {
+func TestCopyValues_TextNotSilentlyChanged(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	cases := []struct{ typ, in, want string }{
@@ -138,5 +141,46 @@ func TestAuditCopylnTextValueSilentlyChanged(t *testing.T) {
 		if got != tc.want && !(got == "<error>" && strings.HasPrefix(tc.in, "[")) { // bounds: kept, or a clear error
 			t.Errorf("CopyFrom of %q into %s stored %q; the server's input (an INSERT of the same argument) gives %s", tc.in, tc.typ, got, tc.want)
 		}
+	}
+}
+
+// TestCopyValues_TextEscapesRoundTrip: text COPY of backslashes, \N, tabs and
+// unicode through CopyFromReader, then back through CopyTo.
+func TestCopyValues_TextEscapesRoundTrip(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	copyKeyedTable(t, c, "cl_text")
+	data := "1\t\\\\N\n2\t\\N\n3\ta\\tb\\nc\n4\tдобрый день ✓\n5\t\\\\\\\\\n"
+	tag, err := c.CopyFromReader(ctx, "COPY cl_text FROM STDIN", strings.NewReader(data))
+	if err != nil || tag.RowsAffected() != 5 {
+		t.Fatalf("%v %v", tag, err)
+	}
+	rows, err := c.Query(ctx, "SELECT a, b FROM cl_text ORDER BY a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]*string{}
+	s := func(v string) *string { return &v }
+	want[1], want[2], want[3], want[4], want[5] = s(`\N`), nil, s("a\tb\nc"), s("добрый день ✓"), s(`\\`)
+	for rows.Next() {
+		var a int
+		var b *string
+		if err := rows.Scan(&a, &b); err != nil {
+			t.Fatal(err)
+		}
+		w := want[a]
+		if (w == nil) != (b == nil) || (w != nil && *w != *b) {
+			t.Errorf("row %d: got %v want %v", a, b, w)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if _, err := c.CopyTo(ctx, &out, "COPY cl_text TO STDOUT"); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != data {
+		t.Errorf("CopyTo: %q want %q", out.String(), data)
 	}
 }

@@ -1,5 +1,10 @@
 package pgline
 
+// Notifications (LISTEN, WaitForNotification) on a Conn busy with COPY
+// and queries: each delivered once, in order; none from a transaction
+// that rolled back or from a LISTEN left by another Pool user;
+// WaitForNotification keeps its deadline and ends with its connection.
+
 import (
 	"bytes"
 	"context"
@@ -13,9 +18,9 @@ import (
 	"time"
 )
 
-// copylnPayload is the payload of notification i: small, unicode, or
+// notifyPayload is the payload of notification i: small, unicode, or
 // near the 8000-byte limit.
-func copylnPayload(i int) string {
+func notifyPayload(i int) string {
 	switch i % 4 {
 	case 0:
 		return strconv.Itoa(i)
@@ -27,17 +32,17 @@ func copylnPayload(i int) string {
 	return strconv.Itoa(i) + ":" + strings.Repeat("'\\\"", 100)
 }
 
-// TestAuditCopylnNotifyUnderLoad: while goroutines run queries, a
+// TestNotify_UnderCopyAndQueryLoad: while goroutines run queries, a
 // CopyFrom and a CopyTo on the listening Conn, another session sends 600
 // notifications on two channels the Conn listens on and one it does not.
 // The listener must get every notification of its channels exactly once,
 // in order, with the right channel and payload, and none of the other
 // channel; the queries must get their own replies.
-func TestAuditCopylnNotifyUnderLoad(t *testing.T) {
+func TestNotify_UnderCopyAndQueryLoad(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	other := connect(t, srv.DSN())
-	copylnTable(t, c, "cl_nload")
+	copyKeyedTable(t, c, "cl_nload")
 	for _, ch := range []string{"cl_a", "Cl B"} {
 		if err := c.Listen(ctx, ch); err != nil {
 			t.Fatal(err)
@@ -121,7 +126,7 @@ func TestAuditCopylnNotifyUnderLoad(t *testing.T) {
 		case 2:
 			ch = "cl_not_listened"
 		}
-		if _, err := other.Exec(ctx, "SELECT pg_notify($1, $2)", ch, copylnPayload(i)); err != nil {
+		if _, err := other.Exec(ctx, "SELECT pg_notify($1, $2)", ch, notifyPayload(i)); err != nil {
 			t.Fatal(err)
 		}
 		if i%50 == 0 {
@@ -168,7 +173,7 @@ loop:
 		}
 		n := list[j]
 		j++
-		if n.Channel != ch || n.Payload != copylnPayload(i) || n.PID != other.PID() {
+		if n.Channel != ch || n.Payload != notifyPayload(i) || n.PID != other.PID() {
 			p := n.Payload
 			if len(p) > 40 {
 				p = p[:40] + "..."
@@ -181,11 +186,11 @@ loop:
 	}
 }
 
-// TestAuditCopylnNotifyRollback: NOTIFY in a transaction that rolls back
+// TestNotify_RolledBackNeverDelivered: NOTIFY in a transaction that rolls back
 // (from another session, and from the listening Conn itself) is never
 // delivered; one that commits is delivered after the commit, once; after
 // UNLISTEN nothing more of that channel arrives.
-func TestAuditCopylnNotifyRollback(t *testing.T) {
+func TestNotify_RolledBackNeverDelivered(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	other := connect(t, srv.DSN())
@@ -249,10 +254,10 @@ func TestAuditCopylnNotifyRollback(t *testing.T) {
 	}
 }
 
-// TestAuditCopylnWaitDeadlineBusy: WaitForNotification with a 200ms ctx
+// TestNotify_WaitDeadlineWhileBusy: WaitForNotification with a 200ms ctx
 // while other goroutines keep the Conn busy with 1s statements returns at
 // its deadline, not after them.
-func TestAuditCopylnWaitDeadlineBusy(t *testing.T) {
+func TestNotify_WaitDeadlineWhileBusy(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	if err := c.Listen(ctx, "cl_dl"); err != nil {
@@ -285,4 +290,136 @@ func TestAuditCopylnWaitDeadlineBusy(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// TestNotify_WaitEndsAndTwoWaiters: WaitForNotification (no deadline) returns an
+// error promptly when its backend is terminated, and when the Conn is
+// closed by another goroutine; two waiters on one Conn each get distinct
+// notifications, all of them.
+func TestNotify_WaitEndsAndTwoWaiters(t *testing.T) {
+	ctx := testCtx(t)
+	admin := connect(t, srv.DSN())
+	for _, how := range []string{"terminate", "close"} {
+		c := connect(t, srv.DSN())
+		if err := c.Listen(ctx, "cl_end"); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.WaitForNotification(context.Background())
+			done <- err
+		}()
+		time.Sleep(100 * time.Millisecond)
+		if how == "terminate" {
+			admin.Exec(ctx, "SELECT pg_terminate_backend($1)", int(c.PID()))
+		} else {
+			c.Close()
+		}
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: WaitForNotification returned no error", how)
+			}
+			t.Logf("%s: %v", how, err)
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s: WaitForNotification still waits 5s after", how)
+		}
+	}
+
+	c := connect(t, srv.DSN())
+	if err := c.Listen(ctx, "cl_two_w"); err != nil {
+		t.Fatal(err)
+	}
+	const total = 200
+	got := make(chan string, 2*total)
+	var wg sync.WaitGroup
+	wctx, cancel := context.WithCancel(ctx)
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n, err := c.WaitForNotification(wctx)
+				if err != nil {
+					return
+				}
+				got <- n.Payload
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { // queries meanwhile
+		defer wg.Done()
+		for k := 0; wctx.Err() == nil; k++ {
+			var v int
+			if err := c.QueryRow(wctx, "SELECT $1::int4", k).Scan(&v); err == nil && v != k {
+				t.Errorf("query %d got %d", k, v)
+			}
+		}
+	}()
+	for i := 0; i < total; i++ {
+		if _, err := admin.Exec(ctx, "SELECT pg_notify('cl_two_w', $1)", itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	timeout := time.After(10 * time.Second)
+	for len(seen) < total {
+		select {
+		case p := <-got:
+			seen[p]++
+			if seen[p] > 1 {
+				t.Errorf("payload %s delivered twice", p)
+			}
+		case <-timeout:
+			t.Errorf("%d of %d notifications", len(seen), total)
+			cancel()
+			wg.Wait()
+			return
+		}
+	}
+	cancel()
+	wg.Wait()
+	close(got)
+	for p := range got {
+		t.Errorf("extra notification %q", p)
+	}
+}
+
+// TestNotify_PoolTxListenNotLeaked: a LISTEN run in a Pool transaction
+// stays with the connection (documented); a later Acquire of it that
+// never LISTENs must not get notifications of that channel from its
+// WaitForNotification.
+func TestNotify_PoolTxListenNotLeaked(t *testing.T) {
+	ctx := testCtx(t)
+	p, err := NewPool(ctx, srv.DSN("pool_max_conns=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	other := connect(t, srv.DSN())
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "LISTEN cl_leak"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Release()
+	if _, err := other.Exec(ctx, "NOTIFY cl_leak, 'not yours'"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	n, err := pc.WaitForNotification(wctx)
+	if err == nil {
+		t.Errorf("Acquire holder that never LISTENed got %+v", n)
+	}
 }
