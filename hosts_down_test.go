@@ -1,11 +1,11 @@
 package pgline
 
+// A standby that crashes or freezes under a Pool: calls routed to it go
+// to another standby or fail with a clear error, by their deadline.
+
 import (
 	"context"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,45 +15,7 @@ import (
 	"github.com/pgline/pgline/pgtest"
 )
 
-// auditHostsServerPIDs returns the postmaster of s and its children.
-func auditHostsServerPIDs(t *testing.T, s *pgtest.Server) []int {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.DataDir, "postmaster.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pids := []int{pm}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(pm) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// auditHostsSignal sends sig to every process of s.
-func auditHostsSignal(pids []int, sig syscall.Signal) {
-	for _, pid := range pids {
-		syscall.Kill(pid, sig)
-	}
-}
-
-// TestAuditHostsStandbyKilledIdleConns: a Pool over P and two standbys,
+// TestHostsDown_StandbyCrashedIdleConns: a Pool over P and two standbys,
 // reads through Target("standby") on the first standby S1 with several
 // connections open. S1 crashes (Shutdown "immediate") and, well within
 // pool_idle_check of their last use, reads come: each must succeed (on S2)
@@ -64,9 +26,9 @@ func auditHostsSignal(pids []int, sig syscall.Signal) {
 // statement committed whose reply was lost), unless it looked at the
 // socket first, which it does only after pool_idle_check (see Pool). It
 // failed with a bare io.EOF.
-func TestAuditHostsStandbyKilledIdleConns(t *testing.T) {
+func TestHostsDown_StandbyCrashedIdleConns(t *testing.T) {
 	P := startPrimary(t)
-	sts := startStandbys(t, P, pgtest.StandbyOptions{Name: "audit_kill_s1"}, pgtest.StandbyOptions{Name: "audit_kill_s2"})
+	sts := startStandbys(t, P, pgtest.StandbyOptions{Name: "hosts_kill_s1"}, pgtest.StandbyOptions{Name: "hosts_kill_s2"})
 	S1, S2 := sts[0], sts[1]
 	p := replicaPool(t, []*pgtest.Server{P, S1, S2}, 0, 0, "pool_max_conns=4")
 	sb := p.Target("standby")
@@ -84,7 +46,7 @@ func TestAuditHostsStandbyKilledIdleConns(t *testing.T) {
 		wg.Wait()
 	}
 	warm()
-	if port, _, err := auditHostsWhere(ctx, sb); err != nil || port != S1.Port {
+	if port, _, err := hostsWhere(ctx, sb); err != nil || port != S1.Port {
 		t.Fatalf("before: %d %v", port, err)
 	}
 	t.Logf("before: %+v", hostStat(t, p, S1.Port).TotalConns)
@@ -105,7 +67,7 @@ func TestAuditHostsStandbyKilledIdleConns(t *testing.T) {
 			c, cancel := context.WithTimeout(ctx, deadline)
 			defer cancel()
 			start := time.Now()
-			port, _, err := auditHostsWhere(c, sb)
+			port, _, err := hostsWhere(c, sb)
 			mu.Lock()
 			defer mu.Unlock()
 			res = append(res, result{port, err, time.Since(start)})
@@ -143,23 +105,23 @@ func TestAuditHostsStandbyKilledIdleConns(t *testing.T) {
 	t.Logf("%d of %d calls failed after the standby they were routed to crashed", failed, len(res))
 }
 
-// TestAuditHostsFrozenStandbyDeadline: the standby S stops answering (its
+// TestHostsDown_FrozenStandbyDeadline: the standby S stops answering (its
 // processes stopped with SIGSTOP: the kernel still accepts connections).
 // Calls through Target("standby") and Target("prefer-standby"), and
 // Begin, return by their deadline.
-func TestAuditHostsFrozenStandbyDeadline(t *testing.T) {
+func TestHostsDown_FrozenStandbyDeadline(t *testing.T) {
 	P := startPrimary(t)
-	S := startStandby(t, P, pgtest.StandbyOptions{Name: "audit_frozen_s"})
+	S := startStandby(t, P, pgtest.StandbyOptions{Name: "hosts_frozen_s"})
 	p := replicaPool(t, []*pgtest.Server{P, S}, 0, 0, "pool_max_conns=2")
 	ctx := testCtx(t)
 	for _, v := range []string{"standby", "prefer-standby"} {
-		if port, _, err := auditHostsWhere(ctx, p.Target(v)); err != nil || port != S.Port {
+		if port, _, err := hostsWhere(ctx, p.Target(v)); err != nil || port != S.Port {
 			t.Fatalf("before: %s on %d: %v", v, port, err)
 		}
 	}
-	pids := auditHostsServerPIDs(t, S)
-	auditHostsSignal(pids, syscall.SIGSTOP)
-	defer auditHostsSignal(pids, syscall.SIGCONT)
+	pids := hostsServerPIDs(t, S)
+	hostsSignal(pids, syscall.SIGSTOP)
+	defer hostsSignal(pids, syscall.SIGCONT)
 	const deadline = 300 * time.Millisecond
 	var worst time.Duration
 	calls := 0
@@ -177,7 +139,7 @@ func TestAuditHostsFrozenStandbyDeadline(t *testing.T) {
 					pc.Release()
 				}
 			default:
-				auditHostsWhere(c, p.Target(v))
+				hostsWhere(c, p.Target(v))
 			}
 			took := time.Since(start)
 			cancel()

@@ -1,14 +1,20 @@
 package pgline
 
+// Role changes under a Pool: a standby promoted (its connections leave the
+// standby views), a former primary demoted to a standby (it leaves the
+// read-write view), and a promotion under load.
+
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pgline/pgline/pgtest"
 )
 
-// TestAuditHostsPromotedStandbyKeepsStandbyTraffic: a Pool over a primary
+// TestHostsPromote_StandbyViewLeavesPromoted: a Pool over a primary
 // P and a standby S, used only for reads through Target("standby") (and
 // Target("read-only")). P is shut down and S promoted: S is a primary now
 // and tells each session in_hot_standby=off with its next reply. A call
@@ -20,10 +26,10 @@ import (
 // never serves the view. Before, every read for 2 s ran on the new
 // primary, new connections (opened with target_session_attrs=any) too,
 // and a write through Target(read-only) succeeded.
-func TestAuditHostsPromotedStandbyKeepsStandbyTraffic(t *testing.T) {
+func TestHostsPromote_StandbyViewLeavesPromoted(t *testing.T) {
 	P := startPrimary(t)
-	S := startStandby(t, P, pgtest.StandbyOptions{Name: "audit_promo_s"})
-	if err := P.Exec("CREATE TABLE audit_promo (n int)"); err != nil {
+	S := startStandby(t, P, pgtest.StandbyOptions{Name: "hosts_promo_s"})
+	if err := P.Exec("CREATE TABLE hosts_promo (n int)"); err != nil {
 		t.Fatal(err)
 	}
 	// The default role-check period (1m), as an application has it.
@@ -31,7 +37,7 @@ func TestAuditHostsPromotedStandbyKeepsStandbyTraffic(t *testing.T) {
 	sb, ro := p.Target("standby"), p.Target("read-only")
 	ctx := testCtx(t)
 	for range 5 {
-		port, standby, err := auditHostsWhere(ctx, sb)
+		port, standby, err := hostsWhere(ctx, sb)
 		if err != nil || port != S.Port || !standby {
 			t.Fatalf("before: standby read on %d (standby %v): %v", port, standby, err)
 		}
@@ -48,7 +54,7 @@ func TestAuditHostsPromotedStandbyKeepsStandbyTraffic(t *testing.T) {
 	var lastWrong time.Duration
 	for time.Since(promoted) < 2*time.Second {
 		c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		port, standby, err := auditHostsWhere(c, sb)
+		port, standby, err := hostsWhere(c, sb)
 		cancel()
 		total++
 		switch {
@@ -90,7 +96,7 @@ func TestAuditHostsPromotedStandbyKeepsStandbyTraffic(t *testing.T) {
 	t.Logf("a connection of Target(standby) has in_hot_standby=%q", hs)
 	// A write through the read-only view.
 	c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	_, roWriteErr := ro.Exec(c, "INSERT INTO audit_promo VALUES (1)")
+	_, roWriteErr := ro.Exec(c, "INSERT INTO hosts_promo VALUES (1)")
 	cancel()
 	t.Logf("after the promotion: %d reads through Target(standby), %d ran on the new primary (the last %v after Promote returned), %d failed; "+
 		"%d of 3 transactions of Target(standby) on the new primary; a write through Target(read-only): %v",
@@ -104,12 +110,94 @@ func TestAuditHostsPromotedStandbyKeepsStandbyTraffic(t *testing.T) {
 	}
 }
 
-// auditSwitchedOver starts P and its standby S with table (n int), and a
+// TestHostsPromote_UnderLoad: a promotion under load through
+// Target("standby"), Target("prefer-standby") and Target("read-write"),
+// with connections handed back on reroute (noteRole, stillMatches): no
+// call through the standby view runs on the promoted server on a
+// connection opened after the promotion, none through the read-write
+// view runs on a standby, nothing leaks (Stat), no race (-race).
+func TestHostsPromote_UnderLoad(t *testing.T) {
+	storm(t)
+	p := startPrimary(t)
+	s := startStandby(t, p, pgtest.StandbyOptions{Name: "hosts_promote_load_s"})
+	pool := replicaPool(t, []*pgtest.Server{p, s}, 200*time.Millisecond, 0, "pool_max_conns=3")
+	ctx := testCtx(t)
+	sb := pool.Target("standby")
+	pf := pool.Target("prefer-standby")
+	rw := pool.Target("read-write")
+	var wrong, ok, failed atomic.Int32
+	var promoted atomic.Value // when Promote was called; an hour ahead until then
+	promoted.Store(time.Now().Add(time.Hour))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				q := sb
+				if i%3 == 1 {
+					q = pf
+				} else if i%3 == 2 {
+					q = rw
+				}
+				var standby bool
+				var backendStart time.Time
+				err := q.QueryRow(cctx, "SELECT pg_is_in_recovery(), backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()").Scan(&standby, &backendStart)
+				cancel()
+				switch {
+				case err != nil:
+					failed.Add(1)
+				case q == sb && !standby && backendStart.After(promoted.Load().(time.Time)):
+					wrong.Add(1)
+				case q == rw && standby:
+					wrong.Add(1)
+				default:
+					ok.Add(1)
+				}
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	promoted.Store(time.Now())
+	if err := s.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+	st := pool.Stat()
+	t.Logf("ok=%d failed=%d wrong=%d stat=%+v", ok.Load(), failed.Load(), wrong.Load(), st)
+	if wrong.Load() > 0 {
+		t.Errorf("%d calls ran on a server of the wrong role on a connection opened after the promotion", wrong.Load())
+	}
+	if st.InFlight != 0 || st.AcquiredConns != 0 || st.Waiting != 0 || st.AcquireWaiting != 0 {
+		t.Errorf("after the load: %+v", st)
+	}
+	if st.TotalConns > 2*st.MaxConns {
+		t.Errorf("TotalConns %d > %d", st.TotalConns, 2*st.MaxConns)
+	}
+	// Every view still answers.
+	for _, q := range []*Pool{pf, rw} {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var v int
+		if err := q.QueryRow(cctx, "SELECT 1").Scan(&v); err != nil {
+			t.Errorf("after the promotion: %v", err)
+		}
+		cancel()
+	}
+}
+
+// hostsSwitchedOver starts P and its standby S with table (n int), and a
 // read-write Pool of two connections over both, on which warm runs three
 // times before a switchover: P shut down ("fast"), S promoted, P started
 // again as a standby of S (a failover manager's demotion) with its replay
 // paused, and n = 100 committed on S, which P has not replayed.
-func auditSwitchedOver(t *testing.T, table, standbyName string, warm func(ctx context.Context, p *Pool, P *pgtest.Server, i int)) (P, S *pgtest.Server, p *Pool) {
+func hostsSwitchedOver(t *testing.T, table, standbyName string, warm func(ctx context.Context, p *Pool, P *pgtest.Server, i int)) (P, S *pgtest.Server, p *Pool) {
 	t.Helper()
 	P = startPrimary(t)
 	S = startStandby(t, P, pgtest.StandbyOptions{Name: standbyName})
@@ -126,7 +214,7 @@ func auditSwitchedOver(t *testing.T, table, standbyName string, warm func(ctx co
 	if err := S.Promote(); err != nil {
 		t.Fatal(err)
 	}
-	auditHostsDemote(t, P, S)
+	hostsDemote(t, P, S)
 	if err := P.PauseReplay(); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +224,7 @@ func auditSwitchedOver(t *testing.T, table, standbyName string, warm func(ctx co
 	return P, S, p
 }
 
-// demotedTally counts the calls of auditDemotedReads: those that ran on a
+// demotedTally counts the calls of hostsDemotedReads: those that ran on a
 // standby (wrong, the last lastWrong after the first), those that missed
 // the row committed on the new primary (stale), and the errors.
 type demotedTally struct {
@@ -145,10 +233,10 @@ type demotedTally struct {
 	errs                []error
 }
 
-// auditDemotedReads calls read, each call under its own timeout and pause
+// hostsDemotedReads calls read, each call under its own timeout and pause
 // apart, for dur; read reports whether it ran on a standby and how many
 // rows n = 100 it saw.
-func auditDemotedReads(ctx context.Context, dur, timeout, pause time.Duration, read func(context.Context) (standby bool, n int, err error)) demotedTally {
+func hostsDemotedReads(ctx context.Context, dur, timeout, pause time.Duration, read func(context.Context) (standby bool, n int, err error)) demotedTally {
 	var r demotedTally
 	start := time.Now()
 	for time.Since(start) < dur {
@@ -172,29 +260,29 @@ func auditDemotedReads(ctx context.Context, dur, timeout, pause time.Duration, r
 	return r
 }
 
-// TestAuditHostsDemotedPrimaryServesReadWrite: a Pool over P and S with
+// TestHostsPromote_DemotedPrimaryNotReadWrite: a Pool over P and S with
 // target_session_attrs=read-write, idle during a switchover (see
-// auditSwitchedOver). The first read through the Pool must run on the
+// hostsSwitchedOver). The first read through the Pool must run on the
 // new primary S (or fail): P is read-only now, and a read there may miss
 // what was just committed on S.
-func TestAuditHostsDemotedPrimaryServesReadWrite(t *testing.T) {
-	_, _, p := auditSwitchedOver(t, "audit_demote", "audit_demote_s", func(ctx context.Context, p *Pool, P *pgtest.Server, i int) {
-		if _, err := p.Exec(ctx, "INSERT INTO audit_demote VALUES ($1)", i); err != nil {
+func TestHostsPromote_DemotedPrimaryNotReadWrite(t *testing.T) {
+	_, _, p := hostsSwitchedOver(t, "hosts_demote", "hosts_demote_s", func(ctx context.Context, p *Pool, P *pgtest.Server, i int) {
+		if _, err := p.Exec(ctx, "INSERT INTO hosts_demote VALUES ($1)", i); err != nil {
 			t.Fatal(err)
 		}
-		port, standby, err := auditHostsWhere(ctx, p)
+		port, standby, err := hostsWhere(ctx, p)
 		if err != nil || port != P.Port || standby {
 			t.Fatalf("before: read-write read on %d (standby %v): %v", port, standby, err)
 		}
 	})
 	ctx := testCtx(t)
-	r := auditDemotedReads(ctx, 500*time.Millisecond, 2*time.Second, 0, func(c context.Context) (standby bool, n int, err error) {
-		err = p.QueryRow(c, "SELECT pg_is_in_recovery(), (SELECT count(*) FROM audit_demote WHERE n = 100)::int").Scan(&standby, &n)
+	r := hostsDemotedReads(ctx, 500*time.Millisecond, 2*time.Second, 0, func(c context.Context) (standby bool, n int, err error) {
+		err = p.QueryRow(c, "SELECT pg_is_in_recovery(), (SELECT count(*) FROM hosts_demote WHERE n = 100)::int").Scan(&standby, &n)
 		return
 	})
 	// A write through it: on the new primary, or an error.
 	c, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, werr := p.Exec(c, "INSERT INTO audit_demote VALUES (200)")
+	_, werr := p.Exec(c, "INSERT INTO hosts_demote VALUES (200)")
 	cancel()
 	t.Logf("%d reads in 500ms: %d on the demoted primary (the last %v after the first), %d missed the new primary's commit; a write then: %v",
 		r.total, r.wrong, r.lastWrong, r.stale, werr)
@@ -204,12 +292,12 @@ func TestAuditHostsDemotedPrimaryServesReadWrite(t *testing.T) {
 	}
 }
 
-// TestAuditHostsDemotedPrimaryServesReadWriteTx: as
-// TestAuditHostsDemotedPrimaryServesReadWrite, but the application uses
+// TestHostsPromote_DemotedPrimaryNotReadWriteTx: as
+// TestHostsPromote_DemotedPrimaryNotReadWrite, but the application uses
 // transactions only (Begin): every transaction through the read-write
 // Pool must run on the new primary S, or fail.
-func TestAuditHostsDemotedPrimaryServesReadWriteTx(t *testing.T) {
-	const read = "SELECT inet_server_port(), pg_is_in_recovery(), (SELECT count(*) FROM audit_demote_tx WHERE n = 100)::int"
+func TestHostsPromote_DemotedPrimaryNotReadWriteTx(t *testing.T) {
+	const read = "SELECT inet_server_port(), pg_is_in_recovery(), (SELECT count(*) FROM hosts_demote_tx WHERE n = 100)::int"
 	inTx := func(c context.Context, p *Pool) (port int, standby bool, n int, err error) {
 		tx, err := p.Begin(c)
 		if err != nil {
@@ -222,12 +310,12 @@ func TestAuditHostsDemotedPrimaryServesReadWriteTx(t *testing.T) {
 		err = tx.Commit(c)
 		return
 	}
-	_, _, p := auditSwitchedOver(t, "audit_demote_tx", "audit_demote_tx_s", func(ctx context.Context, p *Pool, P *pgtest.Server, _ int) {
+	_, _, p := hostsSwitchedOver(t, "hosts_demote_tx", "hosts_demote_tx_s", func(ctx context.Context, p *Pool, P *pgtest.Server, _ int) {
 		if port, standby, _, err := inTx(ctx, p); err != nil || port != P.Port || standby {
 			t.Fatalf("before: %d %v %v", port, standby, err)
 		}
 	})
-	r := auditDemotedReads(testCtx(t), 2*time.Second, time.Second, 50*time.Millisecond, func(c context.Context) (bool, int, error) {
+	r := hostsDemotedReads(testCtx(t), 2*time.Second, time.Second, 50*time.Millisecond, func(c context.Context) (bool, int, error) {
 		_, standby, n, err := inTx(c, p)
 		return standby, n, err
 	})

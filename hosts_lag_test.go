@@ -1,5 +1,9 @@
 package pgline
 
+// pool_max_replica_lag: no read through a standby view misses a write
+// acknowledged more than pool_max_replica_lag before it started, with the
+// primary gone or under continuous writes.
+
 import (
 	"context"
 	"sync"
@@ -9,7 +13,7 @@ import (
 	"github.com/pgline/pgline/pgtest"
 )
 
-// TestAuditHostsLagBoundPrimaryGone: pool_max_replica_lag after the
+// TestHostsLag_BoundWithPrimaryGone: pool_max_replica_lag after the
 // primary went away. A standby S with replay paused has received a commit
 // (acknowledged through the Pool) that it has not replayed; then the
 // primary P shuts down ("fast": S receives all its WAL). Pool.Target says:
@@ -19,10 +23,10 @@ import (
 // pool_max_replica_lag behind". So no read through Target("standby") that
 // starts more than pool_max_replica_lag after the acknowledgement may miss
 // the commit.
-func TestAuditHostsLagBoundPrimaryGone(t *testing.T) {
+func TestHostsLag_BoundWithPrimaryGone(t *testing.T) {
 	P := startPrimary(t)
-	S := startStandby(t, P, pgtest.StandbyOptions{Name: "audit_lag_gone"})
-	if err := P.Exec("CREATE TABLE audit_lag_gone (id int)"); err != nil {
+	S := startStandby(t, P, pgtest.StandbyOptions{Name: "hosts_lag_gone"})
+	if err := P.Exec("CREATE TABLE hosts_lag_gone (id int)"); err != nil {
 		t.Fatal(err)
 	}
 	const maxLag = 1 * time.Second
@@ -32,7 +36,7 @@ func TestAuditHostsLagBoundPrimaryGone(t *testing.T) {
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var n int
 		c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		err := sb.QueryRow(c, "SELECT count(*)::int FROM audit_lag_gone").Scan(&n)
+		err := sb.QueryRow(c, "SELECT count(*)::int FROM hosts_lag_gone").Scan(&n)
 		cancel()
 		if err == nil {
 			break
@@ -44,7 +48,7 @@ func TestAuditHostsLagBoundPrimaryGone(t *testing.T) {
 	if err := S.PauseReplay(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Exec(ctx, "INSERT INTO audit_lag_gone VALUES (1)"); err != nil {
+	if _, err := p.Exec(ctx, "INSERT INTO hosts_lag_gone VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
 	acked := time.Now()
@@ -58,7 +62,7 @@ func TestAuditHostsLagBoundPrimaryGone(t *testing.T) {
 		started := time.Since(acked)
 		var n int
 		c, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		err := sb.QueryRow(c, "SELECT count(*)::int FROM audit_lag_gone").Scan(&n)
+		err := sb.QueryRow(c, "SELECT count(*)::int FROM hosts_lag_gone").Scan(&n)
 		cancel()
 		switch {
 		case err != nil:
@@ -83,16 +87,17 @@ func TestAuditHostsLagBoundPrimaryGone(t *testing.T) {
 	}
 }
 
-// TestAuditHostsLagBoundBusyRandom: continuous writes through the Pool,
+// TestHostsLag_BoundUnderWritesRandomBalance: continuous writes through the Pool,
 // reads through Target("prefer-standby") with load_balance_hosts=random
 // over two standbys, one of them with replay paused for a while. No read
 // that starts more than pool_max_replica_lag after a write was
 // acknowledged may miss it.
-func TestAuditHostsLagBoundBusyRandom(t *testing.T) {
+func TestHostsLag_BoundUnderWritesRandomBalance(t *testing.T) {
+	storm(t)
 	P := startPrimary(t)
-	sts := startStandbys(t, P, pgtest.StandbyOptions{Name: "audit_lagb_s1"}, pgtest.StandbyOptions{Name: "audit_lagb_s2"})
+	sts := startStandbys(t, P, pgtest.StandbyOptions{Name: "hosts_lagb_s1"}, pgtest.StandbyOptions{Name: "hosts_lagb_s2"})
 	S1 := sts[0]
-	if err := P.Exec("CREATE TABLE audit_lagb (id bigint)"); err != nil {
+	if err := P.Exec("CREATE TABLE hosts_lagb (id bigint)"); err != nil {
 		t.Fatal(err)
 	}
 	const maxLag = 400 * time.Millisecond
@@ -114,7 +119,7 @@ func TestAuditHostsLagBoundBusyRandom(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := p.Exec(ctx, "INSERT INTO audit_lagb VALUES ($1)", id); err != nil {
+			if _, err := p.Exec(ctx, "INSERT INTO hosts_lagb VALUES ($1)", id); err != nil {
 				t.Error(err)
 				return
 			}
@@ -143,7 +148,7 @@ func TestAuditHostsLagBoundBusyRandom(t *testing.T) {
 			start := time.Now()
 			var m int64
 			c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-			err := ps.QueryRow(c, "SELECT coalesce(max(id), 0) FROM audit_lagb").Scan(&m)
+			err := ps.QueryRow(c, "SELECT coalesce(max(id), 0) FROM hosts_lagb").Scan(&m)
 			cancel()
 			if err != nil {
 				continue
