@@ -457,14 +457,15 @@ func (p *hostPool) holdRow(pc *poolConn, r *Rows) {
 }
 
 // take removes an idle connection from routing (or opens one) for
-// exclusive use.
-func (p *hostPool) take(ctx context.Context) (*poolConn, error) {
+// exclusive use; with reset (Acquire), a connection a Pool transaction
+// ran on has its session reset first (see takeChecked).
+func (p *hostPool) take(ctx context.Context, reset bool) (*poolConn, error) {
 	if p.cfg.Tracer == nil {
-		return p.takeChecked(ctx)
+		return p.takeChecked(ctx, reset)
 	}
 	tctx, ev := traceStart(ctx, p.cfg, TraceEvent{Kind: TraceAcquire, Host: hostLabel(p.cfg.Hosts[0]), Database: p.cfg.Database})
 	// tctx: a connection opened for the acquisition is traced under it.
-	pc, err := p.takeChecked(tctx)
+	pc, err := p.takeChecked(tctx, reset)
 	if ev != nil && pc != nil {
 		ev.setConn(pc.c)
 	}
@@ -474,7 +475,7 @@ func (p *hostPool) take(ctx context.Context) (*poolConn, error) {
 
 // takeChecked is takeUntraced, with the connection checked when it was
 // idle for pool_idle_check (see Conn.usableAfterIdle), then by PrepareConn.
-func (p *hostPool) takeChecked(ctx context.Context) (*poolConn, error) {
+func (p *hostPool) takeChecked(ctx context.Context, reset bool) (*poolConn, error) {
 	for refused := 0; ; {
 		pc, check, err := p.takeUntraced(ctx)
 		if err != nil {
@@ -482,6 +483,13 @@ func (p *hostPool) takeChecked(ctx context.Context) (*poolConn, error) {
 		}
 		if check && !pc.c.usableAfterIdle(ctx) {
 			p.giveBack(pc) // closed: dropped
+			continue
+		}
+		// Before PrepareConn, so that what it sets is not reset.
+		if reset && pc.txRan.Load() && !pc.resetTaken(ctx) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if p.cfg.PrepareConn != nil {

@@ -327,3 +327,43 @@ func TestPoolReleaseKeepsCacheWithoutPrepare(t *testing.T) {
 		t.Errorf("resets %v, want %v", resets, want)
 	}
 }
+
+// TestPoolAcquireKeepsPrepareConnSettings: Acquire resets a connection a
+// Pool transaction ran on before PrepareConn runs, so that what
+// PrepareConn sets reaches the holder. Before, PrepareConn ran first and
+// the reset undid it (application_name back to its startup value).
+func TestPoolAcquireKeepsPrepareConnSettings(t *testing.T) {
+	ctx := testCtx(t)
+	cfg, err := ParseConfig(srv.DSN("pool_max_conns=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.PrepareConn = func(ctx context.Context, c *Conn) (bool, error) {
+		_, err := c.Exec(ctx, "SET application_name = 'prepared_by_prepareconn'")
+		return err == nil, err
+	}
+	p, err := NewPoolConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tx, err := p.Begin(ctx) // the connection then needs a reset at Acquire
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Release()
+	var name string
+	if err := pc.QueryRow(ctx, "SHOW application_name").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if name != "prepared_by_prepareconn" {
+		t.Errorf("application_name %q after Acquire, want PrepareConn's %q", name, "prepared_by_prepareconn")
+	}
+}

@@ -235,7 +235,15 @@ func (p *Pool) routeChecked(ctx context.Context, rows bool) (*poolConn, error) {
 // take takes a connection of a host of the view for exclusive use (see
 // hostPool.take).
 func (p *Pool) take(ctx context.Context) (*poolConn, error) {
-	return p.onHost(ctx, (*hostPool).take, func(pc *poolConn) { pc.p.giveBack(pc) })
+	return p.onHost(ctx, func(hp *hostPool, ctx context.Context) (*poolConn, error) { return hp.take(ctx, false) },
+		func(pc *poolConn) { pc.p.giveBack(pc) })
+}
+
+// takeReset is take for Acquire: a connection a Pool transaction ran on
+// has its session reset before PrepareConn runs (see poolConn.resetTaken).
+func (p *Pool) takeReset(ctx context.Context) (*poolConn, error) {
+	return p.onHost(ctx, func(hp *hostPool, ctx context.Context) (*poolConn, error) { return hp.take(ctx, true) },
+		func(pc *poolConn) { pc.p.giveBack(pc) })
 }
 
 // onHost runs get on the view's host: the one host when there is no
@@ -425,19 +433,11 @@ type PoolConn struct {
 // included), so that session state set in the transaction (LISTEN, SET)
 // is not the holder's.
 func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
-	for {
-		pc, err := p.take(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if pc.txRan.Load() && !pc.resetTaken(ctx) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		return &PoolConn{Conn: pc.c, pc: pc}, nil
+	pc, err := p.takeReset(ctx)
+	if err != nil {
+		return nil, err
 	}
+	return &PoolConn{Conn: pc.c, pc: pc}, nil
 }
 
 // resetTaken resets the session of a connection taken for Acquire (see
