@@ -2,22 +2,23 @@
 
 package pgline
 
-// Audit of the statement cache against schema and session changes
-// (sequential, deterministic cases). These tests FAIL today: each shows
-// an open defect (see the closing note of 2026-12-02). They are kept out
-// of the default build until fixed; run them with
+// Open defects of the pooler detection: these tests FAIL today, each
+// showing an open defect (see the closing note of 2026-12-02). They are
+// kept out of the default build until fixed; run them with
 //
-//	go test -tags auditopen -run TestAuditCache2 .
+//	go test -tags auditopen -run TestPoolerSignHiddenDeallocate .
 
-import "testing"
+import (
+	"testing"
+)
 
-// TestAuditCache2HiddenDeallocatePoolerSign: DEALLOCATE ALL run inside a
+// TestPoolerSignHiddenDeallocate: DEALLOCATE ALL run inside a
 // function (EXECUTE in PL/pgSQL) is invisible to sqllex; the next cached
 // statement's 26000 is taken for a transaction pooler's sign
 // (Conn.poolerSign) and the direct connection switches to describe mode
 // for good (on a Pool, every connection to the host would follow). Minor:
 // the results stay correct.
-func TestAuditCache2HiddenDeallocatePoolerSign(t *testing.T) {
+func TestPoolerSignHiddenDeallocate(t *testing.T) {
 	c := auditConn(t, "statement_cache_mode=auto")
 	ctx := testCtx(t)
 	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION ac2_reset() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $$`); err != nil {

@@ -1,15 +1,15 @@
 package pgline
 
+// SafeToRetry: an error says nothing was done only when nothing was (a
+// write the socket refused), never after a commit.
+
 import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"testing"
 	"time"
 )
-
-// Findings of the outside audit of issue 13, kept as tests.
 
 // TestCommitThenTerminatedNotResent: a CALL or DO that commits and then
 // works on, ended by pg_terminate_backend during the work, gets the
@@ -81,30 +81,6 @@ END $$`); err != nil {
 				t.Errorf("%s ran %d times", tc.name, k)
 			}
 		})
-	}
-}
-
-// TestPgBouncerFatalReported: PgBouncer's own errors carry no
-// non-localized severity; its FATAL is still the error reported, not the
-// end of the socket after it.
-func TestPgBouncerFatalReported(t *testing.T) {
-	b := startTestPgBouncer(t, "statement")
-	ctx := testCtx(t)
-	for _, via := range []string{"Exec", "Begin"} {
-		c := connect(t, b.DSN())
-		var err error
-		if via == "Exec" {
-			_, err = c.Exec(ctx, "BEGIN")
-		} else {
-			_, err = c.Begin(ctx)
-		}
-		var pgErr *PgError
-		if !errors.As(err, &pgErr) || !pgErr.fatal() || !strings.Contains(pgErr.Message, "statement pooling") {
-			t.Errorf("%s of BEGIN in statement pooling mode: %v, want PgBouncer's FATAL", via, err)
-		}
-		if !c.IsClosed() {
-			t.Errorf("%s: the connection is still open after the server's FATAL", via)
-		}
 	}
 }
 
