@@ -1,11 +1,10 @@
 package pgline
 
-// Connection-security audit: authentication downgrades by a hostile server
-// under require_auth and channel_binding.
+// Authentication downgrades by a hostile server under require_auth and
+// channel_binding.
 
 import (
 	"crypto/tls"
-	"encoding/base64"
 	"net"
 	"strings"
 	"testing"
@@ -14,95 +13,12 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// authScript is what a hostile server asks for after the StartupMessage.
-type authScript func(t *testing.T, c net.Conn, rec *secRecord)
-
-func askCleartext(t *testing.T, c net.Conn, rec *secRecord) {
-	sendAuth(c, wire.Authentication{Type: wire.AuthCleartextPassword})
-	recordThenOK(c, rec)
-}
-
-func askMD5(t *testing.T, c net.Conn, rec *secRecord) {
-	sendAuth(c, wire.Authentication{Type: wire.AuthMD5Password, Salt: [4]byte{1, 2, 3, 4}})
-	recordThenOK(c, rec)
-}
-
-func askNothing(t *testing.T, c net.Conn, rec *secRecord) {
-	c.Write(authOKReady())
-	recordClientAuth(c, rec, true)
-}
-
-// recordThenOK records one PasswordMessage, if the client sends one, and
-// answers AuthenticationOk.
-func recordThenOK(c net.Conn, rec *secRecord) {
-	body, err := readPasswordMsg(c)
-	if err != nil {
-		return
-	}
-	if pw, err := wire.ParsePassword(body); err == nil {
-		rec.add(func(r *secRecord) { r.passwords = append(r.passwords, pw) })
-	}
-	c.Write(authOKReady())
-	recordClientAuth(c, rec, false)
-}
-
-// scramThenSkip runs SASL up to the client's final message, then answers
-// per tail: "ok" (AuthenticationOk without SASLFinal), "badfinal" (a
-// SASLFinal with a wrong signature then Ok), "cleartext" (ask for the
-// password in clear after all).
-func scramThenSkip(mechs []string, tail string) authScript {
-	return func(t *testing.T, c net.Conn, rec *secRecord) {
-		sendAuth(c, wire.Authentication{Type: wire.AuthSASL, Mechanisms: mechs})
-		body, err := readPasswordMsg(c)
-		if err != nil {
-			return
-		}
-		ir, err := wire.ParseSASLInitialResponse(body)
-		if err != nil {
-			return
-		}
-		rec.add(func(r *secRecord) { r.saslMechs = append(r.saslMechs, ir.Mechanism) })
-		first := string(ir.Data)
-		i := strings.Index(first, "r=")
-		if i < 0 {
-			return
-		}
-		nonce := first[i+2:]
-		sf := "r=" + nonce + "SERVERPART,s=" + base64.StdEncoding.EncodeToString([]byte("saltsalt")) + ",i=4096"
-		sendAuth(c, wire.Authentication{Type: wire.AuthSASLContinue, Data: []byte(sf)})
-		if _, err := readPasswordMsg(c); err != nil {
-			return
-		}
-		switch tail {
-		case "ok":
-			c.Write(authOKReady())
-		case "badfinal":
-			sendAuth(c, wire.Authentication{Type: wire.AuthSASLFinal, Data: []byte("v=" + base64.StdEncoding.EncodeToString(make([]byte, 32)))})
-			c.Write(authOKReady())
-		case "cleartext":
-			sendAuth(c, wire.Authentication{Type: wire.AuthCleartextPassword})
-			recordThenOK(c, rec)
-			return
-		case "md5":
-			sendAuth(c, wire.Authentication{Type: wire.AuthMD5Password})
-			recordThenOK(c, rec)
-			return
-		case "restart-ok":
-			// A second SASL request, then Ok before it completes.
-			sendAuth(c, wire.Authentication{Type: wire.AuthSASL, Mechanisms: mechs})
-			readPasswordMsg(c)
-			c.Write(authOKReady())
-		}
-		recordClientAuth(c, rec, true)
-	}
-}
-
-// TestAuditSecAuthDowngrade: under require_auth=scram-sha-256 or
+// TestSecurityAuth_NoDowngrade: under require_auth=scram-sha-256 or
 // channel_binding=require a hostile server can neither get the password
 // (cleartext or md5) nor let the client in without a verified SCRAM
 // exchange.
-func TestAuditSecAuthDowngrade(t *testing.T) {
-	ca := newSecCA(t, "audit CA")
+func TestSecurityAuth_NoDowngrade(t *testing.T) {
+	ca := newSecCA(t, "test CA")
 	cert := ca.issue(t, leafOpts{cn: "localhost", dns: []string{"localhost"}, ips: []net.IP{net.IPv4(127, 0, 0, 1)}})
 	plus := []string{auth.MechSCRAMSHA256Plus, auth.MechSCRAMSHA256}
 	plain := []string{auth.MechSCRAMSHA256}
@@ -160,10 +76,10 @@ func TestAuditSecAuthDowngrade(t *testing.T) {
 	}
 }
 
-// TestAuditSecChannelBindingNoTLS: channel_binding=require over a
+// TestSecurityAuth_ChannelBindingNoTLS: channel_binding=require over a
 // connection without TLS (sslmode=disable, or prefer against a server
 // answering 'N') sends no SASL exchange at all.
-func TestAuditSecChannelBindingNoTLS(t *testing.T) {
+func TestSecurityAuth_ChannelBindingNoTLS(t *testing.T) {
 	for _, mode := range []string{"disable", "prefer", "allow"} {
 		t.Run(mode, func(t *testing.T) {
 			s := newSecServer(t, sslNo, tls.Certificate{}, scramThenSkip([]string{auth.MechSCRAMSHA256Plus, auth.MechSCRAMSHA256}, "ok"))
@@ -179,11 +95,11 @@ func TestAuditSecChannelBindingNoTLS(t *testing.T) {
 	}
 }
 
-// TestAuditSecSCRAMGS2Flag: over TLS with the default
+// TestSecurityAuth_SCRAMGS2Flag: over TLS with the default
 // channel_binding=prefer, a server offering only SCRAM-SHA-256 gets the
 // "y" flag (downgrade detectable), a server offering -PLUS gets -PLUS.
-func TestAuditSecSCRAMGS2Flag(t *testing.T) {
-	ca := newSecCA(t, "audit CA")
+func TestSecurityAuth_SCRAMGS2Flag(t *testing.T) {
+	ca := newSecCA(t, "test CA")
 	cert := ca.issue(t, leafOpts{cn: "localhost", dns: []string{"localhost"}})
 	for _, tc := range []struct {
 		mechs  []string
@@ -213,10 +129,10 @@ func TestAuditSecSCRAMGS2Flag(t *testing.T) {
 	}
 }
 
-// TestAuditSecRealServerChannelBindingPlain: against the real server,
+// TestSecurityAuth_RealServerChannelBinding: against the real server,
 // channel_binding=require with require_auth=scram-sha-256 works over TLS,
 // and require_auth refuses md5.
-func TestAuditSecRealServerChannelBindingPlain(t *testing.T) {
+func TestSecurityAuth_RealServerChannelBinding(t *testing.T) {
 	// scramuser over TLS with channel_binding=require works (PLUS).
 	c := connect(t, srv.DSN("user=scramuser", "password="+pwSCRAM, "sslmode=require", "channel_binding=require", "require_auth=scram-sha-256"))
 	c.Close()

@@ -1,9 +1,9 @@
 package pgline
 
-// Helpers for the connection-security audit (audit_sec_*_test.go): a fake
+// Helpers of the connection-security tests (security_*_test.go): a fake
 // server that records what the client sent (was a StartupMessage sent in
-// plaintext? which password messages?), and a private CA to issue server
-// certificates for it.
+// plaintext? which password messages?), the authentication it asks for,
+// and a private CA to issue server certificates for it.
 
 import (
 	"crypto/ecdsa"
@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/pem"
 	"math/big"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +40,7 @@ var secSerial struct {
 	n int64
 }
 
+// nextSerial is a certificate serial number not used before.
 func nextSerial() *big.Int {
 	secSerial.Lock()
 	defer secSerial.Unlock()
@@ -45,6 +48,7 @@ func nextSerial() *big.Int {
 	return big.NewInt(secSerial.n + 100)
 }
 
+// newSecCA makes a CA named name, its certificate in a temp file.
 func newSecCA(t *testing.T, name string) *secCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -233,17 +237,17 @@ func (s *secServer) serve(t *testing.T, c net.Conn, script func(t *testing.T, c 
 	}
 }
 
-// hostPort is the key=value host/port of the server.
+// dsnHost is the key=value host/port of the server.
 func (s *secServer) dsnHost() string {
 	return "host=127.0.0.1 port=" + strconv.Itoa(s.port)
 }
 
-// secDSN is a DSN for s with the settings every audit test wants.
+// dsn is a DSN for s with the settings every security test wants.
 func (s *secServer) dsn(extra string) string {
 	return s.dsnHost() + " user=u dbname=d password=" + secPW + " connect_timeout=5 statement_cache_mode=prepare " + extra
 }
 
-// secPW is the password the audit tests give; no error or log may hold it.
+// secPW is the password the security tests give; no error or log may hold it.
 const secPW = "Top-Secret-PW-7f3a"
 
 // sendAuth writes an Authentication message.
@@ -279,7 +283,7 @@ func recordClientAuth(c net.Conn, rec *secRecord, sasl bool) {
 	}
 }
 
-// readPassword reads one PasswordMessage-type message body.
+// readPasswordMsg reads one PasswordMessage-type message body.
 func readPasswordMsg(c net.Conn) ([]byte, error) {
 	for {
 		typ, body, err := wire.ReadFrontendMessage(c, false)
@@ -290,4 +294,101 @@ func readPasswordMsg(c net.Conn) ([]byte, error) {
 			return body, nil
 		}
 	}
+}
+
+// authScript is what a hostile server asks for after the StartupMessage.
+type authScript func(t *testing.T, c net.Conn, rec *secRecord)
+
+func askCleartext(t *testing.T, c net.Conn, rec *secRecord) {
+	sendAuth(c, wire.Authentication{Type: wire.AuthCleartextPassword})
+	recordThenOK(c, rec)
+}
+
+func askMD5(t *testing.T, c net.Conn, rec *secRecord) {
+	sendAuth(c, wire.Authentication{Type: wire.AuthMD5Password, Salt: [4]byte{1, 2, 3, 4}})
+	recordThenOK(c, rec)
+}
+
+func askNothing(t *testing.T, c net.Conn, rec *secRecord) {
+	c.Write(authOKReady())
+	recordClientAuth(c, rec, true)
+}
+
+// recordThenOK records one PasswordMessage, if the client sends one, and
+// answers AuthenticationOk.
+func recordThenOK(c net.Conn, rec *secRecord) {
+	body, err := readPasswordMsg(c)
+	if err != nil {
+		return
+	}
+	if pw, err := wire.ParsePassword(body); err == nil {
+		rec.add(func(r *secRecord) { r.passwords = append(r.passwords, pw) })
+	}
+	c.Write(authOKReady())
+	recordClientAuth(c, rec, false)
+}
+
+// scramThenSkip runs SASL up to the client's final message, then answers
+// per tail: "ok" (AuthenticationOk without SASLFinal), "badfinal" (a
+// SASLFinal with a wrong signature then Ok), "cleartext" (ask for the
+// password in clear after all).
+func scramThenSkip(mechs []string, tail string) authScript {
+	return func(t *testing.T, c net.Conn, rec *secRecord) {
+		sendAuth(c, wire.Authentication{Type: wire.AuthSASL, Mechanisms: mechs})
+		body, err := readPasswordMsg(c)
+		if err != nil {
+			return
+		}
+		ir, err := wire.ParseSASLInitialResponse(body)
+		if err != nil {
+			return
+		}
+		rec.add(func(r *secRecord) { r.saslMechs = append(r.saslMechs, ir.Mechanism) })
+		first := string(ir.Data)
+		i := strings.Index(first, "r=")
+		if i < 0 {
+			return
+		}
+		nonce := first[i+2:]
+		sf := "r=" + nonce + "SERVERPART,s=" + base64.StdEncoding.EncodeToString([]byte("saltsalt")) + ",i=4096"
+		sendAuth(c, wire.Authentication{Type: wire.AuthSASLContinue, Data: []byte(sf)})
+		if _, err := readPasswordMsg(c); err != nil {
+			return
+		}
+		switch tail {
+		case "ok":
+			c.Write(authOKReady())
+		case "badfinal":
+			sendAuth(c, wire.Authentication{Type: wire.AuthSASLFinal, Data: []byte("v=" + base64.StdEncoding.EncodeToString(make([]byte, 32)))})
+			c.Write(authOKReady())
+		case "cleartext":
+			sendAuth(c, wire.Authentication{Type: wire.AuthCleartextPassword})
+			recordThenOK(c, rec)
+			return
+		case "md5":
+			sendAuth(c, wire.Authentication{Type: wire.AuthMD5Password})
+			recordThenOK(c, rec)
+			return
+		case "restart-ok":
+			// A second SASL request, then Ok before it completes.
+			sendAuth(c, wire.Authentication{Type: wire.AuthSASL, Mechanisms: mechs})
+			readPasswordMsg(c)
+			c.Write(authOKReady())
+		}
+		recordClientAuth(c, rec, true)
+	}
+}
+
+// okScript answers a successful trust startup.
+func okScript(t *testing.T, c net.Conn, rec *secRecord) {
+	c.Write(authOKReady())
+	recordClientAuth(c, rec, false)
+}
+
+// itoa is strconv.Itoa.
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// cont sends an AuthenticationSASLContinue with data.
+func cont(c net.Conn, data string) {
+	sendAuth(c, wire.Authentication{Type: wire.AuthSASLContinue, Data: []byte(data)})
 }

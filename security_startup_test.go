@@ -1,8 +1,8 @@
 package pgline
 
-// Connection-security audit: a hostile server (or, under sslmode=prefer,
-// allow or disable, a man in the middle) during startup and
-// authentication: memory, deadlines, panics.
+// A hostile server (or, under sslmode=prefer, allow or disable, a man in
+// the middle) during startup and authentication: memory, deadlines,
+// panics.
 
 import (
 	"context"
@@ -18,14 +18,14 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// TestAuditSecStartupHugeError: before authentication, a server sends the
+// TestSecurityStartup_HugeErrorHeader: before authentication, a server sends the
 // 5-byte header of an ErrorResponse (or NoticeResponse) declaring
 // 1 GiB - 1 bytes, then nothing. The client allocates the whole declared
 // body at once: 1 GiB per connection attempt for 5 bytes, before the
 // server proved anything (under sslmode=prefer, from anyone on the path).
 // libpq caps an ErrorResponse during startup at MAX_ERRLEN (30000 bytes)
 // and grows its buffer as bytes arrive.
-func TestAuditSecStartupHugeError(t *testing.T) {
+func TestSecurityStartup_HugeErrorHeader(t *testing.T) {
 	for _, typ := range []byte{'E', 'N'} {
 		t.Run(string(typ), func(t *testing.T) {
 			dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
@@ -53,9 +53,9 @@ func TestAuditSecStartupHugeError(t *testing.T) {
 	}
 }
 
-// TestAuditSecStartupFloodDeadline: endless ParameterStatus, NoticeResponse
+// TestSecurityStartup_FloodDeadline: endless ParameterStatus, NoticeResponse
 // or a slow drip of one message: Connect returns at its ctx deadline.
-func TestAuditSecStartupFloodDeadline(t *testing.T) {
+func TestSecurityStartup_FloodDeadline(t *testing.T) {
 	ps := func(i int) []byte {
 		b, _ := wire.AppendParameterStatus(nil, wire.ParameterStatus{Name: "p" + itoa(i), Value: strings.Repeat("v", 100)})
 		return b
@@ -136,10 +136,10 @@ func TestAuditSecStartupFloodDeadline(t *testing.T) {
 	}
 }
 
-// TestAuditSecHostileSASL: malformed SASL exchanges fail cleanly (no
+// TestSecurityStartup_MalformedSASL: malformed SASL exchanges fail cleanly (no
 // panic, no hang, small allocations), and a high iteration count is
 // refused.
-func TestAuditSecHostileSASL(t *testing.T) {
+func TestSecurityStartup_MalformedSASL(t *testing.T) {
 	cases := map[string]func(c net.Conn, nonce string){
 		"iterations-huge":  func(c net.Conn, n string) { cont(c, "r="+n+"x,s=c2FsdA==,i=99999999999") },
 		"iterations-limit": func(c net.Conn, n string) { cont(c, "r="+n+"x,s=c2FsdA==,i=1000001") },
@@ -199,13 +199,9 @@ func TestAuditSecHostileSASL(t *testing.T) {
 	}
 }
 
-func cont(c net.Conn, data string) {
-	sendAuth(c, wire.Authentication{Type: wire.AuthSASLContinue, Data: []byte(data)})
-}
-
-// TestAuditSecBareConfig: a Config built by hand (zero buffer sizes, empty
+// TestSecurityStartup_BareConfig: a Config built by hand (zero buffer sizes, empty
 // sslmode, no RuntimeParams) connects without a panic.
-func TestAuditSecBareConfig(t *testing.T) {
+func TestSecurityStartup_BareConfig(t *testing.T) {
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
 		if readStartup(c) != nil {
 			return

@@ -1,7 +1,7 @@
 package pgline
 
-// Connection-security audit: sslmode semantics against fake servers that
-// refuse TLS, hang up, or present certificates that must not be accepted.
+// sslmode semantics against fake servers that refuse TLS, hang up, or
+// present certificates that must not be accepted.
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,17 +18,11 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// okScript answers a successful trust startup.
-func okScript(t *testing.T, c net.Conn, rec *secRecord) {
-	c.Write(authOKReady())
-	recordClientAuth(c, rec, false)
-}
-
-// TestAuditSecNoPlaintextFallback: require, verify-ca and verify-full never
+// TestSecurityTLS_NoPlaintextFallback: require, verify-ca and verify-full never
 // send a StartupMessage outside TLS, whether the server answers 'N', 'E' or
 // hangs up after the SSLRequest, with one host or several.
-func TestAuditSecNoPlaintextFallback(t *testing.T) {
-	ca := newSecCA(t, "audit CA")
+func TestSecurityTLS_NoPlaintextFallback(t *testing.T) {
+	ca := newSecCA(t, "test CA")
 	for _, ans := range []struct {
 		name string
 		a    sslAnswer
@@ -63,9 +56,9 @@ func TestAuditSecNoPlaintextFallback(t *testing.T) {
 	}
 }
 
-// TestAuditSecPreferAllow: prefer goes plaintext after 'N' (once, not
+// TestSecurityTLS_PreferAllow: prefer goes plaintext after 'N' (once, not
 // twice), allow starts plaintext. Both work as libpq documents.
-func TestAuditSecPreferAllow(t *testing.T) {
+func TestSecurityTLS_PreferAllow(t *testing.T) {
 	s := newSecServer(t, sslNo, tls.Certificate{}, okScript)
 	c, err := Connect(testCtx(t), s.dsn("sslmode=prefer"))
 	if err != nil {
@@ -86,11 +79,11 @@ func TestAuditSecPreferAllow(t *testing.T) {
 	}
 }
 
-// TestAuditSecCertificates: verify-full and verify-ca refuse certificates
+// TestSecurityTLS_Certificates: verify-full and verify-ca refuse certificates
 // libpq refuses (wrong name, other CA, expired, self-signed, signed by a
 // non-CA leaf) and accept those libpq accepts.
-func TestAuditSecCertificates(t *testing.T) {
-	ca := newSecCA(t, "audit CA")
+func TestSecurityTLS_Certificates(t *testing.T) {
+	ca := newSecCA(t, "test CA")
 	other := newSecCA(t, "other CA")
 	good := leafOpts{cn: "localhost", dns: []string{"localhost"}, ips: []net.IP{net.IPv4(127, 0, 0, 1)}}
 
@@ -149,11 +142,11 @@ func TestAuditSecCertificates(t *testing.T) {
 	}
 }
 
-// TestAuditSecVerifyFullPerHost: with two hosts, each certificate is
+// TestSecurityTLS_VerifyFullPerHost: with two hosts, each certificate is
 // checked against its own host name: the second host's certificate, valid
 // only for the first host's name, is refused.
-func TestAuditSecVerifyFullPerHost(t *testing.T) {
-	ca := newSecCA(t, "audit CA")
+func TestSecurityTLS_VerifyFullPerHost(t *testing.T) {
+	ca := newSecCA(t, "test CA")
 	s1 := newSecServer(t, sslClose, tls.Certificate{}, okScript) // first host: down
 	s2 := newSecServer(t, sslYes, ca.issue(t, leafOpts{cn: "db1.example", dns: []string{"db1.example"}}), okScript)
 	dsn := "host=db1.example,db2.example hostaddr=127.0.0.1,127.0.0.1 port=" + itoa(s1.port) + "," + itoa(s2.port) +
@@ -165,10 +158,10 @@ func TestAuditSecVerifyFullPerHost(t *testing.T) {
 	}
 }
 
-// TestAuditSecSSLRootCertSystem: sslrootcert=system makes verify-full the
+// TestSecurityTLS_SSLRootCertSystem: sslrootcert=system makes verify-full the
 // default and refuses weaker modes, as libpq documents; and a certificate
 // from a private CA is refused with it.
-func TestAuditSecSSLRootCertSystem(t *testing.T) {
+func TestSecurityTLS_SSLRootCertSystem(t *testing.T) {
 	for _, mode := range []string{"disable", "allow", "prefer", "require", "verify-ca"} {
 		if _, err := ParseConfig("host=h user=u sslrootcert=system sslmode=" + mode); err == nil {
 			t.Errorf("sslrootcert=system accepted sslmode=%s", mode)
@@ -178,7 +171,7 @@ func TestAuditSecSSLRootCertSystem(t *testing.T) {
 	if err != nil || cfg.SSLMode != "verify-full" {
 		t.Fatalf("sslrootcert=system: sslmode %q, %v; want verify-full", cfg.SSLMode, err)
 	}
-	ca := newSecCA(t, "audit CA")
+	ca := newSecCA(t, "test CA")
 	s := newSecServer(t, sslYes, ca.issue(t, leafOpts{cn: "localhost", dns: []string{"localhost"}, ips: []net.IP{net.IPv4(127, 0, 0, 1)}}), okScript)
 	c, err := Connect(testCtx(t), s.dsn("sslrootcert=system"))
 	if err == nil {
@@ -187,10 +180,10 @@ func TestAuditSecSSLRootCertSystem(t *testing.T) {
 	}
 }
 
-// TestAuditSecRequireVsInjectedOK: bytes a man in the middle appends to an
+// TestSecurityTLS_RequireVsInjectedOK: bytes a man in the middle appends to an
 // 'N' answer are plaintext protocol under prefer (no security claim) but
 // must never let require connect.
-func TestAuditSecRequireVsInjectedOK(t *testing.T) {
+func TestSecurityTLS_RequireVsInjectedOK(t *testing.T) {
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
 		wire.ReadFrontendMessage(c, true)
 		c.Write(append([]byte{'N'}, authOKReady()...))
@@ -203,14 +196,12 @@ func TestAuditSecRequireVsInjectedOK(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
-// TestAuditSecCancelNoPlaintext: a connection made over TLS sends its
+// TestSecurityTLS_CancelNoPlaintext: a connection made over TLS sends its
 // CancelRequest (which carries the session's secret key) over TLS too; a
 // man in the middle answering 'N' to the cancel's SSLRequest gets no
 // plaintext CancelRequest.
-func TestAuditSecCancelNoPlaintext(t *testing.T) {
-	ca := newSecCA(t, "audit CA")
+func TestSecurityTLS_CancelNoPlaintext(t *testing.T) {
+	ca := newSecCA(t, "test CA")
 	cert := ca.issue(t, leafOpts{cn: "localhost", dns: []string{"localhost"}, ips: []net.IP{net.IPv4(127, 0, 0, 1)}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -272,13 +263,13 @@ func TestAuditSecCancelNoPlaintext(t *testing.T) {
 	}
 }
 
-// TestAuditSecPreferErrorNoFallback: under sslmode=prefer, a server (or a
+// TestSecurityTLS_PreferErrorNoFallback: under sslmode=prefer, a server (or a
 // man in the middle) answering the SSLRequest with an ErrorResponse ('E')
 // must end the attempt: since the CVE-2024-10977 fix libpq reports the
 // failure "immediately, without a retry on any other methods allowed, like
 // a fallback to a plaintext connection". pgline retries in plaintext and
 // connects.
-func TestAuditSecPreferErrorNoFallback(t *testing.T) {
+func TestSecurityTLS_PreferErrorNoFallback(t *testing.T) {
 	s := newSecServer(t, sslError, tls.Certificate{}, okScript)
 	c, err := Connect(testCtx(t), s.dsn("sslmode=prefer"))
 	if err == nil {

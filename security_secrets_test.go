@@ -1,8 +1,8 @@
 package pgline
 
-// Connection-security audit: passwords must not show in errors, logs,
-// traces or formatted values (SECURITY.md: "a password, token or other
-// secret appearing in an error, a log record or a trace (DSNs included)").
+// Passwords must not show in errors, logs, traces or formatted values
+// (SECURITY.md: "a password, token or other secret appearing in an error,
+// a log record or a trace (DSNs included)").
 
 import (
 	"bytes"
@@ -16,11 +16,11 @@ import (
 	"time"
 )
 
-// TestAuditSecConfigFormatting: a *Config printed with %v, %+v or %#v, or
+// TestSecuritySecrets_ConfigFormatting: a *Config printed with %v, %+v or %#v, or
 // logged with slog.Any, shows the password, the password-file password of
 // each host and sslpassword in clear. A Config is what a program logs when
 // a connection fails ("cannot connect with %+v").
-func TestAuditSecConfigFormatting(t *testing.T) {
+func TestSecuritySecrets_ConfigFormatting(t *testing.T) {
 	dir := t.TempDir()
 	pass := filepath.Join(dir, "pgpass")
 	if err := os.WriteFile(pass, []byte("*:*:*:*:PassFile-Secret-99\n"), 0o600); err != nil {
@@ -52,9 +52,9 @@ func TestAuditSecConfigFormatting(t *testing.T) {
 	}
 }
 
-// TestAuditSecParseErrors: every ParseConfig error for a malformed DSN
+// TestSecuritySecrets_ParseErrors: every ParseConfig error for a malformed DSN
 // holding a password leaves the password out.
-func TestAuditSecParseErrors(t *testing.T) {
+func TestSecuritySecrets_ParseErrors(t *testing.T) {
 	pw := secPW
 	dsns := []string{
 		"postgres://u:" + pw + "@host:notaport/db",
@@ -107,9 +107,9 @@ func TestAuditSecParseErrors(t *testing.T) {
 	}
 }
 
-// TestAuditSecEnvAndServiceErrors: bad values from the environment and the
+// TestSecuritySecrets_EnvAndServiceErrors: bad values from the environment and the
 // service file are reported without them.
-func TestAuditSecEnvAndServiceErrors(t *testing.T) {
+func TestSecuritySecrets_EnvAndServiceErrors(t *testing.T) {
 	dir := t.TempDir()
 	svc := filepath.Join(dir, "svc.conf")
 	body := "[s1]\npassword=" + secPW + "\nport=" + secPW + "\n[s2]\npassword=" + secPW + "\n" + secPW + "\n"
@@ -134,10 +134,10 @@ func TestAuditSecEnvAndServiceErrors(t *testing.T) {
 	}
 }
 
-// TestAuditSecConnectErrorsAndTrace: a failed connect (no server, wrong
+// TestSecuritySecrets_ConnectErrorsAndTrace: a failed connect (no server, wrong
 // password from the DSN, PGPASSWORD or a password file) shows no password
 // in its error nor in the SlogTracer record.
-func TestAuditSecConnectErrorsAndTrace(t *testing.T) {
+func TestSecuritySecrets_ConnectErrorsAndTrace(t *testing.T) {
 	dir := t.TempDir()
 	pass := filepath.Join(dir, "pgpass")
 	if err := os.WriteFile(pass, []byte("*:*:*:*:PassFile-Wrong-77\n"), 0o600); err != nil {
