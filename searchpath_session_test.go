@@ -1,5 +1,8 @@
 package pgline
 
+// search_path changed for the session (SET, RESET, DISCARD ALL) while other
+// goroutines run cached statements on the same Conn.
+
 import (
 	"context"
 	"fmt"
@@ -9,14 +12,15 @@ import (
 	"time"
 )
 
-// TestAuditCache2SessionSearchPath: one goroutine changes the session's
+// TestSearchPathSessionChangesConcurrent: one goroutine changes the session's
 // search_path on a shared Conn (SET, DISCARD ALL, DEALLOCATE ALL, RESET)
 // while others run cached statements reading a table of the same name in
 // several schemas, with other column types. Each row names its schema, so
 // each value can be checked against its own row. Errors are counted;
 // wrong values fail. A prepare-mode connection must stay in prepare mode
 // (DEALLOCATE/DISCARD are the application's, not a pooler's).
-func TestAuditCache2SessionSearchPath(t *testing.T) {
+func TestSearchPathSessionChangesConcurrent(t *testing.T) {
+	storm(t)
 	for _, mode := range []string{"prepare", "describe", "prepare-cap1"} {
 		t.Run(mode, func(t *testing.T) {
 			extra := []string{"statement_cache_mode=" + mode}

@@ -1,11 +1,51 @@
 package pgline
 
+// SET LOCAL search_path (and what else changes it within a transaction:
+// savepoints, SET LOCAL ROLE, set_config, batches) with statements cached
+// outside the transaction: each read gives its own schema's value and type.
+// The helpers here are shared with the Pool's search_path tests.
+
 import (
 	"context"
 	"errors"
 	"sync"
 	"testing"
 )
+
+// apSetup runs setup (a multi-statement text) on c and drops the schemas
+// and public tables listed in cleanup afterwards.
+func apSetup(t *testing.T, c *Conn, setup, cleanup string) {
+	t.Helper()
+	ctx := testCtx(t)
+	if _, err := c.Exec(ctx, cleanup); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, setup); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Exec(context.Background(), cleanup) })
+}
+
+// apInTx runs fn in a transaction of c whose first statement is set
+// (SET LOCAL search_path = ...), and commits it.
+func apInTx(t *testing.T, c *Conn, set string, fn func(ctx context.Context, tx *Tx) error) error {
+	t.Helper()
+	ctx := testCtx(t)
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if set != "" {
+		if _, err := tx.Exec(ctx, set); err != nil {
+			return err
+		}
+	}
+	if err := fn(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
 
 // apTypesSetup: ap_t is int4 (7) in public, text ('schema') in ap_s.
 const apTypesSetup = `CREATE SCHEMA ap_s; CREATE TABLE ap_s.ap_t (v text); INSERT INTO ap_s.ap_t VALUES ('schema');
@@ -23,12 +63,12 @@ func apOutside(t *testing.T, c *Conn) {
 	}
 }
 
-// TestAuditPathSavepoints: SET LOCAL search_path inside a savepoint
+// TestSearchPathLocalSavepoints: SET LOCAL search_path inside a savepoint
 // (tx.Begin), read there, in the parent after RELEASE, and after a
 // ROLLBACK TO (search_path back to the session's): each read gives its
 // own schema's value and type, in both cache modes, with the statement
 // cached outside before and used outside after.
-func TestAuditPathSavepoints(t *testing.T) {
+func TestSearchPathLocalSavepoints(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t, "statement_cache_mode="+mode)
@@ -79,9 +119,9 @@ func TestAuditPathSavepoints(t *testing.T) {
 	}
 }
 
-// TestAuditPathSetRole: SET LOCAL ROLE to a role whose schema ("$user"
+// TestSearchPathLocalSetRole: SET LOCAL ROLE to a role whose schema ("$user"
 // in the default search_path) has ap_t as text.
-func TestAuditPathSetRole(t *testing.T) {
+func TestSearchPathLocalSetRole(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t, "statement_cache_mode="+mode)
@@ -108,13 +148,42 @@ func TestAuditPathSetRole(t *testing.T) {
 	}
 }
 
-// TestAuditPathBatchesInTx: in a transaction, an all-or-nothing batch
+// TestSearchPathSetConfigArgs: search_path set with set_config whose
+// setting name is an argument ($1), which the SQL scanner cannot see: the
+// statement cached outside (int4) must still read the schema's text. The
+// scanner takes the word set_config as a change of search_path; before
+// it did, in prepare mode the transaction's statements kept binding the
+// named statement, which the server refused (0A000, aborting the
+// transaction) on every attempt.
+func TestSearchPathSetConfigArgs(t *testing.T) {
+	for _, mode := range []string{"prepare", "describe"} {
+		t.Run(mode, func(t *testing.T) {
+			c := auditConn(t, "statement_cache_mode="+mode)
+			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			for i := range 2 {
+				apOutside(t, c)
+				var v any
+				err := apInTx(t, c, "", func(ctx context.Context, tx *Tx) error {
+					if _, err := tx.Exec(ctx, "SELECT set_config($1, $2, true)", "search_path", "ap_s"); err != nil {
+						return err
+					}
+					return tx.QueryRow(ctx, apQ, 1).Scan(&v)
+				})
+				if err != nil || v != "schema" {
+					t.Errorf("attempt %d: %#v, %v; want \"schema\"", i, v, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSearchPathLocalBatches: in a transaction, an all-or-nothing batch
 // [SET LOCAL search_path, the statement] fails before it is sent (the
 // statement was described under the old search_path); after a SET LOCAL
 // of its own, an independent batch and a Query of the statement read the
 // schema's text, while the statement is used outside between
 // transactions.
-func TestAuditPathBatchesInTx(t *testing.T) {
+func TestSearchPathLocalBatches(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t, "statement_cache_mode="+mode)
@@ -183,11 +252,11 @@ func anyString(v any) string {
 	return "non-string value"
 }
 
-// TestAuditPathConcurrentTxAndOutside: goroutines run the statement on the
+// TestSearchPathLocalConcurrentTxAndOutside: goroutines run the statement on the
 // same Tx (which set search_path) and on the Conn outside at once: the
 // transaction's reads give the schema's text, the outside reads (which
 // run before or after the transaction) the session's int4.
-func TestAuditPathConcurrentTxAndOutside(t *testing.T) {
+func TestSearchPathLocalConcurrentTxAndOutside(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t, "statement_cache_mode="+mode)

@@ -1,5 +1,11 @@
 package pgline
 
+// A statement hit by the driver's CancelRequest meant for another (57014
+// while that cancel is under way) is sent again when it ran all or nothing
+// outside any transaction, on every common path, and not when it ran in a
+// transaction or its effect outlives its implicit transaction. ap_once
+// stands in for the stray cancel.
+
 import (
 	"context"
 	"errors"
@@ -8,6 +14,35 @@ import (
 	"testing"
 	"time"
 )
+
+// apStartAbandoned starts A, a 3 s statement on c, and returns once A is
+// queued. A's ctx ends once behind more requests are queued after A: the
+// caller's statements are then queued before the driver's cancel for A,
+// so a 57014 they get counts as possibly another's (Conn.strayCancel). A
+// timed ctx (30 ms, then 300 ms) was not enough on a loaded machine: the
+// caller's statement was sometimes queued after the cancel, and its 57014
+// was then rightly its own.
+func apStartAbandoned(t *testing.T, c *Conn, behind int) chan error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		_, err := c.Exec(ctx, "SELECT pg_sleep(3) /* A */")
+		done <- err
+	}()
+	auditWaitQueued(t, c, 1)
+	go func() {
+		defer cancel()
+		for end := time.Now().Add(10 * time.Second); auditQueued(c) < 1+behind; time.Sleep(200 * time.Microsecond) {
+			if time.Now().After(end) {
+				t.Errorf("%d requests queued behind A after 10 s, want %d", auditQueued(c)-1, behind)
+				return
+			}
+		}
+	}()
+	return done
+}
 
 // apOnce makes a function ap_once(seq) that fails once with 57014 (the
 // first time nextval(seq) runs), standing in for a CancelRequest meant for
@@ -80,12 +115,12 @@ func apCalls(t *testing.T, c *Conn, seq string) int64 {
 	return n
 }
 
-// TestAuditPathResendCommonPaths: a statement queued behind A, which the
+// TestResendCanceledCommonPaths: a statement queued behind A, which the
 // driver cancels, fails once with 57014 outside any transaction: it ran
 // all or nothing, and is sent again; its own ReadyForQuery ('I') must
 // allow that on every common path (a status of 0, no ReadyForQuery seen,
 // would lose the retry). Each must succeed, having run twice.
-func TestAuditPathResendCommonPaths(t *testing.T) {
+func TestResendCanceledCommonPaths(t *testing.T) {
 	paths := map[string]struct {
 		sql string
 		run func(ctx context.Context, c *Conn, sql string) error
@@ -184,12 +219,12 @@ func TestAuditPathResendCommonPaths(t *testing.T) {
 	}
 }
 
-// TestAuditPathResendSharedSync: two statements queued at once behind A
+// TestResendCanceledSharedSync: two statements queued at once behind A
 // (the second takes the first's Sync, or the first the second's): the
 // one calling ap_once fails once with 57014 and must succeed, sent again;
 // the other, skipped by the server when the failure came first in its
 // Sync group, or run alone, must succeed too.
-func TestAuditPathResendSharedSync(t *testing.T) {
+func TestResendCanceledSharedSync(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
 	qs := []string{"SELECT ap_once($1::text::regclass) /* g1 */", "SELECT length($1::text) /* g2 */"}
@@ -234,11 +269,11 @@ func TestAuditPathResendSharedSync(t *testing.T) {
 	}
 }
 
-// TestAuditPathNoResendInRawTx: another goroutine sends BEGIN with a raw
+// TestResendNotInRawTx: another goroutine sends BEGIN with a raw
 // Exec on the shared Conn, queued between A and B; B (an INSERT that
 // then fails with 57014) runs in that transaction: it must not be sent
 // again (its reply's status is 'E'), and nothing of it persists.
-func TestAuditPathNoResendInRawTx(t *testing.T) {
+func TestResendNotInRawTx(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
 	apOnce(t, c, "ap_s_rt")
@@ -270,11 +305,11 @@ func TestAuditPathNoResendInRawTx(t *testing.T) {
 	}
 }
 
-// TestAuditPathNoResendBatchBegin: in an independent batch [BEGIN, INSERT
+// TestResendNotInBatchBegin: in an independent batch [BEGIN, INSERT
 // via B that fails once with 57014, COMMIT] (no replay), B ran in the
 // batch's transaction: not sent again, COMMIT rolls back, B's error and
 // Close report it, no row kept.
-func TestAuditPathNoResendBatchBegin(t *testing.T) {
+func TestResendNotInBatchBegin(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
 	apOnce(t, c, "ap_s_bb")
@@ -310,10 +345,10 @@ func TestAuditPathNoResendBatchBegin(t *testing.T) {
 	}
 }
 
-// TestAuditPathResendSimpleMultiOnce: a simple multi-statement text
+// TestResendSimpleMultiOnce: a simple multi-statement text
 // (INSERT; then the failing SELECT) runs in one implicit transaction: sent
 // again after the 57014, its INSERT is kept once.
-func TestAuditPathResendSimpleMultiOnce(t *testing.T) {
+func TestResendSimpleMultiOnce(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
 	apOnce(t, c, "ap_s_sm")
@@ -328,5 +363,64 @@ func TestAuditPathResendSimpleMultiOnce(t *testing.T) {
 	}
 	if calls := apCalls(t, c, "ap_s_sm"); err != nil || n != 1 || calls != 2 {
 		t.Errorf("err %v, %d rows kept, ran %d times; want success, 1 row, 2 runs", err, n, calls)
+	}
+}
+
+// TestResendNotSessionEffect: a statement outside any
+// transaction takes a session-level advisory lock and then fails once
+// with 57014 while the driver's CancelRequest for A is under way. Its
+// ReadyForQuery says 'I', and it is sent again: but a session-level
+// advisory lock survives the rollback of the failed attempt, so the
+// lock is taken twice, and the caller's one pg_advisory_unlock leaves it
+// held (other sessions stay blocked). A statement whose effect outlives
+// its implicit transaction (sqllex.Info.SessionEffects) is not sent
+// again: it fails with ErrCanceledByOther, having run once.
+func TestResendNotSessionEffect(t *testing.T) {
+	c := auditConn(t)
+	admin := auditConn(t)
+	ctx := testCtx(t)
+	const q = "SELECT pg_advisory_lock(424242), ap_once('ap_s_lk')"
+	var err error
+	var calls int64
+	for attempt := 1; ; attempt++ {
+		apOnce(t, c, "ap_s_lk")
+		if attempt == 1 {
+			if _, err := c.Prepare(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		aDone := apStartAbandoned(t, c, 1)
+		time.Sleep(5 * time.Millisecond)
+		_, err = c.Exec(ctx, q)
+		calls = apCalls(t, c, "ap_s_lk")
+		t.Logf("A: %v; statement: %v, ran %d times", <-aDone, err, calls)
+		// The cancel's second signal may reach the statement before
+		// ap_once runs (see apSignalFirst): it fails, not sent again,
+		// with ap_once never run, an outcome of its own. Again.
+		if calls != 0 || !errors.Is(err, ErrCanceledByOther) || attempt == 5 {
+			break
+		}
+		c.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+	}
+	if calls != 1 {
+		t.Fatalf("the statement ran %d times (its error: %v): a text that takes a session-level lock must not be sent again", calls, err)
+	}
+	if err != nil {
+		// Failed (hit by the stray cancel after taking the lock, which
+		// the failure does not release: the caller knows it failed).
+		c.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+		return
+	}
+	var ok bool
+	if err := c.QueryRow(ctx, "SELECT pg_advisory_unlock(424242)").Scan(&ok); err != nil || !ok {
+		t.Fatalf("unlock: %v, %v", ok, err)
+	}
+	var held int
+	if err := admin.QueryRow(ctx, "SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND objid = 424242 AND pid = $1", int(c.PID())).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	c.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+	if held != 0 {
+		t.Errorf("the statement succeeded and its lock was released once, but the session still holds it")
 	}
 }
