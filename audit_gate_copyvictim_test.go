@@ -29,7 +29,7 @@ func (s *gateSlowLines) Read(p []byte) (int, error) {
 	return copy(p, fmt.Sprintf("%d\tv\n", s.base+s.i)), nil
 }
 
-// TestAuditGateCopyHitByOthersCancel: A's statement outlives its ctx and
+// TestCopyHitByOthersCancel: A's statement outlives its ctx and
 // its drain sends a CancelRequest (after cancel_grace) while B's COPY,
 // queued behind A, is already in the server's input. PostgreSQL signals
 // the backend twice per CancelRequest (pid, then process group); the
@@ -39,10 +39,12 @@ func (s *gateSlowLines) Read(p []byte) (int, error) {
 // error while one of pgline's cancels was under way") its error must wrap
 // ErrCanceledByOther, as a plain statement's does (the Exec subtest:
 // resent, the caller never sees it). The COPY paths (startCopyIn, the
-// copyIn reader's readSimple, readCopyOut) never call strayCancel: B gets a
-// bare 57014. (CopyFrom passes: its describe, which absorbs nothing, runs
-// first, and the backend is idle when the late signal lands.)
-func TestAuditGateCopyHitByOthersCancel(t *testing.T) {
+// copyIn reader's readSimple, readCopyOut) must mark it too (without
+// strayCancel, B got a bare 57014). (CopyFrom's describe, which absorbs
+// nothing, runs first, and the backend is idle when the late signal lands.)
+// A storm: up to 40 rounds per kind to catch the late signal.
+func TestCopyHitByOthersCancel(t *testing.T) {
+	storm(t)
 	kinds := map[string]func(ctx context.Context, c *Conn, round int) error{
 		"CopyFromReader": func(ctx context.Context, c *Conn, round int) error {
 			_, err := c.CopyFromReader(ctx, "COPY audit_gate_cv(id, k) FROM STDIN", &gateSlowLines{base: round * 100, n: 8, d: 3 * time.Millisecond})
@@ -79,7 +81,7 @@ func TestAuditGateCopyHitByOthersCancel(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := auditConn(t, "cancel_grace=5ms")
 			ctx := testCtx(t)
-			logFrom := fileSizeAudit(srv.LogFile)
+			logFrom := fileSize(srv.LogFile)
 			defer func() {
 				if testing.Verbose() {
 					b, _ := os.ReadFile(srv.LogFile)
@@ -147,7 +149,7 @@ func TestAuditGateCopyHitByOthersCancel(t *testing.T) {
 	}
 }
 
-func fileSizeAudit(p string) int64 {
+func fileSize(p string) int64 {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return 0

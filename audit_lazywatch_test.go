@@ -14,16 +14,16 @@ import (
 	"time"
 )
 
-// auditLazyDSNs are the transports the write tests run over: loopback TCP,
+// transportDSNs are the transports the write tests run over: loopback TCP,
 // the Unix socket (whose buffers are smaller: ~200 KiB each way), and TLS
 // (which cannot write without waiting: a flusher writes).
-func auditLazyDSNs() map[string]string {
+func transportDSNs() map[string]string {
 	return map[string]string{"tcp": srv.DSN(), "unix": srv.SocketDSN(), "tls": srv.DSN("sslmode=require")}
 }
 
-// auditLazyWatchdog closes c and dumps the goroutines when the test has
+// deadlockWatchdog closes c and dumps the goroutines when the test has
 // not ended after d (a deadlock), and returns the stop function.
-func auditLazyWatchdog(t *testing.T, c *Conn, d time.Duration) func() {
+func deadlockWatchdog(t *testing.T, c *Conn, d time.Duration) func() {
 	done := make(chan struct{})
 	timer := time.AfterFunc(d, func() {
 		select {
@@ -37,15 +37,15 @@ func auditLazyWatchdog(t *testing.T, c *Conn, d time.Duration) func() {
 	return func() { timer.Stop(); close(done) }
 }
 
-// TestAuditLazyWriterKeepsDeadline: while the head's statement runs
+// TestWriteFullSocketKeepsDeadline: while the head's statement runs
 // (pg_sleep: the server reads nothing meanwhile), callers with a short
 // deadline queue statements of 60 KiB each, one after the other, so that
 // each finds nobody writing and writes the buffer itself. Once the socket
 // buffers are full, a caller that waited for the socket would sit in
 // Write, where its ctx is not watched. Every caller must return its own
 // ctx's error at its deadline, not when the server reads again.
-func TestAuditLazyWriterKeepsDeadline(t *testing.T) {
-	for name, dsn := range auditLazyDSNs() {
+func TestWriteFullSocketKeepsDeadline(t *testing.T) {
+	for name, dsn := range transportDSNs() {
 		t.Run(name, func(t *testing.T) {
 			c := connect(t, dsn)
 			bg := context.Background()
@@ -114,14 +114,14 @@ func TestAuditLazyWriterKeepsDeadline(t *testing.T) {
 	}
 }
 
-// TestAuditLazyWriterNoDeadlock: many goroutines on one Conn send 40 KiB
+// TestWriteLargeRepliesNoDeadlock: many goroutines on one Conn send 40 KiB
 // parameters whose replies are several times larger. A caller that went
 // on writing others' bytes after its own, waiting for the socket, would
 // block in Write once the server, whose output nobody reads, stops
 // reading; if its own reply is the one to read, the connection
 // deadlocks. Every answer must come, and be the caller's own.
-func TestAuditLazyWriterNoDeadlock(t *testing.T) {
-	for name, dsn := range auditLazyDSNs() {
+func TestWriteLargeRepliesNoDeadlock(t *testing.T) {
+	for name, dsn := range transportDSNs() {
 		for _, kind := range []string{"background", "cancelable"} {
 			t.Run(name+"/"+kind, func(t *testing.T) {
 				c := connect(t, dsn)
@@ -129,7 +129,7 @@ func TestAuditLazyWriterNoDeadlock(t *testing.T) {
 				if kind == "cancelable" {
 					ctx = testCtx(t)
 				}
-				defer auditLazyWatchdog(t, c, 20*time.Second)()
+				defer deadlockWatchdog(t, c, 20*time.Second)()
 				param := strings.Repeat("q", 40<<10)
 				var wg sync.WaitGroup
 				for g := range 16 {
@@ -157,9 +157,9 @@ func TestAuditLazyWriterNoDeadlock(t *testing.T) {
 	}
 }
 
-// auditLazyOwnErr checks a caller's outcome: its own value, or (when its
+// ownOutcomeErr checks a caller's outcome: its own value, or (when its
 // ctx can end) its own ctx's error, never someone else's cancel.
-func auditLazyOwnErr(ctx context.Context, err error) error {
+func ownOutcomeErr(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -172,17 +172,18 @@ func auditLazyOwnErr(ctx context.Context, err error) error {
 	return fmt.Errorf("not its own ctx's error (ctx: %v): %w", ctx.Err(), err)
 }
 
-// TestAuditLazyMixedStorm: many goroutines on one Conn mix QueryRow,
+// TestStormMixedOps: many goroutines on one Conn mix QueryRow,
 // Query (rows read slowly), Exec, Batch and CopyTo with ctxs that are
 // already done, end mid-reply, or never end. Every outcome is the
 // caller's own value or its own ctx's error, a ctx's error comes at its
 // deadline, and the connection keeps working.
-func TestAuditLazyMixedStorm(t *testing.T) {
+func TestStormMixedOps(t *testing.T) {
+	storm(t)
 	dsns := map[string]string{"tcp": srv.DSN(), "tls": srv.DSN("sslmode=require"), "unix": srv.SocketDSN()}
 	for name, dsn := range dsns {
 		t.Run(name, func(t *testing.T) {
 			c := connect(t, dsn+" cancel_grace=20ms")
-			defer auditLazyWatchdog(t, c, 40*time.Second)()
+			defer deadlockWatchdog(t, c, 40*time.Second)()
 			bg := context.Background()
 			const late = time.Second // -race on a small machine
 			var wg sync.WaitGroup
@@ -205,9 +206,9 @@ func TestAuditLazyMixedStorm(t *testing.T) {
 							ctx, cancel = context.WithTimeout(bg, limit)
 						}
 						start := time.Now()
-						kind, err := auditLazyOp(ctx, c, rng.IntN(6), id, rng)
+						kind, err := mixedOp(ctx, c, rng.IntN(6), id, rng)
 						cancel()
-						if err = auditLazyOwnErr(ctx, err); err != nil {
+						if err = ownOutcomeErr(ctx, err); err != nil {
 							t.Errorf("goroutine %d, op %d (%s): %v", g, i, kind, err)
 							return
 						}
@@ -226,9 +227,9 @@ func TestAuditLazyMixedStorm(t *testing.T) {
 	}
 }
 
-// auditLazyOp runs one operation of kind k for id and checks that what
+// mixedOp runs one operation of kind k for id and checks that what
 // it returned is id's.
-func auditLazyOp(ctx context.Context, c *Conn, k, id int, rng *rand.Rand) (string, error) {
+func mixedOp(ctx context.Context, c *Conn, k, id int, rng *rand.Rand) (string, error) {
 	switch k {
 	case 0:
 		var v int
@@ -321,18 +322,18 @@ func auditLazyOp(ctx context.Context, c *Conn, k, id int, rng *rand.Rand) (strin
 	}
 }
 
-// TestAuditLazyRowsCtxEndsWhileIterating: a reply of ~3 MB that spans
+// TestRowsCtxEndsWhileIterating: a reply of ~3 MB that spans
 // many reads is iterated slowly; its ctx ends at a random point, in the
 // read buffer or while a read waits on the socket. Next stops promptly
 // with ctx's error, every row before was the reply's own, and the
 // statements queued behind get their own answers. Over TCP, TLS (a read
 // interrupted mid-record) and the Unix socket.
-func TestAuditLazyRowsCtxEndsWhileIterating(t *testing.T) {
+func TestRowsCtxEndsWhileIterating(t *testing.T) {
 	dsns := map[string]string{"tcp": srv.DSN(), "tls": srv.DSN("sslmode=require"), "unix": srv.SocketDSN()}
 	for name, dsn := range dsns {
 		t.Run(name, func(t *testing.T) {
 			c := connect(t, dsn)
-			defer auditLazyWatchdog(t, c, 30*time.Second)()
+			defer deadlockWatchdog(t, c, 30*time.Second)()
 			bg := context.Background()
 			rng := rand.New(rand.NewPCG(1, 2))
 			for round := range 12 {
@@ -412,16 +413,16 @@ func TestAuditLazyRowsCtxEndsWhileIterating(t *testing.T) {
 	}
 }
 
-// TestAuditLazyRecycledWatch: statements whose ctx is cancelled at random
+// TestCtxWatchRecycledRequest: statements whose ctx is cancelled at random
 // times around their end (before, during, just after the caller
 // returned, while the reader is handed on) share the Conn with Background
 // statements that wait on the socket (pg_sleep). A watch left armed, or
 // armed by a later read after its request was recycled, would put a past
 // read deadline on someone else's read: the Background statements must
 // all succeed with their own value and the connection stay open.
-func TestAuditLazyRecycledWatch(t *testing.T) {
+func TestCtxWatchRecycledRequest(t *testing.T) {
 	c := connect(t, srv.DSN())
-	defer auditLazyWatchdog(t, c, 30*time.Second)()
+	defer deadlockWatchdog(t, c, 30*time.Second)()
 	bg := context.Background()
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -470,7 +471,7 @@ func TestAuditLazyRecycledWatch(t *testing.T) {
 					}
 				}
 				<-done
-				if err = auditLazyOwnErr(ctx, err); err != nil {
+				if err = ownOutcomeErr(ctx, err); err != nil {
 					t.Errorf("cancelled caller %d: %v", g, err)
 					return
 				}
@@ -507,14 +508,14 @@ func TestAuditLazyRecycledWatch(t *testing.T) {
 	t.Logf("%d requests, %d CancelRequest", c.seqNext, c.cancels.Load()/2)
 }
 
-// TestAuditLazyOpenRowsOthersCtxEnd: a goroutine holds Rows open (the
+// TestRowsOpenOthersCtxEnd: a goroutine holds Rows open (the
 // head) and pauses; others queue behind it, half with deadlines that end
 // during the pause. Those return their ctx's error at their deadline,
 // the rows go on to the end with nothing missing, and the Background
 // callers behind get their own values.
-func TestAuditLazyOpenRowsOthersCtxEnd(t *testing.T) {
+func TestRowsOpenOthersCtxEnd(t *testing.T) {
 	c := connect(t, srv.DSN())
-	defer auditLazyWatchdog(t, c, 30*time.Second)()
+	defer deadlockWatchdog(t, c, 30*time.Second)()
 	bg := context.Background()
 	for round := range 4 {
 		hctx, hcancel := context.WithTimeout(bg, 10*time.Second)
@@ -578,7 +579,7 @@ func TestAuditLazyOpenRowsOthersCtxEnd(t *testing.T) {
 				if err == nil && v != want {
 					err = fmt.Errorf("got %d, want %d", v, want)
 				}
-				results <- res{d, time.Since(start), auditLazyOwnErr(ctx, err)}
+				results <- res{d, time.Since(start), ownOutcomeErr(ctx, err)}
 			}()
 		}
 		time.Sleep(300 * time.Millisecond) // the deadlines end while the rows are open
@@ -601,13 +602,13 @@ func TestAuditLazyOpenRowsOthersCtxEnd(t *testing.T) {
 	}
 }
 
-// TestAuditLazyCancelGrace: the head's ctx ends while its statement
+// TestDrainCancelGrace: the head's ctx ends while its statement
 // runs, with requests behind. A statement that ends within cancel_grace
 // (counted from the first wait on the socket) is not cancelled, so the
 // statements behind are never hit; one that goes on is cancelled soon
 // after the grace, so they are not held for its whole run. Each caller
 // behind gets its own value.
-func TestAuditLazyCancelGrace(t *testing.T) {
+func TestDrainCancelGrace(t *testing.T) {
 	const grace = 300 * time.Millisecond
 	c := connect(t, srv.DSN("cancel_grace=300ms"))
 	bg := context.Background()
@@ -675,15 +676,15 @@ func TestAuditLazyCancelGrace(t *testing.T) {
 	}
 }
 
-// TestAuditLazyRowsServerStallsMidReply: the first rows of a reply arrive
+// TestRowsDeadlineServerStallsMidReply: the first rows of a reply arrive
 // at once, then the server stalls (pg_sleep at row 300). The caller reads
 // slowly through the buffered rows while its deadline passes: Next
 // returns the deadline's error at it, whether the end comes while rows
 // are still buffered or while the read waits on the socket, and the
 // statement queued behind gets its own answer.
-func TestAuditLazyRowsServerStallsMidReply(t *testing.T) {
+func TestRowsDeadlineServerStallsMidReply(t *testing.T) {
 	c := connect(t, srv.DSN())
-	defer auditLazyWatchdog(t, c, 30*time.Second)()
+	defer deadlockWatchdog(t, c, 30*time.Second)()
 	bg := context.Background()
 	for _, d := range []time.Duration{5 * time.Millisecond, 40 * time.Millisecond, 150 * time.Millisecond} {
 		ctx, cancel := context.WithTimeout(bg, d)

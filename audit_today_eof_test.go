@@ -17,22 +17,22 @@ import (
 	"github.com/pgline/pgline/internal/cutproxy"
 )
 
-// auditTodayCut is a proxy to the test server that cuts, once the client
+// cutProxy is a proxy to the test server that cuts, once the client
 // has sent the bytes "AUDITCUT", the k-th server message of type typ: not
 // sent at all (inside=false) or only its first half (inside).
-type auditTodayCut struct{ *cutproxy.Proxy }
+type cutProxy struct{ *cutproxy.Proxy }
 
-func startAuditTodayCut(t *testing.T, typ byte, k int, inside bool) *auditTodayCut {
+func startCutProxy(t *testing.T, typ byte, k int, inside bool) *cutProxy {
 	t.Helper()
 	px, err := cutproxy.AtMessage(srv.Addr(), []byte("AUDITCUT"), typ, k, inside)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(px.Close)
-	return &auditTodayCut{px}
+	return &cutProxy{px}
 }
 
-func (p *auditTodayCut) conn(t *testing.T, extra ...string) *Conn {
+func (p *cutProxy) conn(t *testing.T, extra ...string) *Conn {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(p.Addr())
 	c, err := Connect(testCtx(t), srv.DSN(append([]string{"host=" + host, "port=" + port, "sslmode=disable"}, extra...)...))
@@ -43,8 +43,8 @@ func (p *auditTodayCut) conn(t *testing.T, extra ...string) *Conn {
 	return c
 }
 
-// auditTodayWantCut fails the test unless err reports the cut connection.
-func auditTodayWantCut(t *testing.T, what string, err error) {
+// wantCutErr fails the test unless err reports the cut connection.
+func wantCutErr(t *testing.T, what string, err error) {
 	t.Helper()
 	if err == nil || err == io.EOF || errors.Is(err, ErrNoRows) {
 		t.Errorf("%s: %v (%T); want an error saying the connection was closed", what, err, err)
@@ -58,18 +58,18 @@ func auditTodayWantCut(t *testing.T, what string, err error) {
 	}
 }
 
-func auditTodayModes(t *testing.T, f func(t *testing.T, inside bool)) {
+func cutModes(t *testing.T, f func(t *testing.T, inside bool)) {
 	for _, inside := range []bool{false, true} {
 		t.Run(map[bool]string{false: "between", true: "inside"}[inside], func(t *testing.T) { f(t, inside) })
 	}
 }
 
-// TestAuditTodayEOFRowScan: QueryRow cut before (or inside) its one
+// TestConnCutRowScan: QueryRow cut before (or inside) its one
 // DataRow: Scan reports the cut, not ErrNoRows.
-func TestAuditTodayEOFRowScan(t *testing.T) {
-	auditTodayModes(t, func(t *testing.T, inside bool) {
+func TestConnCutRowScan(t *testing.T) {
+	cutModes(t, func(t *testing.T, inside bool) {
 		for _, q := range []string{"SELECT 42 /*AUDITCUT*/", "SELECT $1::int+0 /*AUDITCUT*/"} {
-			p := startAuditTodayCut(t, 'D', 1, inside)
+			p := startCutProxy(t, 'D', 1, inside)
 			c := p.conn(t)
 			var args []any
 			if strings.Contains(q, "$1") {
@@ -77,58 +77,58 @@ func TestAuditTodayEOFRowScan(t *testing.T) {
 			}
 			var v int
 			err := c.QueryRow(testCtx(t), q, args...).Scan(&v)
-			auditTodayWantCut(t, q, err)
+			wantCutErr(t, q, err)
 		}
 	})
 }
 
-// TestAuditTodayEOFBeforeComplete: rows all sent, the connection cut
+// TestConnCutBeforeComplete: rows all sent, the connection cut
 // before CommandComplete: the loop ends with an error.
-func TestAuditTodayEOFBeforeComplete(t *testing.T) {
-	auditTodayModes(t, func(t *testing.T, inside bool) {
-		p := startAuditTodayCut(t, 'C', 1, inside)
+func TestConnCutBeforeComplete(t *testing.T) {
+	cutModes(t, func(t *testing.T, inside bool) {
+		p := startCutProxy(t, 'C', 1, inside)
 		c := p.conn(t)
 		rows, err := c.Query(testCtx(t), "SELECT g FROM generate_series(1, 10) g /*AUDITCUT*/")
 		if err != nil {
-			auditTodayWantCut(t, "Query", err)
+			wantCutErr(t, "Query", err)
 			return
 		}
 		n := 0
 		for rows.Next() {
 			n++
 		}
-		auditTodayWantCut(t, "rows after "+string(rune('0'+n%10)), rows.Err())
+		wantCutErr(t, "rows after "+string(rune('0'+n%10)), rows.Err())
 	})
 }
 
-// TestAuditTodayEOFCopyTo: COPY TO cut at its 500th CopyData (or before
+// TestConnCutCopyTo: COPY TO cut at its 500th CopyData (or before
 // CopyDone): CopyTo reports the cut.
-func TestAuditTodayEOFCopyTo(t *testing.T) {
+func TestConnCutCopyTo(t *testing.T) {
 	for _, typ := range []byte{'d', 'c', 'C'} {
-		auditTodayModes(t, func(t *testing.T, inside bool) {
+		cutModes(t, func(t *testing.T, inside bool) {
 			k := 1
 			if typ == 'd' {
 				k = 500
 			}
-			p := startAuditTodayCut(t, typ, k, inside)
+			p := startCutProxy(t, typ, k, inside)
 			c := p.conn(t)
 			var buf bytes.Buffer
 			_, err := c.CopyTo(testCtx(t), &buf, "COPY (SELECT g FROM generate_series(1, 1000) g) TO STDOUT /*AUDITCUT*/")
-			auditTodayWantCut(t, "CopyTo cut at "+string(typ), err)
+			wantCutErr(t, "CopyTo cut at "+string(typ), err)
 		})
 	}
 }
 
-// TestAuditTodayEOFBigRowStream: a row larger than the read buffer,
+// TestConnCutBigRowStream: a row larger than the read buffer,
 // streamed column by column (StreamTo), cut inside it: Scan or Err
 // reports the cut; the writer never gets a short value with no error.
-func TestAuditTodayEOFBigRowStream(t *testing.T) {
+func TestConnCutBigRowStream(t *testing.T) {
 	for _, nextOnly := range []bool{false, true} {
-		p := startAuditTodayCut(t, 'D', 2, true)
+		p := startCutProxy(t, 'D', 2, true)
 		c := p.conn(t)
 		rows, err := c.Query(testCtx(t), "SELECT g, repeat('y', 4<<20) FROM generate_series(1, 3) g /*AUDITCUT*/")
 		if err != nil {
-			auditTodayWantCut(t, "Query", err)
+			wantCutErr(t, "Query", err)
 			continue
 		}
 		n := 0
@@ -154,15 +154,15 @@ func TestAuditTodayEOFBigRowStream(t *testing.T) {
 			err = scanErr
 		}
 		t.Logf("nextOnly=%v: %d rows, err %v, scanErr %v", nextOnly, n, rows.Err(), scanErr)
-		auditTodayWantCut(t, "big rows", err)
+		wantCutErr(t, "big rows", err)
 	}
 }
 
-// TestAuditTodayEOFBatch: a batch of three queries cut before the
+// TestConnCutBatch: a batch of three queries cut before the
 // second's row: its result, and the third's, fail; none reads as empty.
-func TestAuditTodayEOFBatch(t *testing.T) {
-	auditTodayModes(t, func(t *testing.T, inside bool) {
-		p := startAuditTodayCut(t, 'D', 2, inside)
+func TestConnCutBatch(t *testing.T) {
+	cutModes(t, func(t *testing.T, inside bool) {
+		p := startCutProxy(t, 'D', 2, inside)
 		c := p.conn(t)
 		b := &Batch{}
 		b.Queue("SELECT 1 /*AUDITCUT*/")
@@ -174,7 +174,7 @@ func TestAuditTodayEOFBatch(t *testing.T) {
 			t.Errorf("first: %d %v", v, err)
 		}
 		err := br.QueryRow().Scan(&v)
-		auditTodayWantCut(t, "second", err)
+		wantCutErr(t, "second", err)
 		rows, err := br.Query()
 		if err == nil {
 			for rows.Next() {
@@ -191,12 +191,12 @@ func TestAuditTodayEOFBatch(t *testing.T) {
 	})
 }
 
-// TestAuditTodayEOFWaitForNotification: the connection is cut while a
+// TestConnCutWaitForNotification: the connection is cut while a
 // caller waits for a notification (cut at the NOTIFY's delivery, before
 // or inside the NotificationResponse).
-func TestAuditTodayEOFWaitForNotification(t *testing.T) {
-	auditTodayModes(t, func(t *testing.T, inside bool) {
-		p := startAuditTodayCut(t, 'A', 1, inside)
+func TestConnCutWaitForNotification(t *testing.T) {
+	cutModes(t, func(t *testing.T, inside bool) {
+		p := startCutProxy(t, 'A', 1, inside)
 		c := p.conn(t)
 		if _, err := c.Exec(testCtx(t), "LISTEN audit_today_chan /*AUDITCUT*/"); err != nil {
 			t.Fatal(err)
@@ -210,6 +210,6 @@ func TestAuditTodayEOFWaitForNotification(t *testing.T) {
 		if n != nil {
 			t.Errorf("a notification: %+v", n)
 		}
-		auditTodayWantCut(t, "WaitForNotification", err)
+		wantCutErr(t, "WaitForNotification", err)
 	})
 }

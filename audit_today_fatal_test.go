@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// TestAuditTodayDirectFatalsSafeToRetry: PostgreSQL's own FATALs that end
+// TestFatalIdleSessionSafeToRetry: PostgreSQL's own FATALs that end
 // an idle session before the next statement arrives (pg_terminate_backend,
 // idle_session_timeout) still make that statement SafeToRetry, and
 // nothing of it ran.
-func TestAuditTodayDirectFatalsSafeToRetry(t *testing.T) {
+func TestFatalIdleSessionSafeToRetry(t *testing.T) {
 	admin := auditConn(t)
 	ctx := testCtx(t)
 	auditQTTable(t, admin, "audit_today_fatal")
@@ -49,11 +49,11 @@ func TestAuditTodayDirectFatalsSafeToRetry(t *testing.T) {
 	}
 }
 
-// TestAuditTodayBouncerRelaysBackendFatal: through PgBouncer (session
+// TestFatalRelayedByBouncerSafeToRetry: through PgBouncer (session
 // mode), the backend's own FATAL (pg_terminate_backend of the server
 // connection while the client is idle) is relayed with its Routine: the
 // next statement is still SafeToRetry.
-func TestAuditTodayBouncerRelaysBackendFatal(t *testing.T) {
+func TestFatalRelayedByBouncerSafeToRetry(t *testing.T) {
 	b := startAuditBouncer(t, "session")
 	admin := auditConn(t)
 	ctx := testCtx(t)
@@ -75,13 +75,13 @@ func TestAuditTodayBouncerRelaysBackendFatal(t *testing.T) {
 	}
 }
 
-// TestAuditTodayBouncerQueryWaitTimeoutNotSent: PgBouncer's
+// TestFatalBouncerQueryWaitTimeoutNotSent: PgBouncer's
 // query_wait_timeout FATAL ends a client whose statement waited in
 // PgBouncer's queue and was never given a server: it provably never ran.
 // Before e2e5d91 it was SafeToRetry (and a Pool sent it again and
 // succeeded); now it is reported as "may have run", and a Pool call that
 // would have succeeded on its retry fails.
-func TestAuditTodayBouncerQueryWaitTimeoutNotSent(t *testing.T) {
+func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 	b := startAuditBouncer(t, "transaction", "query_wait_timeout = 1")
 	admin := auditConn(t)
 	ctx := testCtx(t)
@@ -150,10 +150,10 @@ func TestAuditTodayBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 	}
 }
 
-// TestAuditTodayBouncerClientIdleTimeout: PgBouncer's client_idle_timeout
+// TestFatalBouncerClientIdleTimeout: PgBouncer's client_idle_timeout
 // FATAL arrives while the client is idle; the next statement on the Conn
 // provably never reached anything (PgBouncer had closed the link).
-func TestAuditTodayBouncerClientIdleTimeout(t *testing.T) {
+func TestFatalBouncerClientIdleTimeout(t *testing.T) {
 	b := startAuditBouncer(t, "transaction", "client_idle_timeout = 1")
 	admin := auditConn(t)
 	ctx := testCtx(t)
@@ -177,12 +177,12 @@ func TestAuditTodayBouncerClientIdleTimeout(t *testing.T) {
 	}
 }
 
-// TestAuditTodayFatalAfterInnerCommit: a statement that commits part of
+// TestFatalAfterInnerCommitNotRetried: a statement that commits part of
 // its work itself (a DO block, or a procedure, with COMMIT) and is then
 // ended by PostgreSQL's own FATAL (pg_terminate_backend: it has a
 // Routine) ran, and what it committed persists; its error must not say
 // it was never sent (SafeToRetry), and a Pool must not run it again.
-func TestAuditTodayFatalAfterInnerCommit(t *testing.T) {
+func TestFatalAfterInnerCommitNotRetried(t *testing.T) {
 	admin := auditConn(t)
 	ctx := testCtx(t)
 	auditQTTable(t, admin, "audit_today_inner")

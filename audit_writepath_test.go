@@ -25,10 +25,10 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// auditWriteFake listens on loopback; each connection completes the
+// writeFakeServer listens on loopback; each connection completes the
 // startup (over TLS when useTLS, answering SSLRequest with 'S') and then
 // runs serve. CancelRequests are read and dropped. It returns the DSN.
-func auditWriteFake(t *testing.T, useTLS bool, serve func(c net.Conn)) string {
+func writeFakeServer(t *testing.T, useTLS bool, serve func(c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -102,9 +102,9 @@ func auditWriteFake(t *testing.T, useTLS bool, serve func(c net.Conn)) string {
 		" connect_timeout=10 statement_cache_mode=prepare cancel_timeout=500ms"
 }
 
-// auditWriteLeftovers lists the goroutines still in the write path or a
+// writePathGoroutines lists the goroutines still in the write path or a
 // drain (a flusher blocked in Write after Close would show here).
-func auditWriteLeftovers() []string {
+func writePathGoroutines() []string {
 	buf := make([]byte, 4<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
@@ -119,23 +119,23 @@ func auditWriteLeftovers() []string {
 	return out
 }
 
-func auditWriteNoLeftovers(t *testing.T) {
+func noWritePathGoroutines(t *testing.T) {
 	t.Helper()
 	var left []string
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if left = auditWriteLeftovers(); len(left) == 0 {
+		if left = writePathGoroutines(); len(left) == 0 {
 			return
 		}
 	}
 	t.Errorf("%d write-path goroutines left 3 s after Close:\n%s", len(left), strings.Join(left, "\n\n"))
 }
 
-// auditWriteSilent connects to a fake server (auditWriteFake) that
+// silentConn connects to a fake server (writeFakeServer) that
 // completes the startup and then never reads, until the test ends.
-func auditWriteSilent(t *testing.T, useTLS bool) *Conn {
+func silentConn(t *testing.T, useTLS bool) *Conn {
 	t.Helper()
 	stop := make(chan struct{})
-	dsn := auditWriteFake(t, useTLS, func(c net.Conn) { <-stop })
+	dsn := writeFakeServer(t, useTLS, func(c net.Conn) { <-stop })
 	t.Cleanup(func() { close(stop) })
 	c, err := Connect(testCtx(t), dsn)
 	if err != nil {
@@ -144,14 +144,14 @@ func auditWriteSilent(t *testing.T, useTLS bool) *Conn {
 	return c
 }
 
-// TestAuditWriteSilentServerDeadlines: a server that completes the
+// TestWriteSilentServerDeadlines: a server that completes the
 // startup and then never reads. Many callers with deadlines send large
 // and small statements; each must return its ctx's error at its deadline.
 // After Close, no flusher may stay blocked.
-func TestAuditWriteSilentServerDeadlines(t *testing.T) {
+func TestWriteSilentServerDeadlines(t *testing.T) {
 	for _, useTLS := range []bool{false, true} {
 		t.Run(map[bool]string{false: "tcp", true: "tls"}[useTLS], func(t *testing.T) {
-			c := auditWriteSilent(t, useTLS)
+			c := silentConn(t, useTLS)
 			big := strings.Repeat("b", 300<<10)
 			mid := strings.Repeat("m", 60<<10)
 			const callers, deadline = 60, 300 * time.Millisecond
@@ -192,18 +192,18 @@ func TestAuditWriteSilentServerDeadlines(t *testing.T) {
 			if d := time.Since(start); d > time.Second {
 				t.Errorf("Close took %v", d)
 			}
-			auditWriteNoLeftovers(t)
+			noWritePathGoroutines(t)
 		})
 	}
 }
 
-// TestAuditWriteCloseWhileFlusherBlocked: callers without a deadline
+// TestWriteCloseWhileFlusherBlocked: callers without a deadline
 // queue megabytes to a server that never reads; Close must make them all
 // return (with an error, none claiming a result) and leave no flusher.
-func TestAuditWriteCloseWhileFlusherBlocked(t *testing.T) {
+func TestWriteCloseWhileFlusherBlocked(t *testing.T) {
 	for _, useTLS := range []bool{false, true} {
 		t.Run(map[bool]string{false: "tcp", true: "tls"}[useTLS], func(t *testing.T) {
-			c := auditWriteSilent(t, useTLS)
+			c := silentConn(t, useTLS)
 			// Simple protocol: no describe to wait for; 24 MiB in all,
 			// more than the socket buffers hold.
 			big := strings.Repeat("c", 2<<20)
@@ -240,23 +240,23 @@ func TestAuditWriteCloseWhileFlusherBlocked(t *testing.T) {
 					t.Fatalf("caller %d still blocked 3 s after Close", i)
 				}
 			}
-			auditWriteNoLeftovers(t)
+			noWritePathGoroutines(t)
 		})
 	}
 }
 
-// TestAuditWriteTLSUnreadReplies: over TLS, a caller alone on the
+// TestWriteUnreadRepliesKeepsDeadline: over TLS, a caller alone on the
 // connection with a ctx that cannot end writes its own request waiting
 // for the socket, assuming the server reads. A hostile server answers
 // every simple Query after reading one byte of it and never reads the
 // rest: the socket buffers fill, and a caller alone then blocks in Write.
 // Its deadline must still be kept.
-func TestAuditWriteTLSUnreadReplies(t *testing.T) {
+func TestWriteUnreadRepliesKeepsDeadline(t *testing.T) {
 	for _, useTLS := range []bool{false, true} {
 		t.Run(map[bool]string{false: "tcp", true: "tls"}[useTLS], func(t *testing.T) {
 			reply, _ := wire.AppendCommandComplete(nil, "SELECT 1")
 			reply = wire.AppendReadyForQuery(reply, 'I')
-			dsn := auditWriteFake(t, useTLS, func(c net.Conn) {
+			dsn := writeFakeServer(t, useTLS, func(c net.Conn) {
 				one := make([]byte, 1)
 				for {
 					if _, err := c.Read(one); err != nil {
@@ -302,17 +302,12 @@ func TestAuditWriteTLSUnreadReplies(t *testing.T) {
 	}
 }
 
-// auditWriteDSNs: the transports against the real server.
-func auditWriteDSNs() map[string]string {
-	return map[string]string{"tcp": srv.DSN(), "unix": srv.SocketDSN(), "tls": srv.DSN("sslmode=require")}
-}
-
-// TestAuditWriteKillMidWrite: many goroutines INSERT rows with large
+// TestConnKilledMidWriteSafeToRetry: many goroutines INSERT rows with large
 // values (partial writes, flushers) while the backend is killed
 // (pg_terminate_backend) or the Conn closed at a random moment. A request
 // reported SafeToRetry must not have run; a success must have; retrying
 // the SafeToRetry ones must not make any row appear twice.
-func TestAuditWriteKillMidWrite(t *testing.T) {
+func TestConnKilledMidWriteSafeToRetry(t *testing.T) {
 	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	if _, err := admin.Exec(ctx, "DROP TABLE IF EXISTS audit_write_kill; CREATE TABLE audit_write_kill(id int, pad text)"); err != nil {
@@ -321,11 +316,11 @@ func TestAuditWriteKillMidWrite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	round := 0
 	var safe, failed, ok int
-	for name, dsn := range auditWriteDSNs() {
+	for name, dsn := range transportDSNs() {
 		for _, how := range []string{"terminate", "close"} {
 			for range 4 {
 				round++
-				s, f, o := auditWriteKillRound(t, admin, dsn, how, round, time.Duration(rng.IntN(60))*time.Millisecond)
+				s, f, o := killMidWriteRound(t, admin, dsn, how, round, time.Duration(rng.IntN(60))*time.Millisecond)
 				safe, failed, ok = safe+s, failed+f, ok+o
 				if t.Failed() {
 					t.Fatalf("%s/%s round %d failed", name, how, round)
@@ -339,7 +334,7 @@ func TestAuditWriteKillMidWrite(t *testing.T) {
 	}
 }
 
-func auditWriteKillRound(t *testing.T, admin *Conn, dsn, how string, round int, delay time.Duration) (safe, failed, ok int) {
+func killMidWriteRound(t *testing.T, admin *Conn, dsn, how string, round int, delay time.Duration) (safe, failed, ok int) {
 	ctx := testCtx(t)
 	c, err := Connect(ctx, dsn)
 	if err != nil {
@@ -443,15 +438,15 @@ func auditWriteKillRound(t *testing.T, admin *Conn, dsn, how string, round int, 
 	return safe, failed, ok
 }
 
-func auditMD5(s string) string {
+func md5Hex(s string) string {
 	h := md5.Sum([]byte(s))
 	return hex.EncodeToString(h[:])
 }
 
-// auditWriteOwnOp runs one operation of kind k for goroutine g, step i,
+// largeValueOp runs one operation of kind k for goroutine g, step i,
 // and checks its result is the caller's own: md5 of a large unique value
 // (Query or simple protocol), a transaction, a COPY FROM STDIN.
-func auditWriteOwnOp(ctx context.Context, c *Conn, table string, g, i int, rng *rand.Rand, withCopy bool) error {
+func largeValueOp(ctx context.Context, c *Conn, table string, g, i int, rng *rand.Rand, withCopy bool) error {
 	id := g*10000 + i
 	val := fmt.Sprintf("%d:", id) + strings.Repeat(string(rune('A'+rng.IntN(26))), rng.IntN(400<<10))
 	k := rng.IntN(6)
@@ -465,8 +460,8 @@ func auditWriteOwnOp(ctx context.Context, c *Conn, table string, g, i int, rng *
 		if err := c.QueryRow(ctx, "SELECT md5($1::text), $2::int", val, id).Scan(&got, &gotID); err != nil {
 			return err
 		}
-		if got != auditMD5(val) || gotID != id {
-			return fmt.Errorf("md5 %s id %d, want %s id %d: another caller's reply", got, gotID, auditMD5(val), id)
+		if got != md5Hex(val) || gotID != id {
+			return fmt.Errorf("md5 %s id %d, want %s id %d: another caller's reply", got, gotID, md5Hex(val), id)
 		}
 	case 2:
 		var got string
@@ -489,8 +484,8 @@ func auditWriteOwnOp(ctx context.Context, c *Conn, table string, g, i int, rng *
 		if err := tx.QueryRow(ctx, "SELECT md5(v) FROM "+table+" WHERE id = $1", id).Scan(&got); err != nil {
 			return err
 		}
-		if got != auditMD5(val) {
-			return fmt.Errorf("tx: md5 %s, want %s", got, auditMD5(val))
+		if got != md5Hex(val) {
+			return fmt.Errorf("tx: md5 %s, want %s", got, md5Hex(val))
 		}
 		return tx.Commit(ctx)
 	case 4:
@@ -506,11 +501,11 @@ func auditWriteOwnOp(ctx context.Context, c *Conn, table string, g, i int, rng *
 		if err := c.QueryRow(ctx, "SELECT md5(v) FROM "+table+" WHERE id = $1", id).Scan(&got); err != nil {
 			return err
 		}
-		if got != auditMD5(val) {
-			return fmt.Errorf("copy: md5 %s, want %s", got, auditMD5(val))
+		if got != md5Hex(val) {
+			return fmt.Errorf("copy: md5 %s, want %s", got, md5Hex(val))
 		}
 	case 5:
-		tag, err := c.Exec(ctx, "SELECT md5('"+val+"') WHERE md5('"+val+"') = '"+auditMD5(val)+"'")
+		tag, err := c.Exec(ctx, "SELECT md5('"+val+"') WHERE md5('"+val+"') = '"+md5Hex(val)+"'")
 		if err != nil {
 			return err
 		}
@@ -521,39 +516,39 @@ func auditWriteOwnOp(ctx context.Context, c *Conn, table string, g, i int, rng *
 	return nil
 }
 
-// TestAuditWriteOwnResults: many goroutines on one Conn send values up to
+// TestWriteLargeValuesOwnResults: many goroutines on one Conn send values up to
 // 400 KiB (partial writes, flushers, TLS flushers), mixed with
 // transactions and COPY FROM STDIN; each result is the caller's own.
 // Then the same with ctxs that end at random moments: a result is the
 // caller's own or its own ctx's error.
-func TestAuditWriteOwnResults(t *testing.T) {
-	for name, dsn := range auditWriteDSNs() {
+func TestWriteLargeValuesOwnResults(t *testing.T) {
+	for name, dsn := range transportDSNs() {
 		for _, withDeadline := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/deadline=%v", name, withDeadline), func(t *testing.T) {
-				auditWriteOwnStorm(t, connect(t, dsn), "audit_write_own_"+name, 16, 10, 99, withDeadline)
+				largeValueStorm(t, connect(t, dsn), "audit_write_own_"+name, 16, 10, 99, withDeadline)
 			})
 		}
 	}
 }
 
-// TestAuditWritePgBouncer: the same through PgBouncer (transaction
+// TestWriteLargeValuesPgBouncer: the same through PgBouncer (transaction
 // pooling): large values from many goroutines, each result its own.
-func TestAuditWritePgBouncer(t *testing.T) {
+func TestWriteLargeValuesPgBouncer(t *testing.T) {
 	b := startTestPgBouncer(t, "transaction")
 	c := connect(t, b.DSN("statement_cache_mode=describe"))
-	auditWriteOwnStorm(t, c, "audit_write_own_bouncer", 12, 8, 5, false)
+	largeValueStorm(t, c, "audit_write_own_bouncer", 12, 8, 5, false)
 }
 
-// auditWriteOwnStorm runs ops operations of auditWriteOwnOp from each of
+// largeValueStorm runs ops operations of largeValueOp from each of
 // goroutines goroutines on c, on table (created afresh), under ctxs that
 // end at random moments when withDeadline: each result is the caller's
 // own, or its own ctx's error. The connection works afterwards.
-func auditWriteOwnStorm(t *testing.T, c *Conn, table string, goroutines, ops int, seed uint64, withDeadline bool) {
+func largeValueStorm(t *testing.T, c *Conn, table string, goroutines, ops int, seed uint64, withDeadline bool) {
 	t.Helper()
 	if _, err := c.Exec(testCtx(t), "DROP TABLE IF EXISTS "+table+"; CREATE TABLE "+table+"(id int, v text)"); err != nil {
 		t.Fatal(err)
 	}
-	defer auditLazyWatchdog(t, c, 25*time.Second)()
+	defer deadlockWatchdog(t, c, 25*time.Second)()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var timeouts int
@@ -567,10 +562,10 @@ func auditWriteOwnStorm(t *testing.T, c *Conn, table string, goroutines, ops int
 				if withDeadline {
 					ctx, cancel = context.WithTimeout(ctx, time.Duration(5+rng.IntN(150))*time.Millisecond)
 				}
-				err := auditWriteOwnOp(ctx, c, table, g, i, rng, !withDeadline)
+				err := largeValueOp(ctx, c, table, g, i, rng, !withDeadline)
 				cancel()
 				if withDeadline && err != nil {
-					if e := auditLazyOwnErr(ctx, err); e != nil {
+					if e := ownOutcomeErr(ctx, err); e != nil {
 						t.Errorf("goroutine %d op %d: %v", g, i, e)
 						return
 					}
@@ -596,13 +591,13 @@ func auditWriteOwnStorm(t *testing.T, c *Conn, table string, goroutines, ops int
 	}
 }
 
-// TestAuditWriteDrainWaitsForUnsentHead: the head's statement is still in
+// TestDrainWaitsForUnsentHead: the head's statement is still in
 // the write buffer (its writer has not run yet: a flusher goroutine not
 // yet scheduled, played here by holding the writer's role) when its ctx
 // ends. Its drain must not cancel and hold writes (cancelHeld) before the
 // statement was sent: the reply could then never come, and cancel_timeout
 // later the connection would close under the requests behind.
-func TestAuditWriteDrainWaitsForUnsentHead(t *testing.T) {
+func TestDrainWaitsForUnsentHead(t *testing.T) {
 	c := connect(t, srv.DSN("cancel_timeout=2s cancel_grace=0s"))
 	bg := context.Background()
 	c.wmu.Lock()

@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -24,8 +23,6 @@ import (
 
 	"github.com/pgline/pgline/internal/wire"
 )
-
-// ---------------------------------------------------------------- helpers
 
 func auditConn(t *testing.T, extra ...string) *Conn {
 	t.Helper()
@@ -56,8 +53,6 @@ func waitRunning(t *testing.T, admin *Conn, pid uint32, frag string) bool {
 	}
 	return false
 }
-
-// ---------------------------------------------------------------- fake PG
 
 // fakePG is a scripted server speaking enough of the protocol for the
 // driver: startup, Parse/Describe/Bind/Execute/Sync, Query, Close. exec
@@ -93,7 +88,8 @@ func (s *fakeSess) row(vals ...string) {
 }
 
 func (s *fakeSess) complete(tag string) { s.out, _ = wire.AppendCommandComplete(s.out, tag) }
-func (s *fakeSess) rfq()                { s.out = wire.AppendReadyForQuery(s.out, 'I') }
+
+func (s *fakeSess) rfq() { s.out = wire.AppendReadyForQuery(s.out, 'I') }
 
 var fakeFields = []wire.FieldDescription{{Name: "v", DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}}
 
@@ -182,12 +178,10 @@ func fakeVal(sql string) string {
 	return sql[i+1 : i+1+j]
 }
 
-// ---------------------------------------------------------------- hostile server
-
-// TestAuditFakeRFQMidRows: the server sends a ReadyForQuery in the middle
+// TestFakeServerReadyForQueryMidRows: the server sends a ReadyForQuery in the middle
 // of A's rows (simple protocol, Exec) and then the rest of A's reply. B and
 // C, pipelined behind A, must not get A's leftovers as their results.
-func TestAuditFakeRFQMidRows(t *testing.T) {
+func TestFakeServerReadyForQueryMidRows(t *testing.T) {
 	f := &fakePG{exec: func(s *fakeSess, sql string) {
 		v := fakeVal(sql)
 		if v == "A" {
@@ -232,8 +226,8 @@ func TestAuditFakeRFQMidRows(t *testing.T) {
 	_ = bad
 }
 
-// TestAuditFakeRFQMidRowsExtended: as above with QueryRow (extended protocol).
-func TestAuditFakeRFQMidRowsExtended(t *testing.T) {
+// TestFakeServerReadyForQueryMidRowsExtended: as above with QueryRow (extended protocol).
+func TestFakeServerReadyForQueryMidRowsExtended(t *testing.T) {
 	f := &fakePG{exec: func(s *fakeSess, sql string) {
 		v := fakeVal(sql)
 		if v == "A" {
@@ -275,8 +269,12 @@ func TestAuditFakeRFQMidRowsExtended(t *testing.T) {
 	}
 }
 
-// A's statement). B and C queued behind must return by their own deadline.
-func TestAuditFakeCancelNeverAnswered(t *testing.T) {
+// TestFakeServerCancelNeverAnsweredQueued: A's statement never ends and
+// the server never answers its CancelRequest (the cancel connection is
+// held open without a word). B and C, queued behind A, must return by
+// their own deadlines, and a statement made once cancel_timeout has passed
+// fails (the connection was closed).
+func TestFakeServerCancelNeverAnsweredQueued(t *testing.T) {
 	f := &fakePG{}
 	hold := make(chan struct{})
 	f.onCancel = func(c net.Conn) { <-hold }
@@ -350,9 +348,9 @@ func TestAuditFakeCancelNeverAnswered(t *testing.T) {
 	}
 }
 
-// TestAuditFakeNoticeFloodAfterCancel: the server answers the cancel (closes
+// TestFakeServerNoticeFloodAfterCancel: the server answers the cancel (closes
 // the cancel connection) but then floods notices and never ends A.
-func TestAuditFakeNoticeFloodAfterCancel(t *testing.T) {
+func TestFakeServerNoticeFloodAfterCancel(t *testing.T) {
 	f := &fakePG{}
 	cancelled := make(chan struct{})
 	var once sync.Once
@@ -408,10 +406,10 @@ func TestAuditFakeNoticeFloodAfterCancel(t *testing.T) {
 	}
 }
 
-// TestAuditFakeSlowHugeDataRow: A's row is larger than the read buffer and
+// TestFakeServerSlowHugeDataRow: A's row is larger than the read buffer and
 // arrives byte by byte; A's ctx ends while Scan reads it. B behind must get
 // an error or its own result, by its deadline.
-func TestAuditFakeSlowHugeDataRow(t *testing.T) {
+func TestFakeServerSlowHugeDataRow(t *testing.T) {
 	for _, mode := range []string{"scan", "close"} {
 		t.Run(mode, func(t *testing.T) {
 			f := &fakePG{}
@@ -482,9 +480,9 @@ func TestAuditFakeSlowHugeDataRow(t *testing.T) {
 	}
 }
 
-// TestAuditFakeCloseMidMessage: the server closes the socket in the middle
+// TestFakeServerCloseMidMessage: the server closes the socket in the middle
 // of A's DataRow; A, B, C must all get errors (not successes).
-func TestAuditFakeCloseMidMessage(t *testing.T) {
+func TestFakeServerCloseMidMessage(t *testing.T) {
 	f := &fakePG{}
 	f.exec = func(s *fakeSess, sql string) {
 		v := fakeVal(sql)
@@ -531,9 +529,8 @@ func TestAuditFakeCloseMidMessage(t *testing.T) {
 	wg.Wait()
 }
 
-// ---------------------------------------------------------------- real PG: resend rules
-
-// auditDOSetup makes a fresh table for tests that count committed effects.
+// auditTable makes a fresh table name (id serial, k text) for tests that
+// count committed effects.
 func auditTable(t *testing.T, c *Conn, name string) {
 	t.Helper()
 	ctx := testCtx(t)
@@ -542,10 +539,10 @@ func auditTable(t *testing.T, c *Conn, name string) {
 	}
 }
 
-// abandonHead makes a driver CancelRequest happen while later requests
+// startAbandoned makes a driver CancelRequest happen while later requests
 // are queued: A holds the head running pg_sleep(0.5), its ctx ends at 30ms,
-// the drain cancels A after cancel_grace. It returns once A's Query
-// returned; the caller queues B right after calling it in a goroutine.
+// the drain cancels A after cancel_grace. A runs in a goroutine; the
+// channel returned receives A's error. The caller queues B right after.
 func startAbandoned(t *testing.T, c *Conn) chan error {
 	done := make(chan error, 1)
 	go func() {
@@ -557,12 +554,12 @@ func startAbandoned(t *testing.T, c *Conn) chan error {
 	return done
 }
 
-// TestAuditDOCommitResent: B is a single-statement DO block that commits an
+// TestDrainCancelDOBlockNotResent: B is a single-statement DO block that commits an
 // INSERT and then fails with 57014 from its own statement_timeout, while a
 // driver cancel (meant for A, queued before B) was under way since B was
 // queued. B must not be sent again: the INSERT it committed would run
 // twice.
-func TestAuditDOCommitResent(t *testing.T) {
+func TestDrainCancelDOBlockNotResent(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
 	auditTable(t, c, "audit_do")
@@ -595,10 +592,10 @@ func checkCommittedOnce(t *testing.T, c *Conn, table string, bErr error) {
 	}
 }
 
-// TestAuditDOCommitExternalCancel: as above, but B's 57014 comes from a
+// TestLateCancelDOBlockNotResent: as above, but B's 57014 comes from a
 // pg_cancel_backend by another session (standing in for a cancel meant for
 // A landing late) after B committed.
-func TestAuditDOCommitExternalCancel(t *testing.T) {
+func TestLateCancelDOBlockNotResent(t *testing.T) {
 	c := auditConn(t)
 	admin := auditConn(t)
 	ctx := testCtx(t)
@@ -626,10 +623,10 @@ func TestAuditDOCommitExternalCancel(t *testing.T) {
 	checkCommittedOnce(t, c, "audit_do2", err)
 }
 
-// TestAuditStatementTimeoutMislabeled: B's own statement_timeout (57014)
-// while a driver cancel for A was under way: is it reported as
-// ErrCanceledByOther / resent?
-func TestAuditStatementTimeoutMislabeled(t *testing.T) {
+// TestDrainOwnStatementTimeoutNotOthers: B's own statement_timeout (57014)
+// while a driver cancel for A was under way is B's own error: not reported
+// as ErrCanceledByOther, and B is not sent again.
+func TestDrainOwnStatementTimeoutNotOthers(t *testing.T) {
 	for _, kind := range []string{"Exec-simple", "Exec-args", "QueryRow", "Batch"} {
 		t.Run(kind, func(t *testing.T) {
 			c := auditConn(t)
@@ -669,16 +666,16 @@ func TestAuditStatementTimeoutMislabeled(t *testing.T) {
 	}
 }
 
-// ---------------------------------------------------------------- real PG: misdirected cancel
+// drainReplyMBs are the sizes of A's reply in
+// TestDrainNoCancelAfterServerEnded, in MB.
+var drainReplyMBs = []int{1, 2, 4}
 
-// TestAuditCancelAfterServerEnded: A's reply (several MB) has ended on the
-// server (its bytes sit in socket buffers) and B runs; A's caller gives up
-// after cancel_grace. The drain must not cancel while A's reply is still
-// arriving: the cancel would hit B.
-var auditMBs = []int{1, 2, 4}
-
-func TestAuditCancelAfterServerEnded(t *testing.T) {
-	for _, mb := range auditMBs {
+// TestDrainNoCancelAfterServerEnded: A's reply (several MB) has ended on
+// the server (its bytes sit in socket buffers) and B runs; A's caller
+// gives up after cancel_grace. The drain must not cancel while A's reply
+// is still arriving: the cancel would hit B.
+func TestDrainNoCancelAfterServerEnded(t *testing.T) {
+	for _, mb := range drainReplyMBs {
 		for _, kind := range []string{"Batch", "QueryRow", "RowsMid"} {
 			t.Run(fmt.Sprintf("%dMB-%s", mb, kind), func(t *testing.T) {
 				c := auditConn(t)
@@ -756,22 +753,20 @@ func TestAuditCancelAfterServerEnded(t *testing.T) {
 	}
 }
 
-// ---------------------------------------------------------------- real PG: big rows
-
-type auditSlowWriter struct {
+type slowStreamWriter struct {
 	n     int
 	delay time.Duration
 }
 
-func (w *auditSlowWriter) Write(p []byte) (int, error) {
+func (w *slowStreamWriter) Write(p []byte) (int, error) {
 	time.Sleep(w.delay)
 	w.n += len(p)
 	return len(p), nil
 }
 
-// TestAuditBigRowCtxEnds: A reads a 20 MB row with Scan (slow StreamTo
+// TestRowsBigRowCtxEnds: A reads a 20 MB row with Scan (slow StreamTo
 // writer, or *string) and its ctx ends mid-row; B and C are queued behind.
-func TestAuditBigRowCtxEnds(t *testing.T) {
+func TestRowsBigRowCtxEnds(t *testing.T) {
 	for _, mode := range []string{"StreamTo", "string", "NextThenClose", "ScanAfterCtx"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t)
@@ -809,7 +804,7 @@ func TestAuditBigRowCtxEnds(t *testing.T) {
 				}
 				switch mode {
 				case "StreamTo":
-					scanErr = rows.Scan(StreamTo(&auditSlowWriter{delay: 5 * time.Millisecond}))
+					scanErr = rows.Scan(StreamTo(&slowStreamWriter{delay: 5 * time.Millisecond}))
 				case "string":
 					// a ctx that ends while the row is read from the socket
 					var s string
@@ -830,9 +825,7 @@ func TestAuditBigRowCtxEnds(t *testing.T) {
 	}
 }
 
-// ---------------------------------------------------------------- storms
-
-type auditDB interface {
+type stormDB interface {
 	Query(ctx context.Context, sql string, args ...any) (*Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) *Row
 	Exec(ctx context.Context, sql string, args ...any) (CommandTag, error)
@@ -909,7 +902,7 @@ func stormCtx(r *rand.Rand) (context.Context, context.CancelFunc, time.Time, boo
 	}
 }
 
-func runStorm(t *testing.T, db auditDB, workers, opsPer int, table string, kinds []string) *stormStats {
+func runStorm(t *testing.T, db stormDB, workers, opsPer int, table string, kinds []string) *stormStats {
 	st := &stormStats{ops: map[string]int{}, okIDs: map[int]string{}, noIDs: map[int]string{}}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -1082,7 +1075,7 @@ func runStorm(t *testing.T, db auditDB, workers, opsPer int, table string, kinds
 	return st
 }
 
-func (st *stormStats) verify(t *testing.T, db auditDB, table string) {
+func (st *stormStats) verify(t *testing.T, db stormDB, table string) {
 	ctx := testCtx(t)
 	counts := map[int]int{}
 	rows, err := db.Query(ctx, "SELECT id, count(*)::int FROM "+table+" GROUP BY id")
@@ -1125,10 +1118,16 @@ func (st *stormStats) verify(t *testing.T, db auditDB, table string) {
 var allKinds = []string{"QueryRow", "Query", "ExecArgs", "ExecSimple", "Batch", "BatchAll", "Tx", "Copy"}
 
 // stormKinds is every kind, CopyFrom included (see
-// TestAuditCopyDescribeDrain).
+// TestDrainCopyFromDescribe).
 var stormKinds = allKinds
 
-func TestAuditStormConn(t *testing.T) {
+// TestStormConn: 12 workers on one Conn run every kind of operation
+// (stormKinds) under ctxs that never end, are canceled or end at a random
+// moment; runStorm's rules hold for every outcome, the Conn works
+// afterwards, and every insert reported committed is in the table once,
+// every one reported rolled back is not.
+func TestStormConn(t *testing.T) {
+	storm(t)
 	c := auditConn(t)
 	auditTable(t, c, "audit_storm_c")
 	st := runStorm(t, c, 12, 60, "audit_storm_c", stormKinds)
@@ -1142,7 +1141,10 @@ func TestAuditStormConn(t *testing.T) {
 	st.verify(t, c, "audit_storm_c")
 }
 
-func TestAuditStormKinds(t *testing.T) {
+// TestStormKinds: the storm one kind of operation at a time, each on a
+// fresh Conn.
+func TestStormKinds(t *testing.T) {
+	storm(t)
 	for _, k := range allKinds {
 		t.Run(k, func(t *testing.T) {
 			c := auditConn(t)
@@ -1165,7 +1167,9 @@ func TestAuditStormKinds(t *testing.T) {
 	}
 }
 
-func TestAuditStormPool(t *testing.T) {
+// TestStormPool: the storm through Pools of 2 and 4 connections.
+func TestStormPool(t *testing.T) {
+	storm(t)
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			p, err := NewPool(testCtx(t), srv.DSN(fmt.Sprintf("pool_max_conns=%d", n)))
@@ -1182,11 +1186,11 @@ func TestAuditStormPool(t *testing.T) {
 	}
 }
 
-// TestAuditCopyDescribeDrain: CopyFrom's column describe (Parse, Describe,
+// TestDrainCopyFromDescribe: CopyFrom's column describe (Parse, Describe,
 // Sync) is abandoned when its ctx ends while it waits behind A; the drain
-// of its reply does not know ParameterDescription and closes the
-// connection, failing B, whose ctx is alive.
-func TestAuditCopyDescribeDrain(t *testing.T) {
+// of its reply must know ParameterDescription, not close the connection:
+// B, queued next with its ctx alive, succeeds.
+func TestDrainCopyFromDescribe(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
 	auditTable(t, c, "audit_copy")
@@ -1209,12 +1213,10 @@ func TestAuditCopyDescribeDrain(t *testing.T) {
 	}
 }
 
-// ---------------------------------------------------------------- killed backends, transactions
-
-// TestAuditTerminatePipelined: pg_terminate_backend while statements are
+// TestConnTerminatedPipelined: pg_terminate_backend while statements are
 // pipelined and while a drain runs: every caller gets its own result or an
 // error, never someone else's, and returns promptly.
-func TestAuditTerminatePipelined(t *testing.T) {
+func TestConnTerminatedPipelined(t *testing.T) {
 	for _, during := range []string{"pipelined", "drain"} {
 		t.Run(during, func(t *testing.T) {
 			c := auditConn(t)
@@ -1253,9 +1255,9 @@ func TestAuditTerminatePipelined(t *testing.T) {
 	}
 }
 
-// TestAuditTxDoomed: a Tx statement's ctx ends (while queued, while
+// TestTxDoomedStatementNotCommitted: a Tx statement's ctx ends (while queued, while
 // running); Commit must not commit it; the Conn must stay usable to others.
-func TestAuditTxDoomed(t *testing.T) {
+func TestTxDoomedStatementNotCommitted(t *testing.T) {
 	for _, when := range []string{"queued", "running", "rowsmid"} {
 		t.Run(when, func(t *testing.T) {
 			c := auditConn(t)
@@ -1308,6 +1310,3 @@ func TestAuditTxDoomed(t *testing.T) {
 		})
 	}
 }
-
-var _ = io.EOF
-var _ = rand.IntN

@@ -26,19 +26,19 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// trustSQL is the statement with an argument the fake server runs: one
+// fakeIntSQL is the statement with an argument the fake server runs: one
 // int4 column holding 1, whatever the argument.
-const trustSQL = "SELECT $1::int4"
+const fakeIntSQL = "SELECT $1::int4"
 
-// trustLate is how long after its ctx deadline a statement may return
+// deadlineSlack is how long after its ctx deadline a statement may return
 // (the requirement is 100 ms; the rest is for a loaded machine).
-const trustLate = 150 * time.Millisecond
+const deadlineSlack = 150 * time.Millisecond
 
-// trustAccept reads what opens a connection to the fake server: an
+// fakeAccept reads what opens a connection to the fake server: an
 // SSLRequest (answered 'N'), then either a StartupMessage, answered with a
 // successful startup, or a CancelRequest (cancel is then true: nothing is
 // answered).
-func trustAccept(c net.Conn) (cancel bool, err error) {
+func fakeAccept(c net.Conn) (cancel bool, err error) {
 	for {
 		_, body, err := wire.ReadFrontendMessage(c, true)
 		if err != nil {
@@ -62,9 +62,9 @@ func trustAccept(c net.Conn) (cancel bool, err error) {
 	}
 }
 
-// trustBackend answers requests as a server would whose every statement
+// fakeIntBackend answers requests as a server would whose every statement
 // returns one row of one int4 column, v, holding 1.
-type trustBackend struct {
+type fakeIntBackend struct {
 	c      net.Conn
 	params int   // parameters of the statement last parsed
 	format int16 // result format of the portal last bound
@@ -73,7 +73,7 @@ type trustBackend struct {
 // next reads the client's messages up to the end of one request (Sync,
 // or a simple Query) and returns the reply a server would send to them.
 // It returns io.EOF at Terminate.
-func (b *trustBackend) next() ([]byte, error) {
+func (b *fakeIntBackend) next() ([]byte, error) {
 	var reply []byte
 	for {
 		typ, body, err := wire.ReadFrontendMessage(b.c, false)
@@ -89,7 +89,7 @@ func (b *trustBackend) next() ([]byte, error) {
 			if strings.TrimSpace(sql) == "" {
 				reply, _ = wire.AppendEmpty(reply, wire.MsgEmptyQueryResponse)
 			} else {
-				reply = trustRow(trustRowDesc(reply, 0), 0, 1)
+				reply = fakeIntRow(fakeIntRowDesc(reply, 0), 0, 1)
 			}
 			return wire.AppendReadyForQuery(reply, 'I'), nil
 		case wire.MsgParse:
@@ -120,12 +120,12 @@ func (b *trustBackend) next() ([]byte, error) {
 					oids[i] = 23 // int4
 				}
 				reply, _ = wire.AppendParameterDescription(reply, wire.ParameterDescription{OIDs: oids})
-				reply = trustRowDesc(reply, 0)
+				reply = fakeIntRowDesc(reply, 0)
 			} else {
-				reply = trustRowDesc(reply, b.format)
+				reply = fakeIntRowDesc(reply, b.format)
 			}
 		case wire.MsgExecute:
-			reply = trustRow(reply, b.format, 1)
+			reply = fakeIntRow(reply, b.format, 1)
 		case wire.MsgClose:
 			reply, _ = wire.AppendEmpty(reply, wire.MsgCloseComplete)
 		case wire.MsgSync:
@@ -137,7 +137,7 @@ func (b *trustBackend) next() ([]byte, error) {
 }
 
 // serve answers every request until the client leaves.
-func (b *trustBackend) serve() {
+func (b *fakeIntBackend) serve() {
 	for {
 		reply, err := b.next()
 		if err != nil {
@@ -149,18 +149,18 @@ func (b *trustBackend) serve() {
 	}
 }
 
-// trustRowDesc appends the RowDescription of the column v, int4, sent in
+// fakeIntRowDesc appends the RowDescription of the column v, int4, sent in
 // format.
-func trustRowDesc(dst []byte, format int16) []byte {
+func fakeIntRowDesc(dst []byte, format int16) []byte {
 	dst, _ = wire.AppendRowDescription(dst, []wire.FieldDescription{{
 		Name: "v", DataTypeOID: 23, DataTypeSize: 4, TypeModifier: -1, Format: format,
 	}})
 	return dst
 }
 
-// trustRow appends a DataRow of cols columns, each holding the int4 1 in
+// fakeIntRow appends a DataRow of cols columns, each holding the int4 1 in
 // format, and the CommandComplete of a one-row SELECT.
-func trustRow(dst []byte, format int16, cols int) []byte {
+func fakeIntRow(dst []byte, format int16, cols int) []byte {
 	v := []byte("1")
 	if format == 1 {
 		v = []byte{0, 0, 0, 1}
@@ -174,19 +174,19 @@ func trustRow(dst []byte, format int16, cols int) []byte {
 	return dst
 }
 
-// trustErrorReply is the reply to Parse, Bind, Describe(portal), Execute,
+// fakeErrorReply is the reply to Parse, Bind, Describe(portal), Execute,
 // Sync when Execute fails with the ErrorResponse errMsg.
-func trustErrorReply(format int16, errMsg []byte) []byte {
+func fakeErrorReply(format int16, errMsg []byte) []byte {
 	b, _ := wire.AppendEmpty(nil, wire.MsgParseComplete)
 	b, _ = wire.AppendEmpty(b, wire.MsgBindComplete)
-	b = trustRowDesc(b, format)
+	b = fakeIntRowDesc(b, format)
 	b = append(b, errMsg...)
 	return wire.AppendReadyForQuery(b, 'I')
 }
 
-// trustErrorMsg is an ErrorResponse with every field but those drop
+// fakeErrorMsg is an ErrorResponse with every field but those drop
 // clears.
-func trustErrorMsg(drop func(*wire.ErrorFields)) []byte {
+func fakeErrorMsg(drop func(*wire.ErrorFields)) []byte {
 	f := wire.ErrorFields{Severity: "ERROR", SeverityV: "ERROR", Code: "XX000", Message: "boom"}
 	drop(&f)
 	b, _ := wire.AppendErrorFields(nil, wire.MsgErrorResponse, f)
@@ -209,34 +209,34 @@ func TestFakeServerFailureFailsPipeline(t *testing.T) {
 		{"datarow-more-columns", func(f int16) []byte {
 			b, _ := wire.AppendEmpty(nil, wire.MsgParseComplete)
 			b, _ = wire.AppendEmpty(b, wire.MsgBindComplete)
-			b = trustRow(trustRowDesc(b, f), f, 2)
+			b = fakeIntRow(fakeIntRowDesc(b, f), f, 2)
 			return wire.AppendReadyForQuery(b, 'I')
 		}},
 		{"datarow-column-past-end", func(f int16) []byte {
 			b, _ := wire.AppendEmpty(nil, wire.MsgParseComplete)
 			b, _ = wire.AppendEmpty(b, wire.MsgBindComplete)
-			b = trustRowDesc(b, f)
+			b = fakeIntRowDesc(b, f)
 			// One column of 100 bytes, of which the message holds 1.
 			b = append(b, rawMsg(wire.MsgDataRow, 4+2+4+1, []byte{0, 1, 0, 0, 0, 100, 'x'})...)
 			b, _ = wire.AppendCommandComplete(b, "SELECT 1")
 			return wire.AppendReadyForQuery(b, 'I')
 		}},
 		{"error-empty", func(f int16) []byte {
-			return trustErrorReply(f, rawMsg(wire.MsgErrorResponse, 5, []byte{0}))
+			return fakeErrorReply(f, rawMsg(wire.MsgErrorResponse, 5, []byte{0}))
 		}},
 		{"error-no-severity", func(f int16) []byte {
-			return trustErrorReply(f, trustErrorMsg(func(e *wire.ErrorFields) { e.Severity, e.SeverityV = "", "" }))
+			return fakeErrorReply(f, fakeErrorMsg(func(e *wire.ErrorFields) { e.Severity, e.SeverityV = "", "" }))
 		}},
 		{"error-no-sqlstate", func(f int16) []byte {
-			return trustErrorReply(f, trustErrorMsg(func(e *wire.ErrorFields) { e.Code = "" }))
+			return fakeErrorReply(f, fakeErrorMsg(func(e *wire.ErrorFields) { e.Code = "" }))
 		}},
 		{"error-no-message", func(f int16) []byte {
-			return trustErrorReply(f, trustErrorMsg(func(e *wire.ErrorFields) { e.Message = "" }))
+			return fakeErrorReply(f, fakeErrorMsg(func(e *wire.ErrorFields) { e.Message = "" }))
 		}},
 		{"ready-status-X", func(f int16) []byte {
 			b, _ := wire.AppendEmpty(nil, wire.MsgParseComplete)
 			b, _ = wire.AppendEmpty(b, wire.MsgBindComplete)
-			b = trustRow(trustRowDesc(b, f), f, 1)
+			b = fakeIntRow(fakeIntRowDesc(b, f), f, 1)
 			return wire.AppendReadyForQuery(b, 'X')
 		}},
 	}
@@ -246,10 +246,10 @@ func TestFakeServerFailureFailsPipeline(t *testing.T) {
 			first := make(chan struct{}) // the server has read the first pipelined request
 			var once sync.Once
 			dsn := fakeServer(t, func(_ *testing.T, c net.Conn) {
-				if cancel, err := trustAccept(c); cancel || err != nil {
+				if cancel, err := fakeAccept(c); cancel || err != nil {
 					return
 				}
-				b := &trustBackend{c: c}
+				b := &fakeIntBackend{c: c}
 				for { // the warm-up: answered normally
 					reply, err := b.next()
 					if err != nil {
@@ -282,10 +282,10 @@ func TestFakeServerFailureFailsPipeline(t *testing.T) {
 			})
 			c := connect(t, dsn+" statement_cache_mode=describe pipeline_sync=each")
 
-			// Describe trustSQL, so that each QueryRow below is one
+			// Describe fakeIntSQL, so that each QueryRow below is one
 			// request: Parse, Bind, Describe(portal), Execute, Sync.
 			var v int32
-			if err := c.QueryRow(testCtx(t), trustSQL, 0).Scan(&v); err != nil || v != 1 {
+			if err := c.QueryRow(testCtx(t), fakeIntSQL, 0).Scan(&v); err != nil || v != 1 {
 				t.Fatalf("warm-up QueryRow: got %d, %v; want 1", v, err)
 			}
 			armed.Store(true)
@@ -305,7 +305,7 @@ func TestFakeServerFailureFailsPipeline(t *testing.T) {
 					return
 				}
 				var v int32
-				err := c.QueryRow(ctx, trustSQL, i).Scan(&v)
+				err := c.QueryRow(ctx, fakeIntSQL, i).Scan(&v)
 				results <- result{i, fmt.Sprintf("QueryRow: scanned %d", v), err}
 			}
 			go run(0)
@@ -343,22 +343,22 @@ func TestFakeServerFailureFailsPipeline(t *testing.T) {
 	}
 }
 
-// trustSilentServer starts a fake server that completes the startup and
+// silentServer starts a fake server that completes the startup and
 // then reads every request and answers none. got receives a value (when
 // there is room) for each request it reads, cancels the time each
 // CancelRequest arrives. A CancelRequest connection is closed once read,
 // as a server does, with no effect, or, when holdCancel is set, held open
 // without an answer.
-func trustSilentServer(t *testing.T, holdCancel bool) (dsn string, got chan struct{}, cancels chan time.Time) {
+func silentServer(t *testing.T, holdCancel bool) (dsn string, got chan struct{}, cancels chan time.Time) {
 	got = make(chan struct{}, 16)
 	cancels = make(chan time.Time, 16)
 	dsn = fakeServer(t, func(_ *testing.T, c net.Conn) {
-		cancel, err := trustAccept(c)
+		cancel, err := fakeAccept(c)
 		if err != nil {
 			return
 		}
 		if !cancel {
-			trustReadSilently(c, got)
+			readSilently(c, got)
 			return
 		}
 		select {
@@ -372,9 +372,9 @@ func trustSilentServer(t *testing.T, holdCancel bool) (dsn string, got chan stru
 	return dsn, got, cancels
 }
 
-// trustReadSilently reads requests until the client leaves, answering
+// readSilently reads requests until the client leaves, answering
 // none, and notes each one on got when there is room.
-func trustReadSilently(c net.Conn, got chan<- struct{}) {
+func readSilently(c net.Conn, got chan<- struct{}) {
 	for {
 		typ, _, err := wire.ReadFrontendMessage(c, false)
 		if err != nil {
@@ -389,34 +389,34 @@ func trustReadSilently(c net.Conn, got chan<- struct{}) {
 	}
 }
 
-// trustCall is a statement running in its own goroutine with a ctx
+// deadlineCall is a statement running in its own goroutine with a ctx
 // deadline.
-type trustCall struct {
+type deadlineCall struct {
 	name     string
 	start    time.Time
 	deadline time.Duration // from start
-	done     chan trustCallResult
+	done     chan deadlineCallResult
 }
 
-type trustCallResult struct {
+type deadlineCallResult struct {
 	err  error
 	late time.Duration // time from the ctx deadline to the return
 }
 
-// trustStart runs op with a ctx whose deadline is d from now.
-func trustStart(name string, d time.Duration, op func(ctx context.Context) error) *trustCall {
-	call := &trustCall{name: name, start: time.Now(), deadline: d, done: make(chan trustCallResult, 1)}
+// startDeadlineCall runs op with a ctx whose deadline is d from now.
+func startDeadlineCall(name string, d time.Duration, op func(ctx context.Context) error) *deadlineCall {
+	call := &deadlineCall{name: name, start: time.Now(), deadline: d, done: make(chan deadlineCallResult, 1)}
 	ctx, cancel := context.WithDeadline(context.Background(), call.start.Add(d))
 	go func() {
 		defer cancel()
 		err := op(ctx)
-		call.done <- trustCallResult{err, time.Since(call.start) - d}
+		call.done <- deadlineCallResult{err, time.Since(call.start) - d}
 	}()
 	return call
 }
 
-// trustExec returns an op running a simple-protocol statement on c.
-func trustExec(c *Conn) func(ctx context.Context) error {
+// sleepExec returns an op running a simple-protocol statement on c.
+func sleepExec(c *Conn) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		_, err := c.Exec(ctx, "SELECT pg_sleep(60)")
 		return err
@@ -425,7 +425,7 @@ func trustExec(c *Conn) func(ctx context.Context) error {
 
 // wait waits for the call, at most 2 s past its deadline, and returns
 // false when it has not returned by then.
-func (call *trustCall) wait() (trustCallResult, bool) {
+func (call *deadlineCall) wait() (deadlineCallResult, bool) {
 	select {
 	case r := <-call.done:
 		return r, true
@@ -435,14 +435,14 @@ func (call *trustCall) wait() (trustCallResult, bool) {
 	case r := <-call.done:
 		return r, true
 	case <-time.After(time.Until(call.start.Add(call.deadline + 2*time.Second))):
-		return trustCallResult{}, false
+		return deadlineCallResult{}, false
 	}
 }
 
 // checkDeadline reports an error unless the call returned its own ctx's
-// DeadlineExceeded at its deadline: not before, and at most trustLate
+// DeadlineExceeded at its deadline: not before, and at most deadlineSlack
 // after.
-func (call *trustCall) checkDeadline(t *testing.T) {
+func (call *deadlineCall) checkDeadline(t *testing.T) {
 	t.Helper()
 	r, ok := call.wait()
 	if !ok {
@@ -456,8 +456,8 @@ func (call *trustCall) checkDeadline(t *testing.T) {
 	if r.late < 0 {
 		t.Errorf("%s: returned %v before its deadline", call.name, -r.late)
 	}
-	if r.late > trustLate {
-		t.Errorf("%s: returned %v after its deadline, want at most %v", call.name, r.late, trustLate)
+	if r.late > deadlineSlack {
+		t.Errorf("%s: returned %v after its deadline, want at most %v", call.name, r.late, deadlineSlack)
 	}
 }
 
@@ -470,11 +470,11 @@ func TestFakeServerSilentDeadline(t *testing.T) {
 		name string
 		op   func(c *Conn) func(ctx context.Context) error
 	}{
-		{"Exec", trustExec},
+		{"Exec", sleepExec},
 		{"QueryRow-describe", func(c *Conn) func(ctx context.Context) error {
 			return func(ctx context.Context) error {
 				var v int32
-				return c.QueryRow(ctx, trustSQL, 1).Scan(&v)
+				return c.QueryRow(ctx, fakeIntSQL, 1).Scan(&v)
 			}
 		}},
 		{"CopyTo", func(c *Conn) func(ctx context.Context) error {
@@ -486,9 +486,9 @@ func TestFakeServerSilentDeadline(t *testing.T) {
 	}
 	for _, o := range ops {
 		t.Run(o.name, func(t *testing.T) {
-			dsn, _, _ := trustSilentServer(t, false)
+			dsn, _, _ := silentServer(t, false)
 			c := connect(t, dsn)
-			trustStart(o.name, 500*time.Millisecond, o.op(c)).checkDeadline(t)
+			startDeadlineCall(o.name, 500*time.Millisecond, o.op(c)).checkDeadline(t)
 		})
 	}
 }
@@ -498,17 +498,17 @@ func TestFakeServerSilentDeadline(t *testing.T) {
 // return their own DeadlineExceeded at their own deadline: not earlier
 // with another statement's error, not later.
 func TestFakeServerSilentDeadlinePipelined(t *testing.T) {
-	dsn, got, _ := trustSilentServer(t, false)
+	dsn, got, _ := silentServer(t, false)
 	c := connect(t, dsn)
-	head := trustStart("head", 500*time.Millisecond, trustExec(c))
+	head := startDeadlineCall("head", 500*time.Millisecond, sleepExec(c))
 	select {
 	case <-got:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server did not receive the first statement within 5s")
 	}
-	calls := []*trustCall{head}
+	calls := []*deadlineCall{head}
 	for _, d := range []time.Duration{700 * time.Millisecond, 900 * time.Millisecond, 1100 * time.Millisecond} {
-		calls = append(calls, trustStart(fmt.Sprintf("behind(%v)", d), d, trustExec(c)))
+		calls = append(calls, startDeadlineCall(fmt.Sprintf("behind(%v)", d), d, sleepExec(c)))
 	}
 	for _, call := range calls {
 		call.checkDeadline(t)
@@ -525,7 +525,7 @@ func TestFakeServerNoticeFloodDeadline(t *testing.T) {
 		Severity: "NOTICE", SeverityV: "NOTICE", Code: "00000", Message: "still working",
 	})
 	dsn := fakeServer(t, func(_ *testing.T, c net.Conn) {
-		if cancel, err := trustAccept(c); cancel || err != nil {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
 			return
 		}
 		for {
@@ -552,7 +552,7 @@ func TestFakeServerNoticeFloodDeadline(t *testing.T) {
 		}
 	})
 	c := connect(t, dsn)
-	trustStart("Exec", 500*time.Millisecond, trustExec(c)).checkDeadline(t)
+	startDeadlineCall("Exec", 500*time.Millisecond, sleepExec(c)).checkDeadline(t)
 }
 
 // TestFakeServerCancelUnanswered: with cancel_timeout=1s, when neither
@@ -561,9 +561,9 @@ func TestFakeServerNoticeFloodDeadline(t *testing.T) {
 // fails at once.
 func TestFakeServerCancelUnanswered(t *testing.T) {
 	const deadline, cancelTimeout = 500 * time.Millisecond, time.Second
-	dsn, _, cancels := trustSilentServer(t, true)
+	dsn, _, cancels := silentServer(t, true)
 	c := connect(t, dsn+" cancel_timeout=1s")
-	call := trustStart("Exec", deadline, trustExec(c))
+	call := startDeadlineCall("Exec", deadline, sleepExec(c))
 	limit := call.start.Add(deadline + cancelTimeout + time.Second)
 	// Poll past the limit, to tell a late close from none.
 	for !c.IsClosed() && time.Now().Before(limit.Add(2*time.Second)) {
@@ -590,7 +590,7 @@ func TestFakeServerCancelUnanswered(t *testing.T) {
 	} else {
 		t.Logf("the statement is still running")
 	}
-	after := trustStart("Exec after the close", 5*time.Second, trustExec(c))
+	after := startDeadlineCall("Exec after the close", 5*time.Second, sleepExec(c))
 	r, ok := after.wait()
 	switch {
 	case !ok:
@@ -612,7 +612,7 @@ func TestFakeServerPoolReplacesUnanswering(t *testing.T) {
 	var conns atomic.Int32             // StartupMessages received
 	firstClosed := make(chan struct{}) // the client closed the first connection
 	dsn := fakeServer(t, func(_ *testing.T, c net.Conn) {
-		cancel, err := trustAccept(c)
+		cancel, err := fakeAccept(c)
 		if err != nil {
 			return
 		}
@@ -621,11 +621,11 @@ func TestFakeServerPoolReplacesUnanswering(t *testing.T) {
 			return
 		}
 		if conns.Add(1) == 1 {
-			trustReadSilently(c, nil)
+			readSilently(c, nil)
 			close(firstClosed)
 			return
 		}
-		(&trustBackend{c: c}).serve()
+		(&fakeIntBackend{c: c}).serve()
 	})
 	p, err := NewPool(testCtx(t), dsn+" pool_max_conns=1 cancel_timeout=1s")
 	if err != nil {
@@ -636,7 +636,7 @@ func TestFakeServerPoolReplacesUnanswering(t *testing.T) {
 			t.Error("Pool.Close still waiting after 5s")
 		}
 	})
-	call := trustStart("Pool.Exec", deadline, func(ctx context.Context) error {
+	call := startDeadlineCall("Pool.Exec", deadline, func(ctx context.Context) error {
 		_, err := p.Exec(ctx, "SELECT pg_sleep(60)")
 		return err
 	})
@@ -651,7 +651,7 @@ func TestFakeServerPoolReplacesUnanswering(t *testing.T) {
 	if r, ok := call.wait(); ok {
 		t.Logf("the statement returned %v after its deadline: %v", r.late, r.err)
 	}
-	next := trustStart("Pool.QueryRow", 5*time.Second, func(ctx context.Context) error {
+	next := startDeadlineCall("Pool.QueryRow", 5*time.Second, func(ctx context.Context) error {
 		var v int32
 		if err := p.QueryRow(ctx, "SELECT 1").Scan(&v); err != nil {
 			return err
@@ -680,7 +680,7 @@ func notReadingServer(t *testing.T, first func(c net.Conn) bool) string {
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	return fakeServer(t, func(_ *testing.T, c net.Conn) {
-		if cancel, err := trustAccept(c); cancel || err != nil {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
 			return
 		}
 		if first != nil && !first(c) {
@@ -698,7 +698,7 @@ func TestFakeServerNotReadingDeadline(t *testing.T) {
 	sql := "SELECT '" + strings.Repeat("x", 24<<20) + "'"
 	// A deadline well past the time the 24 MiB text takes to scan and
 	// encode (-race): what is timed is the wait in Write.
-	trustStart("Exec 24 MiB", 3*time.Second, func(ctx context.Context) error {
+	startDeadlineCall("Exec 24 MiB", 3*time.Second, func(ctx context.Context) error {
 		_, err := c.Exec(ctx, sql)
 		return err
 	}).checkDeadline(t)
@@ -746,7 +746,7 @@ func TestFakeServerNotReadingReaderArg(t *testing.T) {
 	})
 	c := connect(t, dsn+" cancel_timeout=1s")
 	const size = 64 << 20
-	call := trustStart("Exec with a 64 MiB ReaderArg", 2*time.Second, func(ctx context.Context) error {
+	call := startDeadlineCall("Exec with a 64 MiB ReaderArg", 2*time.Second, func(ctx context.Context) error {
 		_, err := c.Exec(ctx, "SELECT $1", ReaderArg(io.LimitReader(zeroReader{}, size), size))
 		return err
 	})
