@@ -1,5 +1,7 @@
 package pgline
 
+// What a Scan destination holds after Scan returns.
+
 import (
 	"database/sql"
 	"strings"
@@ -8,14 +10,14 @@ import (
 	"time"
 )
 
-// TestAuditOffTurnRowRawBytes: Row.Scan into *sql.RawBytes (a destination
+// TestCodecRowScanRawBytesStable: Row.Scan into *sql.RawBytes (a destination
 // pgtype supports) hands out a slice of the connection's read buffer, but
 // Row.Scan closes the rows and hands the turn on before returning: the
 // next turn holder reads its reply into the same buffer while the caller
 // still holds the slice. (database/sql refuses RawBytes in Row.Scan for
 // this reason; Rows.Scan's documentation says nothing refers to the
 // connection's buffers after Scan returns.)
-func TestAuditOffTurnRowRawBytes(t *testing.T) {
+func TestCodecRowScanRawBytesStable(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
 	want := strings.Repeat("a", 60)
