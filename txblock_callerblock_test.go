@@ -281,7 +281,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 
 	var wg sync.WaitGroup
 	var errS, errA error
-	// S: strands its block after 300 ms (Change 2's own case).
+	// S: a text that strands its own block after 300 ms.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

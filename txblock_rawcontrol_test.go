@@ -107,7 +107,7 @@ func TestRawTxTextKeepsBlock(t *testing.T) {
 }
 
 // TestRawTxTextEndsBlock: texts that end their block and fail
-// before the end are rolled back (the fix's purpose), including with
+// before the end are rolled back (what the rule is for), including with
 // comments, odd spellings and scs off.
 func TestRawTxTextEndsBlock(t *testing.T) {
 	for _, tc := range []struct {
@@ -140,7 +140,7 @@ func TestRawTxTextEndsBlock(t *testing.T) {
 			if err != nil || v != 5 {
 				// "COMMIT AND NO CHAIN" holds the word CHAIN, and a backslash
 				// in a string reads differently with scs on and off: not
-				// seen as an end (conservative, as before 357f8e0).
+				// seen as an end (conservative).
 				if strings.Contains(tc.sql, "NO CHAIN") || strings.Contains(tc.sql, `\`) {
 					t.Logf("%q (EndsBlock=%v): left stranded, next statement: %v (conservative miss)", tc.sql, info.EndsBlock, err)
 					return
