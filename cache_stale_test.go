@@ -16,11 +16,11 @@ import (
 	"time"
 )
 
-// TestCacheBatchRetryAfterTableRecreated: a batch (independent, all-or-nothing,
-// and all-or-nothing inside a Tx) holds a cached statement whose table was
-// dropped and recreated with other column types and order. The first
-// attempt may fail (0A000 / 08P01); the retry must succeed with values of
-// the new types, never the old.
+// TestCacheBatchRetryAfterTableRecreated: a batch (independent,
+// all-or-nothing, and all-or-nothing inside a Tx) holds a cached
+// statement whose table was dropped and recreated with other column types
+// and order. The first attempt may fail (0A000 / 08P01); the retry must
+// succeed with values of the new types, never the old.
 func TestCacheBatchRetryAfterTableRecreated(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe", "prepare-cap1", "describe-cap1"} {
 		for _, kind := range []string{"independent", "allornothing", "tx"} {
@@ -97,11 +97,12 @@ func TestCacheBatchRetryAfterTableRecreated(t *testing.T) {
 	}
 }
 
-// schemaChangeTypes are the column types the mutators cycle through; 42 in each.
+// schemaChangeTypes are the column types the mutators cycle through; 42
+// in each.
 var schemaChangeTypes = []string{"int4", "int8", "float4", "float8", "text", "numeric", "int2"}
 
-// schemaChangeExpect returns, per type, the %T and %v of 42::type scanned into any
-// on a fresh connection.
+// schemaChangeExpect returns, per type, the %T and %v of 42::type scanned
+// into any on a fresh connection.
 func schemaChangeExpect(t *testing.T, extra ...string) map[string]string {
 	c := auditConn(t, extra...)
 	m := map[string]string{}

@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// TestCodecRowScanRawBytesStable: Row.Scan into *sql.RawBytes (a destination
-// pgtype supports) hands out a slice of the connection's read buffer, but
-// Row.Scan closes the rows and hands the turn on before returning: the
-// next turn holder reads its reply into the same buffer while the caller
-// still holds the slice. (database/sql refuses RawBytes in Row.Scan for
-// this reason; Rows.Scan's documentation says nothing refers to the
-// connection's buffers after Scan returns.)
+// TestCodecRowScanRawBytesStable: Row.Scan into *sql.RawBytes (a
+// destination pgtype supports) hands out a slice of the connection's read
+// buffer, but Row.Scan closes the rows and hands the turn on before
+// returning: the next turn holder reads its reply into the same buffer
+// while the caller still holds the slice. (database/sql refuses RawBytes
+// in Row.Scan for this reason; Rows.Scan's documentation says nothing
+// refers to the connection's buffers after Scan returns.)
 func TestCodecRowScanRawBytesStable(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)

@@ -223,9 +223,9 @@ func TestCodecTimeParamsMatchServer(t *testing.T) {
 	}
 }
 
-// compositeAll is the Go form of audc_all; its money field makes pgline read
-// the composite in text format, so every other field is parsed from the
-// server's text output, which session settings change.
+// compositeAll is the Go form of audc_all; its money field makes pgline
+// read the composite in text format, so every other field is parsed from
+// the server's text output, which session settings change.
 type compositeAll struct {
 	M   string
 	B   []byte

@@ -119,8 +119,8 @@ func TestSearchPathLocalSavepoints(t *testing.T) {
 	}
 }
 
-// TestSearchPathLocalSetRole: SET LOCAL ROLE to a role whose schema ("$user"
-// in the default search_path) has ap_t as text.
+// TestSearchPathLocalSetRole: SET LOCAL ROLE to a role whose schema
+// ("$user" in the default search_path) has ap_t as text.
 func TestSearchPathLocalSetRole(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
@@ -252,10 +252,10 @@ func anyString(v any) string {
 	return "non-string value"
 }
 
-// TestSearchPathLocalConcurrentTxAndOutside: goroutines run the statement on the
-// same Tx (which set search_path) and on the Conn outside at once: the
-// transaction's reads give the schema's text, the outside reads (which
-// run before or after the transaction) the session's int4.
+// TestSearchPathLocalConcurrentTxAndOutside: goroutines run the statement
+// on the same Tx (which set search_path) and on the Conn outside at once:
+// the transaction's reads give the schema's text, the outside reads
+// (which run before or after the transaction) the session's int4.
 func TestSearchPathLocalConcurrentTxAndOutside(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {

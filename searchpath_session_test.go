@@ -12,13 +12,14 @@ import (
 	"time"
 )
 
-// TestSearchPathSessionChangesConcurrent: one goroutine changes the session's
-// search_path on a shared Conn (SET, DISCARD ALL, DEALLOCATE ALL, RESET)
-// while others run cached statements reading a table of the same name in
-// several schemas, with other column types. Each row names its schema, so
-// each value can be checked against its own row. Errors are counted;
-// wrong values fail. A prepare-mode connection must stay in prepare mode
-// (DEALLOCATE/DISCARD are the application's, not a pooler's).
+// TestSearchPathSessionChangesConcurrent: one goroutine changes the
+// session's search_path on a shared Conn (SET, DISCARD ALL, DEALLOCATE
+// ALL, RESET) while others run cached statements reading a table of the
+// same name in several schemas, with other column types. Each row names
+// its schema, so each value can be checked against its own row. Errors
+// are counted; wrong values fail. A prepare-mode connection must stay in
+// prepare mode (DEALLOCATE/DISCARD are the application's, not a
+// pooler's).
 func TestSearchPathSessionChangesConcurrent(t *testing.T) {
 	storm(t)
 	for _, mode := range []string{"prepare", "describe", "prepare-cap1"} {

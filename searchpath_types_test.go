@@ -30,8 +30,8 @@ const apParamCleanup = `DROP SCHEMA IF EXISTS ap_p CASCADE; DROP TABLE IF EXISTS
 
 var apNoon = time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
 
-// TestSearchPathLocalParamTypeQueryRow: QueryRow in the transaction reads the
-// row of the transaction's schema matching the argument.
+// TestSearchPathLocalParamTypeQueryRow: QueryRow in the transaction reads
+// the row of the transaction's schema matching the argument.
 func TestSearchPathLocalParamTypeQueryRow(t *testing.T) {
 	const q = "SELECT v FROM ap_p_t WHERE k = $1"
 	for _, mode := range []string{"prepare", "describe"} {
@@ -124,9 +124,9 @@ func TestSearchPathLocalParamTypeAfterTx(t *testing.T) {
 	}
 }
 
-// TestSearchPathLocalParamTextVsInt: k is int4 in the session's schema and text
-// in the transaction's: a string argument in the transaction must be
-// compared as text.
+// TestSearchPathLocalParamTextVsInt: k is int4 in the session's schema
+// and text in the transaction's: a string argument in the transaction
+// must be compared as text.
 func TestSearchPathLocalParamTextVsInt(t *testing.T) {
 	const q = "SELECT v FROM ap_pt_t WHERE k = $1"
 	for _, mode := range []string{"prepare", "describe"} {
@@ -154,8 +154,9 @@ func TestSearchPathLocalParamTextVsInt(t *testing.T) {
 	}
 }
 
-// TestSearchPathLocalParamTextVsIntOutsideUse: as TestSearchPathLocalParamTextVsInt,
-// with the statement used outside between the transaction's attempts.
+// TestSearchPathLocalParamTextVsIntOutsideUse: as
+// TestSearchPathLocalParamTextVsInt, with the statement used outside
+// between the transaction's attempts.
 func TestSearchPathLocalParamTextVsIntOutsideUse(t *testing.T) {
 	const q = "SELECT v FROM ap_pt_t WHERE k = $1"
 	for _, mode := range []string{"prepare", "describe"} {
@@ -185,12 +186,11 @@ func TestSearchPathLocalParamTextVsIntOutsideUse(t *testing.T) {
 
 // TestSearchPathLocalResultFormatEnum: the result column is int4 in the
 // session's schema (cached outside, bound for binary results) and an enum
-// in the transaction's, which
-// pgline reads in text only. Bound in the transaction, after SET LOCAL
-// search_path, with the result formats of the description cached outside
-// (as a first version of that change did), the enum came in binary and
-// pgline refused it on every run: each run in such a transaction must be
-// described under its search_path.
+// in the transaction's, which pgline reads in text only. Bound in the
+// transaction, after SET LOCAL search_path, with the result formats of
+// the description cached outside (as a first version of that change did),
+// the enum came in binary and pgline refused it on every run: each run in
+// such a transaction must be described under its search_path.
 func TestSearchPathLocalResultFormatEnum(t *testing.T) {
 	const q = "SELECT v FROM ap_f_t WHERE $1::int4 = 1"
 	for _, mode := range []string{"prepare", "describe"} {
@@ -230,12 +230,12 @@ func TestSearchPathLocalResultFormatEnum(t *testing.T) {
 	}
 }
 
-// TestSearchPathLocalResultColumnCount: SELECT * over a table with two columns
-// in the session's schema and three in the transaction's, with another
-// goroutine using the statement outside between attempts (as in
+// TestSearchPathLocalResultColumnCount: SELECT * over a table with two
+// columns in the session's schema and three in the transaction's, with
+// another goroutine using the statement outside between attempts (as in
 // TestSearchPathTxRetryAfterOutsideUse). Bound with the cached
-// description's two result formats, every attempt failed (08P01 or
-// 0A000, aborting the transaction).
+// description's two result formats, every attempt failed (08P01 or 0A000,
+// aborting the transaction).
 func TestSearchPathLocalResultColumnCount(t *testing.T) {
 	const q = "SELECT * FROM ap_c_t WHERE $1::int4 = 1"
 	for _, mode := range []string{"prepare", "describe"} {
