@@ -67,6 +67,7 @@ func TestWaitForNotificationInOthersReply(t *testing.T) {
 	}
 }
 
+// processCPU is the CPU time (user and system) the test process has used.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)

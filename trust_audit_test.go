@@ -1213,48 +1213,6 @@ func TestDrainCopyFromDescribe(t *testing.T) {
 	}
 }
 
-// TestConnTerminatedPipelined: pg_terminate_backend while statements are
-// pipelined and while a drain runs: every caller gets its own result or an
-// error, never someone else's, and returns promptly.
-func TestConnTerminatedPipelined(t *testing.T) {
-	for _, during := range []string{"pipelined", "drain"} {
-		t.Run(during, func(t *testing.T) {
-			c := auditConn(t)
-			admin := auditConn(t)
-			ctx := testCtx(t)
-			c.Prepare(ctx, "SELECT $1::int, pg_sleep($2::float8)")
-			if during == "drain" {
-				go func() {
-					actx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-					defer cancel()
-					c.Exec(actx, "SELECT pg_sleep(1) /* drainme */")
-				}()
-				time.Sleep(5 * time.Millisecond)
-			}
-			var wg sync.WaitGroup
-			for i := 0; i < 10; i++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var got int
-					s := time.Now()
-					err := c.QueryRow(ctx, "SELECT $1::int, pg_sleep($2::float8)", i, 0.05).Scan(&got, nil)
-					if err == nil && got != i {
-						t.Errorf("%d got %d", i, got)
-					}
-					if err != nil && time.Since(s) > 3*time.Second {
-						t.Errorf("%d: slow error %v", i, time.Since(s))
-					}
-					t.Logf("%d: got=%d err=%v safe=%v", i, got, err, SafeToRetry(err))
-				}()
-			}
-			time.Sleep(60 * time.Millisecond)
-			admin.Exec(ctx, "SELECT pg_terminate_backend($1)", int(c.PID()))
-			wg.Wait()
-		})
-	}
-}
-
 // TestTxDoomedStatementNotCommitted: a Tx statement's ctx ends (while queued, while
 // running); Commit must not commit it; the Conn must stay usable to others.
 func TestTxDoomedStatementNotCommitted(t *testing.T) {

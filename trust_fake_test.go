@@ -673,37 +673,6 @@ func TestFakeServerPoolReplacesUnanswering(t *testing.T) {
 	}
 }
 
-// notReadingServer starts a fake server that accepts the session, runs
-// first (when not nil; false ends the session) and then reads nothing
-// more until the test ends.
-func notReadingServer(t *testing.T, first func(c net.Conn) bool) string {
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	return fakeServer(t, func(_ *testing.T, c net.Conn) {
-		if cancel, err := fakeAccept(c); cancel || err != nil {
-			return
-		}
-		if first != nil && !first(c) {
-			return
-		}
-		<-stop
-	})
-}
-
-// TestFakeServerNotReadingDeadline: a server that stops reading leaves a
-// large statement unwritten; its caller still returns at its deadline
-// (the write is left to a flusher while the caller waits for the reply).
-func TestFakeServerNotReadingDeadline(t *testing.T) {
-	c := connect(t, notReadingServer(t, nil)+" cancel_timeout=1s")
-	sql := "SELECT '" + strings.Repeat("x", 24<<20) + "'"
-	// A deadline well past the time the 24 MiB text takes to scan and
-	// encode (-race): what is timed is the wait in Write.
-	startDeadlineCall("Exec 24 MiB", 3*time.Second, func(ctx context.Context) error {
-		_, err := c.Exec(ctx, sql)
-		return err
-	}).checkDeadline(t)
-}
-
 // TestFakeServerConnectDeadlineWrapsCtx: a connection attempt that times
 // out at the ctx's deadline (the server accepts and says nothing) fails
 // with an error that wraps context.DeadlineExceeded, not only "i/o
@@ -719,44 +688,4 @@ func TestFakeServerConnectDeadlineWrapsCtx(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Connect: %v; want a *ConnectError wrapping context.DeadlineExceeded", err)
 	}
-}
-
-// TestFakeServerNotReadingReaderArg: a ReaderArg is copied to the socket
-// by its caller's goroutine; a server that stops reading cannot keep the
-// caller past its deadline (the write is stopped, and the connection,
-// holding half a message, closed).
-func TestFakeServerNotReadingReaderArg(t *testing.T) {
-	dsn := notReadingServer(t, func(c net.Conn) bool {
-		// Describe the statement: one bytea parameter, no result.
-		for {
-			typ, _, err := wire.ReadFrontendMessage(c, false)
-			if err != nil {
-				return false
-			}
-			if typ == wire.MsgSync {
-				break
-			}
-		}
-		out := append([]byte(nil), '1', 0, 0, 0, 4) // ParseComplete
-		out, _ = wire.AppendParameterDescription(out, wire.ParameterDescription{OIDs: []uint32{17}})
-		out = append(out, 'n', 0, 0, 0, 4) // NoData
-		out = wire.AppendReadyForQuery(out, 'I')
-		_, err := c.Write(out)
-		return err == nil
-	})
-	c := connect(t, dsn+" cancel_timeout=1s")
-	const size = 64 << 20
-	call := startDeadlineCall("Exec with a 64 MiB ReaderArg", 2*time.Second, func(ctx context.Context) error {
-		_, err := c.Exec(ctx, "SELECT $1", ReaderArg(io.LimitReader(zeroReader{}, size), size))
-		return err
-	})
-	call.checkDeadline(t)
-}
-
-// zeroReader reads zero bytes, for ever.
-type zeroReader struct{}
-
-func (zeroReader) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
 }
