@@ -43,6 +43,12 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { admin.Exec(context.Background(), "DROP TABLE "+tbl) })
+				if listen {
+					// Before the storm, which would cancel the LISTEN too.
+					if err := c.Listen(ctx, "audit_strand_once"); err != nil {
+						t.Fatal(err)
+					}
+				}
 				stop := make(chan struct{})
 				storm := cancelStorm(t, ctx, c.PID(), 400*time.Microsecond, stop)
 				o := newAuditStrandOutcomes()
@@ -52,9 +58,6 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 				if listen {
 					// A wait for notifications on the same Conn: its steps
 					// aside split the Sync groups (many more strands).
-					if err := c.Listen(ctx, "audit_strand_once"); err != nil {
-						t.Fatal(err)
-					}
 					l.spawn(1, func() {
 						wctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 						defer cancel()
