@@ -1,8 +1,9 @@
 package pgline
 
-// Helpers of the audit of cancellation and ctx deadlines through a real
-// PgBouncer: a PgBouncer started with settings of the test's choosing
-// (pool size, query_timeout, ...) and its admin console.
+// Helpers of the tests through a real PgBouncer (bouncer_*_test.go and
+// others): a PgBouncer started with settings of the test's choosing (pool
+// size, query_timeout, ...), its admin console, connections through it,
+// and checks made straight on the server.
 
 import (
 	"context"
@@ -26,8 +27,8 @@ func startAuditBouncer(t *testing.T, mode string, extra ...string) *pgtest.PgBou
 	return b
 }
 
-// auditBouncerAdmin runs sql on b's admin console and returns its output.
-func auditBouncerAdmin(t *testing.T, b *pgtest.PgBouncer, sql string) string {
+// bouncerAdmin runs sql on b's admin console and returns its output.
+func bouncerAdmin(t *testing.T, b *pgtest.PgBouncer, sql string) string {
 	t.Helper()
 	out, err := b.Admin(sql)
 	if err != nil {
@@ -78,4 +79,12 @@ func auditWaitActive(t *testing.T, admin *Conn, frag string) int {
 	}
 	t.Fatalf("no backend runs %q", frag)
 	return 0
+}
+
+// auditQTTable creates table afresh, straight on the server.
+func auditQTTable(t *testing.T, admin *Conn, table string) {
+	t.Helper()
+	if _, err := admin.Exec(testCtx(t), "DROP TABLE IF EXISTS "+table+"; CREATE TABLE "+table+"(id int)"); err != nil {
+		t.Fatal(err)
+	}
 }

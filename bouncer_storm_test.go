@@ -1,5 +1,9 @@
 package pgline
 
+// Storms through PgBouncer: random deadlines (pgline's own cancels),
+// callers without deadline and an independent client cancelling its own
+// statements, in transaction and session mode. Opt-in: storm(t).
+
 import (
 	"context"
 	"errors"
@@ -15,7 +19,7 @@ import (
 	"github.com/pgline/pgline/pgtest"
 )
 
-// auditBouncerStorm runs, for dur, goroutines on a Pool through b whose
+// bouncerStorm runs, for dur, goroutines on a Pool through b whose
 // calls end by random deadlines (pgline's own cancels: meant for them,
 // landing on whatever PgBouncer links the client to), goroutines without
 // deadline on the same Pool (victims: each must get its own value or an
@@ -23,7 +27,7 @@ import (
 // Conn through b) that cancels its own statements all the time. Every
 // INSERT has its own id: none may run twice, and every reported success
 // must have its row.
-func auditBouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time.Duration, extra ...string) {
+func bouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time.Duration, extra ...string) {
 	admin := auditConn(t)
 	ctx := testCtx(t)
 	auditQTTable(t, admin, table)
@@ -154,7 +158,7 @@ func auditBouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time
 	if os.Getenv("AUDIT_BOUNCER_DIAG") != "" {
 		for i := 0; i < 3; i++ {
 			time.Sleep(1500 * time.Millisecond)
-			t.Logf("clients:\n%s\nservers:\n%s", auditBouncerAdmin(t, b, "SHOW CLIENTS"), auditBouncerAdmin(t, b, "SHOW SERVERS"))
+			t.Logf("clients:\n%s\nservers:\n%s", bouncerAdmin(t, b, "SHOW CLIENTS"), bouncerAdmin(t, b, "SHOW SERVERS"))
 		}
 	}
 	wg.Wait()
@@ -189,29 +193,32 @@ func auditBouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time
 	}
 }
 
-// TestAuditBouncerStormTransaction: the storm through PgBouncer in
+// TestBouncerStorm_Transaction: the storm through PgBouncer in
 // transaction mode, 3 server connections shared by the 2 pgline
 // connections and the independent client. (With 2 server connections, a
 // pipelining client rarely has no Sync outstanding, so PgBouncer never
 // releases its server: the third client waits in PgBouncer's queue for
 // the whole storm. Calls with a deadline keep it; those without wait.)
-func TestAuditBouncerStormTransaction(t *testing.T) {
+func TestBouncerStorm_Transaction(t *testing.T) {
+	storm(t)
 	b := startAuditBouncer(t, "transaction", "default_pool_size = 3")
-	auditBouncerStorm(t, b, "audit_bouncer_storm_tx", 4*time.Second)
+	bouncerStorm(t, b, "pgbouncer_storm_tx", 4*time.Second)
 }
 
-// TestAuditBouncerStormEagerCancel: the transaction-mode storm with
+// TestBouncerStorm_EagerCancel: the transaction-mode storm with
 // cancel_grace=1ms, so that pgline sends many CancelRequests (through
 // PgBouncer) while statements of its own and of others follow.
-func TestAuditBouncerStormEagerCancel(t *testing.T) {
+func TestBouncerStorm_EagerCancel(t *testing.T) {
+	storm(t)
 	b := startAuditBouncer(t, "transaction", "default_pool_size = 3")
-	auditBouncerStorm(t, b, "audit_bouncer_storm_eager", 4*time.Second, "cancel_grace=1ms")
+	bouncerStorm(t, b, "pgbouncer_storm_eager", 4*time.Second, "cancel_grace=1ms")
 	t.Logf("cancels forwarded by PgBouncer: %d, dropped (client not linked): %d",
 		strings.Count(b.Log(), "started sending cancel request"), strings.Count(b.Log(), "cancel request for idle client"))
 }
 
-// TestAuditBouncerStormSession: the same in session mode, for comparison.
-func TestAuditBouncerStormSession(t *testing.T) {
+// TestBouncerStorm_Session: the same in session mode, for comparison.
+func TestBouncerStorm_Session(t *testing.T) {
+	storm(t)
 	b := startAuditBouncer(t, "session", "default_pool_size = 4")
-	auditBouncerStorm(t, b, "audit_bouncer_storm_ses", 3*time.Second)
+	bouncerStorm(t, b, "pgbouncer_storm_ses", 3*time.Second)
 }
