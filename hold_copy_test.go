@@ -1,5 +1,8 @@
 package pgline
 
+// A COPY holds the connection while it runs: a cancel meant for the
+// statement before it must not reach its caller as a bare 57014.
+
 import (
 	"context"
 	"errors"
