@@ -44,3 +44,13 @@ func pinConn(t testing.TB, db *sql.DB) *sql.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// storm skips t unless PGLINE_STORMS is set: a long storm that hammers
+// the driver for seconds to find a rare interleaving. .ci/run sets it;
+// go test ./... skips them, so that the everyday run stays short.
+func storm(t *testing.T) {
+	t.Helper()
+	if os.Getenv("PGLINE_STORMS") == "" {
+		t.Skip("a storm: set PGLINE_STORMS=1 to run it (.ci/run does)")
+	}
+}

@@ -4,7 +4,7 @@ import "testing"
 
 // Arrays come out of database/sql as "the PostgreSQL text form" (doc.go),
 // but a non-default lower bound is dropped: element [2] becomes [1].
-func TestAuditSQLArrayLowerBoundLost(t *testing.T) {
+func TestArrayLowerBoundKept(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
 	for _, e := range []string{"'[2:3]={1,2}'::int4[]", "'[0:1][1:2]={{1,2},{3,4}}'::int4[]", "'[0:0]={a}'::text[]"} {

@@ -1,6 +1,6 @@
 package stdlib_test
 
-// Audit of 02a1846 and 357f8e0 through database/sql: IsValid,
+// Transaction blocks through database/sql: IsValid,
 // ResetSession and BeginTx decide from pgline's TxStatus, which is 'I'
 // while a detached ROLLBACK is in flight; and a text ending with a
 // block-ending word is rolled back when its reply leaves a block.
@@ -14,24 +14,24 @@ import (
 	"time"
 )
 
-const strand2Strander = "BEGIN; SELECT 1/0; COMMIT"
+const strandingText = "BEGIN; SELECT 1/0; COMMIT"
 
-// strand2InBlock reports whether the connection is inside a transaction
+// inBlock reports whether the connection is inside a transaction
 // block: the server accepts a SAVEPOINT only there.
-func strand2InBlock(t *testing.T, ctx context.Context, q interface {
+func inBlock(t *testing.T, ctx context.Context, q interface {
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
 }) bool {
 	t.Helper()
-	if _, err := q.ExecContext(ctx, "SAVEPOINT strand2_probe"); err != nil {
+	if _, err := q.ExecContext(ctx, "SAVEPOINT block_probe"); err != nil {
 		return false
 	}
-	if _, err := q.ExecContext(ctx, "RELEASE strand2_probe"); err != nil {
+	if _, err := q.ExecContext(ctx, "RELEASE block_probe"); err != nil {
 		t.Fatal(err)
 	}
 	return true
 }
 
-func strand2Table(t *testing.T, db *sql.DB, prefix string) string {
+func blockTable(t *testing.T, db *sql.DB, prefix string) string {
 	t.Helper()
 	name := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
 	if _, err := db.Exec("CREATE TABLE " + name + " (a int)"); err != nil {
@@ -47,23 +47,23 @@ func strand2Table(t *testing.T, db *sql.DB, prefix string) string {
 	return name
 }
 
-// TestAuditStrand2SQLBeginAfterStrand: on one sql.Conn, a stranding text
+// TestTxBlockSQLBeginAfterStrand: on one sql.Conn, a stranding text
 // then at once BeginTx (the detached ROLLBACK may be in flight: TxStatus
 // 'I'): the Tx must be a real transaction, Rollback undoing its rows.
-func TestAuditStrand2SQLBeginAfterStrand(t *testing.T) {
+func TestTxBlockSQLBeginAfterStrand(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	tbl := strand2Table(t, db, "strand2_sql_bas")
+	tbl := blockTable(t, db, "txblock_sql_bas")
 	conn := pinConn(t, db)
 	for i := range 10 {
-		if _, err := conn.ExecContext(ctx, strand2Strander); err == nil {
+		if _, err := conn.ExecContext(ctx, strandingText); err == nil {
 			t.Fatal("no error")
 		}
 		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatalf("%d: BeginTx: %v", i, err)
 		}
-		if !strand2InBlock(t, ctx, tx) {
+		if !inBlock(t, ctx, tx) {
 			t.Errorf("%d: the Tx's statements run outside a block", i)
 		}
 		tx.ExecContext(ctx, "INSERT INTO "+tbl+" VALUES ($1)", i)
@@ -77,11 +77,11 @@ func TestAuditStrand2SQLBeginAfterStrand(t *testing.T) {
 	}
 }
 
-// TestAuditStrand2SQLReturnedConn: a stranding text, then the sql.Conn
+// TestTxBlockSQLReturnedConn: a stranding text, then the sql.Conn
 // goes back to the pool at once (kept: IsValid); with a raw BEGIN after
 // the strander, it must be discarded. Whatever connection the next
 // caller gets is outside any block.
-func TestAuditStrand2SQLReturnedConn(t *testing.T) {
+func TestTxBlockSQLReturnedConn(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
 	for i := range 10 {
@@ -91,7 +91,7 @@ func TestAuditStrand2SQLReturnedConn(t *testing.T) {
 		}
 		var pid int
 		conn.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid)
-		conn.ExecContext(ctx, strand2Strander)
+		conn.ExecContext(ctx, strandingText)
 		raw := i%2 == 1
 		if raw {
 			if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
@@ -109,22 +109,22 @@ func TestAuditStrand2SQLReturnedConn(t *testing.T) {
 		if !raw && pid2 != pid {
 			t.Logf("%d: the connection was discarded after a strand (a new backend)", i)
 		}
-		if strand2InBlock(t, ctx, db) {
+		if inBlock(t, ctx, db) {
 			t.Errorf("%d: the next caller's statement runs inside a block", i)
 		}
 	}
 }
 
-// TestAuditStrand2SQLRawAtomic: database/sql user, raw transaction on a
+// TestTxBlockSQLRawAtomic: database/sql user, raw transaction on a
 // sql.Conn: BEGIN; INSERT; CREATE FUNCTION ... BEGIN ATOMIC ... END;
 // COMMIT. pgline reads the function body's END as the end of the block
 // and rolls the caller's block back: the INSERT and the function are lost
 // although every call succeeded.
-func TestAuditStrand2SQLRawAtomic(t *testing.T) {
+func TestTxBlockSQLRawAtomic(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	tbl := strand2Table(t, db, "strand2_sql_atomic")
-	fn := fmt.Sprintf("strand2_sql_f_%d", time.Now().UnixNano())
+	tbl := blockTable(t, db, "txblock_sql_atomic")
+	fn := fmt.Sprintf("txblock_sql_f_%d", time.Now().UnixNano())
 	t.Cleanup(func() {
 		d, err := sql.Open("pgline", srv.DSN())
 		if err == nil {
@@ -148,12 +148,12 @@ func TestAuditStrand2SQLRawAtomic(t *testing.T) {
 	}
 }
 
-// TestAuditStrand2SQLTxAtomic: the same inside a database/sql Tx (a
+// TestTxBlockSQLTxAtomic: the same inside a database/sql Tx (a
 // pgline Tx: owner set, never rolled back by pgline): passes.
-func TestAuditStrand2SQLTxAtomic(t *testing.T) {
+func TestTxBlockSQLTxAtomic(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	fn := fmt.Sprintf("strand2_sql_tf_%d", time.Now().UnixNano())
+	fn := fmt.Sprintf("txblock_sql_tf_%d", time.Now().UnixNano())
 	t.Cleanup(func() { db.Exec("DROP FUNCTION IF EXISTS " + fn + "()") })
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {

@@ -1,6 +1,6 @@
 package stdlib_test
 
-// Audit of 57552fa through database/sql: a connection cut at a chosen
+// Through database/sql: a connection cut at a chosen
 // server message of a marked statement's reply never reads as a normal
 // end (sql.ErrNoRows, fewer rows, an empty result).
 
@@ -15,27 +15,27 @@ import (
 	"github.com/pgline/pgline/internal/cutproxy"
 )
 
-// auditTodayCut is a proxy to the test server that cuts, once the client
+// midReplyCut is a proxy to the test server that cuts, once the client
 // has sent the bytes "AUDITCUT", the k-th server message of type typ: not
 // sent at all (inside=false) or only its first half (inside).
-type auditTodayCut struct{ *cutproxy.Proxy }
+type midReplyCut struct{ *cutproxy.Proxy }
 
-func startAuditTodayCut(t *testing.T, typ byte, k int, inside bool) *auditTodayCut {
+func startCut(t *testing.T, typ byte, k int, inside bool) *midReplyCut {
 	t.Helper()
 	px, err := cutproxy.AtMessage(srv.Addr(), []byte("AUDITCUT"), typ, k, inside)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(px.Close)
-	return &auditTodayCut{px}
+	return &midReplyCut{px}
 }
 
-func (p *auditTodayCut) db(t *testing.T) *sql.DB {
+func (p *midReplyCut) db(t *testing.T) *sql.DB {
 	host, port, _ := net.SplitHostPort(p.Addr())
 	return openDB(t, 1, "host="+host, "port="+port, "sslmode=disable")
 }
 
-func auditTodayWantCut(t *testing.T, what string, err error) {
+func wantCut(t *testing.T, what string, err error) {
 	t.Helper()
 	if err == nil || err == io.EOF || errors.Is(err, sql.ErrNoRows) {
 		t.Errorf("%s: %v (%T); want an error saying the connection was closed", what, err, err)
@@ -46,12 +46,12 @@ func auditTodayWantCut(t *testing.T, what string, err error) {
 	}
 }
 
-// TestAuditTodaySQLEOFQueryRow: QueryRow cut before or inside its one
+// TestEOFMidReplyQueryRow: QueryRow cut before or inside its one
 // row: Scan reports the cut, never sql.ErrNoRows.
-func TestAuditTodaySQLEOFQueryRow(t *testing.T) {
+func TestEOFMidReplyQueryRow(t *testing.T) {
 	for _, inside := range []bool{false, true} {
 		for _, q := range []string{"SELECT 42 /*AUDITCUT*/", "SELECT $1::int+0 /*AUDITCUT*/"} {
-			p := startAuditTodayCut(t, 'D', 1, inside)
+			p := startCut(t, 'D', 1, inside)
 			db := p.db(t)
 			var args []any
 			if strings.Contains(q, "$1") {
@@ -59,14 +59,14 @@ func TestAuditTodaySQLEOFQueryRow(t *testing.T) {
 			}
 			var v int
 			err := db.QueryRowContext(testCtx(t), q, args...).Scan(&v)
-			auditTodayWantCut(t, q, err)
+			wantCut(t, q, err)
 		}
 	}
 }
 
-// TestAuditTodaySQLEOFRows: cut before CommandComplete, before a later
+// TestEOFMidReplyRows: cut before CommandComplete, before a later
 // row, inside a big row (read column by column): rows.Err() is set.
-func TestAuditTodaySQLEOFRows(t *testing.T) {
+func TestEOFMidReplyRows(t *testing.T) {
 	for _, tc := range []struct {
 		typ byte
 		k   int
@@ -77,11 +77,11 @@ func TestAuditTodaySQLEOFRows(t *testing.T) {
 		{'D', 2, "SELECT g, repeat('y', 4<<20) FROM generate_series(1, 3) g /*AUDITCUT*/"},
 	} {
 		for _, inside := range []bool{false, true} {
-			p := startAuditTodayCut(t, tc.typ, tc.k, inside)
+			p := startCut(t, tc.typ, tc.k, inside)
 			db := p.db(t)
 			rows, err := db.QueryContext(testCtx(t), tc.q)
 			if err != nil {
-				auditTodayWantCut(t, "Query", err)
+				wantCut(t, "Query", err)
 				continue
 			}
 			n := 0
@@ -97,18 +97,18 @@ func TestAuditTodaySQLEOFRows(t *testing.T) {
 			}
 			err = rows.Err()
 			t.Logf("%c#%d inside=%v: %d rows, %v", tc.typ, tc.k, inside, n, err)
-			auditTodayWantCut(t, "rows", err)
+			wantCut(t, "rows", err)
 		}
 	}
 }
 
-// TestAuditTodaySQLEOFExec: an Exec cut before or inside its
+// TestEOFMidReplyExec: an Exec cut before or inside its
 // CommandComplete reports an error, not a result.
-func TestAuditTodaySQLEOFExec(t *testing.T) {
+func TestEOFMidReplyExec(t *testing.T) {
 	for _, inside := range []bool{false, true} {
-		p := startAuditTodayCut(t, 'C', 1, inside)
+		p := startCut(t, 'C', 1, inside)
 		db := p.db(t)
 		_, err := db.ExecContext(testCtx(t), "SELECT 1 /*AUDITCUT*/")
-		auditTodayWantCut(t, "Exec", err)
+		wantCut(t, "Exec", err)
 	}
 }

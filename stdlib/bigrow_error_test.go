@@ -11,7 +11,7 @@ import (
 // A row larger than the read buffer that pgline cannot materialize for
 // RawValues: stdlib's Rows.Next drops pgline's error and reports a
 // bogus column-count mismatch.
-func TestAuditSQLBigRowErrorLost(t *testing.T) {
+func TestBigRowErrorReported(t *testing.T) {
 	ctx := testCtx(t)
 	t.Run("max_message_size", func(t *testing.T) {
 		db := openDB(t, 1, "read_buffer_size=8192", "max_message_size=100000")

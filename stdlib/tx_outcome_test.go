@@ -16,7 +16,7 @@ import (
 	"github.com/pgline/pgline"
 )
 
-func txoSQLTable(t *testing.T, db *sql.DB, ddl string) string {
+func txTable(t *testing.T, db *sql.DB, ddl string) string {
 	t.Helper()
 	name := "txo_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_").Replace(t.Name()))
 	if len(name) > 55 {
@@ -35,7 +35,7 @@ func txoSQLTable(t *testing.T, db *sql.DB, ddl string) string {
 	return name
 }
 
-func TestAuditTxoSQLTxOptions(t *testing.T) {
+func TestTxSQLTxOptions(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 2)
 	for _, c := range []struct {
@@ -67,10 +67,10 @@ func TestAuditTxoSQLTxOptions(t *testing.T) {
 	}
 }
 
-func TestAuditTxoSQLCommitAfterFailure(t *testing.T) {
+func TestTxSQLCommitAfterFailure(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	tbl := txoSQLTable(t, db, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
+	tbl := txTable(t, db, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
 	// a failed statement, then Commit
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -118,10 +118,10 @@ func TestAuditTxoSQLCommitAfterFailure(t *testing.T) {
 // A backend killed between the statements of a database/sql Tx: the next
 // statement of the Tx must fail, never run on another connection, and the
 // Tx must not commit.
-func TestAuditTxoSQLKilledMidTx(t *testing.T) {
+func TestTxSQLKilledMidTx(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 3)
-	tbl := txoSQLTable(t, db, "(id int)")
+	tbl := txTable(t, db, "(id int)")
 	mon := openDB(t, 1)
 	for round := 0; round < 4; round++ {
 		tx, err := db.BeginTx(ctx, nil)
@@ -169,12 +169,13 @@ func TestAuditTxoSQLKilledMidTx(t *testing.T) {
 // database/sql retries statements failing with driver.ErrBadConn. Under
 // repeated pg_terminate_backend no statement may run twice, no Commit may
 // return nil without committing, nor ErrBadConn after committing.
-func TestAuditTxoSQLKillStorm(t *testing.T) {
+func TestTxSQLKillStorm(t *testing.T) {
+	storm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	app := "txo_sqlstorm"
 	db := openDB(t, 4, "application_name="+app)
-	tbl := txoSQLTable(t, db, "(id int, k int)")
+	tbl := txTable(t, db, "(id int, k int)")
 	mon := openDB(t, 1)
 	var next atomic.Int64
 	type res struct {
@@ -277,10 +278,10 @@ func TestAuditTxoSQLKillStorm(t *testing.T) {
 
 // database/sql cancels a Tx whose ctx ends: the connection must come back
 // outside the transaction, and nothing of the Tx committed.
-func TestAuditTxoSQLTxCtxCanceled(t *testing.T) {
+func TestTxSQLTxCtxCanceled(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	tbl := txoSQLTable(t, db, "(id int)")
+	tbl := txTable(t, db, "(id int)")
 	for round := 0; round < 5; round++ {
 		tctx, cancel := context.WithCancel(ctx)
 		tx, err := db.BeginTx(tctx, nil)
@@ -325,12 +326,12 @@ func TestAuditTxoSQLTxCtxCanceled(t *testing.T) {
 
 // CREATE INDEX CONCURRENTLY killed after its first transaction committed:
 // database/sql must not be told ErrBadConn (it would run it again).
-func TestAuditTxoSQLCreateIndexConcurrentlyKilled(t *testing.T) {
+func TestTxSQLCreateIndexConcurrentlyKilled(t *testing.T) {
 	ctx := testCtx(t)
 	app := "txo_sqlcic"
 	db := openDB(t, 2, "application_name="+app)
 	mon := openDB(t, 2)
-	tbl := txoSQLTable(t, mon, "(id int)")
+	tbl := txTable(t, mon, "(id int)")
 	idx := tbl + "_idx"
 	htx, err := mon.BeginTx(ctx, nil)
 	if err != nil {
