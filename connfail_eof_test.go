@@ -1,8 +1,8 @@
 package pgline
 
-// Audit of 57552fa (readErr: never a bare io.EOF): a proxy cuts the
-// connection at a chosen server message of the reply to a marked
-// statement, between messages or inside one; every reading API must
+// A connection cut in the middle of a reply (readErr: never a bare io.EOF):
+// a proxy cuts the connection at a chosen server message of the reply to a
+// marked statement, between messages or inside one; every reading API must
 // fail with an error, never end normally with part of the result.
 
 import (

@@ -1,22 +1,20 @@
 package pgline
 
-// Tests against the scripted fake server (fakeserver_test.go) for two
-// promises a pipelined connection makes:
-//
-//   - once it fails, nobody queued on it gets a result: bytes left over
-//     from a malformed reply are never read as the next request's reply;
-//   - a ctx deadline is kept even when the server stops answering
-//     (silence, an endless stream of notices, an unanswered cancel).
-//
-// The server sends only what a real PostgreSQL never sends: malformed
-// replies, silence, notices without end.
+// A hostile server's reply fails the pipeline: once a connection fails,
+// nobody queued on it gets a result, and bytes left over from a malformed
+// or cut reply are never read as the next request's reply. The scripted
+// servers here (fakePG, fakeIntBackend, on fakeserver_test.go's
+// fakeServer) send what a real PostgreSQL never sends: malformed replies,
+// a stray ReadyForQuery, a socket closed mid-message.
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +23,130 @@ import (
 
 	"github.com/pgline/pgline/internal/wire"
 )
+
+// fakePG is a scripted server speaking enough of the protocol for the
+// driver: startup, Parse/Describe/Bind/Execute/Sync, Query, Close. exec
+// writes the reply to one Execute (or simple Query) of sql into out, or
+// writes to the conn itself (after flush).
+type fakePG struct {
+	stopRead atomic.Bool // when set, the server stops reading (never answers again)
+	exec     func(f *fakeSess, sql string)
+	onCancel func(c net.Conn)
+	cancels  atomic.Int32
+}
+
+type fakeSess struct {
+	c   net.Conn
+	out []byte
+}
+
+func (s *fakeSess) flush() error {
+	if len(s.out) == 0 {
+		return nil
+	}
+	_, err := s.c.Write(s.out)
+	s.out = s.out[:0]
+	return err
+}
+
+func (s *fakeSess) row(vals ...string) {
+	var vs [][]byte
+	for _, v := range vals {
+		vs = append(vs, []byte(v))
+	}
+	s.out, _ = wire.AppendDataRow(s.out, vs)
+}
+
+func (s *fakeSess) complete(tag string) { s.out, _ = wire.AppendCommandComplete(s.out, tag) }
+
+func (s *fakeSess) rfq() { s.out = wire.AppendReadyForQuery(s.out, 'I') }
+
+var fakeFields = []wire.FieldDescription{{Name: "v", DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}}
+
+func (f *fakePG) serve(t *testing.T) string {
+	return fakeServer(t, func(t *testing.T, c net.Conn) {
+		c.SetDeadline(time.Now().Add(60 * time.Second))
+		// startup or cancel
+		for {
+			_, body, err := wire.ReadFrontendMessage(c, true)
+			if err != nil {
+				return
+			}
+			code := binary.BigEndian.Uint32(body)
+			if code == wire.SSLRequestCode {
+				c.Write([]byte{'N'})
+				continue
+			}
+			if code == wire.CancelRequestCode {
+				f.cancels.Add(1)
+				if f.onCancel != nil {
+					f.onCancel(c)
+				}
+				return
+			}
+			break
+		}
+		c.Write(authOKReady())
+		s := &fakeSess{c: c}
+		stmts := map[string]string{}
+		portal := ""
+		for {
+			for f.stopRead.Load() {
+				time.Sleep(10 * time.Millisecond)
+			}
+			typ, body, err := wire.ReadFrontendMessage(c, false)
+			if err != nil {
+				return
+			}
+			switch typ {
+			case wire.MsgParse:
+				p, _ := wire.ParseParse(body)
+				stmts[p.Name] = p.SQL
+				s.out = append(s.out, '1', 0, 0, 0, 4)
+			case wire.MsgDescribe:
+				d, _ := wire.ParseDescribe(body)
+				_ = d
+				if body[0] == 'S' {
+					s.out, _ = wire.AppendParameterDescription(s.out, wire.ParameterDescription{})
+				}
+				s.out, _ = wire.AppendRowDescription(s.out, fakeFields)
+			case wire.MsgBind:
+				b, _ := wire.ParseBind(body)
+				portal = stmts[b.Statement]
+				s.out = append(s.out, '2', 0, 0, 0, 4)
+			case wire.MsgExecute:
+				f.exec(s, portal)
+			case wire.MsgSync:
+				s.rfq()
+				if s.flush() != nil {
+					return
+				}
+			case wire.MsgQuery:
+				q, _ := wire.ParseQuery(body)
+				s.out, _ = wire.AppendRowDescription(s.out, fakeFields)
+				f.exec(s, q)
+				s.rfq()
+				if s.flush() != nil {
+					return
+				}
+			case wire.MsgClose:
+				s.out = append(s.out, '3', 0, 0, 0, 4)
+			case wire.MsgTerminate:
+				return
+			}
+		}
+	})
+}
+
+// fakeVal extracts the marker value 'xxx' from "SELECT 'xxx'..." .
+func fakeVal(sql string) string {
+	i := strings.IndexByte(sql, '\'')
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(sql[i+1:], '\'')
+	return sql[i+1 : i+1+j]
+}
 
 // fakeIntSQL is the statement with an argument the fake server runs: one
 // int4 column holding 1, whatever the argument.
@@ -337,4 +459,144 @@ func TestFakeServerFailureFailsPipeline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFakeServerReadyForQueryMidRows: the server sends a ReadyForQuery in the middle
+// of A's rows (simple protocol, Exec) and then the rest of A's reply. B and
+// C, pipelined behind A, must not get A's leftovers as their results.
+func TestFakeServerReadyForQueryMidRows(t *testing.T) {
+	f := &fakePG{exec: func(s *fakeSess, sql string) {
+		v := fakeVal(sql)
+		if v == "A" {
+			s.row("A1")
+			s.rfq() // hostile
+			s.row("A2")
+			s.complete("SELECT 1001")
+			return
+		}
+		s.row(v)
+		n := 0
+		fmt.Sscanf(v, "%d", &n)
+		s.complete("SELECT " + strconv.Itoa(n))
+	}}
+	dsn := f.serve(t)
+	c := connect(t, dsn)
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	res := make([]string, 4)
+	errs := make([]error, 4)
+	for i, v := range []string{"A", "7", "8", "9"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tag, err := c.Exec(ctx, "SELECT '"+v+"'")
+			res[i], errs[i] = tag.String(), err
+		}()
+		time.Sleep(20 * time.Millisecond) // keep the order
+	}
+	wg.Wait()
+	bad := false
+	for i, v := range []string{"A", "7", "8", "9"} {
+		t.Logf("%s: tag=%q err=%v", v, res[i], errs[i])
+		if i > 0 && errs[i] == nil && res[i] != "SELECT "+v {
+			t.Errorf("request %s got someone else's result %q", v, res[i])
+			bad = true
+		}
+		if i == 0 && errs[i] == nil {
+			t.Errorf("A got success %q from a reply cut by a stray ReadyForQuery", res[i])
+		}
+	}
+	_ = bad
+}
+
+// TestFakeServerReadyForQueryMidRowsExtended: as above with QueryRow (extended protocol).
+func TestFakeServerReadyForQueryMidRowsExtended(t *testing.T) {
+	f := &fakePG{exec: func(s *fakeSess, sql string) {
+		v := fakeVal(sql)
+		if v == "A" {
+			s.rfq() // hostile: before any row of A
+			s.row("A-leftover")
+			s.complete("SELECT 1")
+			return
+		}
+		s.row(v)
+		s.complete("SELECT 1")
+	}}
+	dsn := f.serve(t)
+	c := connect(t, dsn)
+	ctx := testCtx(t)
+	vals := []string{"A", "B", "C", "D"}
+	// prepare all first so that the runs pipeline
+	for _, v := range vals {
+		if _, err := c.Prepare(ctx, "SELECT '"+v+"'"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	res := make([]string, len(vals))
+	errs := make([]error, len(vals))
+	for i, v := range vals {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.QueryRow(ctx, "SELECT '"+v+"'").Scan(&res[i])
+		}()
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+	for i, v := range vals {
+		t.Logf("%s: got=%q err=%v", v, res[i], errs[i])
+		if errs[i] == nil && res[i] != v {
+			t.Errorf("request %s got someone else's result %q", v, res[i])
+		}
+	}
+}
+
+// TestFakeServerCloseMidMessage: the server closes the socket in the middle
+// of A's DataRow; A, B, C must all get errors (not successes).
+func TestFakeServerCloseMidMessage(t *testing.T) {
+	f := &fakePG{}
+	f.exec = func(s *fakeSess, sql string) {
+		v := fakeVal(sql)
+		if v == "A" {
+			s.row("A1")
+			msg, _ := wire.AppendDataRow(nil, [][]byte{[]byte("A2xxxxxxxxx")})
+			s.out = append(s.out, msg[:9]...)
+			s.flush()
+			s.c.Close()
+			return
+		}
+		s.row(v)
+		s.complete("SELECT 1")
+	}
+	dsn := f.serve(t)
+	c := connect(t, dsn)
+	ctx := testCtx(t)
+	for _, v := range []string{"A", "B", "C"} {
+		c.Prepare(ctx, "SELECT '"+v+"'")
+	}
+	var wg sync.WaitGroup
+	for i, v := range []string{"A", "B", "C"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 10 * time.Millisecond)
+			var got string
+			rows, err := c.Query(ctx, "SELECT '"+v+"'")
+			if err == nil {
+				for rows.Next() {
+					rows.Scan(&got)
+				}
+				err = rows.Err()
+			}
+			t.Logf("%s: got %q err=%v", v, got, err)
+			if err == nil {
+				t.Errorf("%s succeeded", v)
+			}
+			if v != "A" && got != "" && got != v {
+				t.Errorf("%s got %q", v, got)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -1,7 +1,9 @@
 package pgline
 
-// Audit of e2e5d91 (PgError.endsBackend, now nothingRanAfter): which FATALs still count as
-// "the backend ended, nothing after it ran" (SafeToRetry).
+// Which FATALs mean "the backend ended, nothing after it ran"
+// (nothingRanAfter: the next statement is SafeToRetry), directly and
+// through PgBouncer, and which do not (a statement that committed part of
+// its work before the FATAL).
 
 import (
 	"context"
