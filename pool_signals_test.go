@@ -1,6 +1,6 @@
 package pgline
 
-// Audit of 995b187 through a Pool: a storm of pg_cancel_backend signals
+// Through a Pool: a storm of pg_cancel_backend signals
 // at every backend of the pool (found by application_name), with echo
 // QueryRows, INSERTs (each must exist iff reported successful, never
 // twice), batches and transactions. No caller may get a 25P02 from a
@@ -47,7 +47,8 @@ func appStorm(t *testing.T, ctx context.Context, app string, maxPause time.Durat
 	return wg, &n
 }
 
-func TestAuditStrandPoolStorm(t *testing.T) {
+func TestPoolSignalsStorm(t *testing.T) {
+	storm(t)
 	for _, mode := range []string{"", "statement_cache_mode=describe"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := testCtx(t)

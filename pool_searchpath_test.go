@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestAuditPathPoolBeginFunc: on a one-connection Pool, the statement is
+// TestPoolSearchPathLocalInBeginFunc: on a one-connection Pool, the statement is
 // cached outside (int4), then run in BeginFunc after SET LOCAL
 // search_path (text), then outside again, three times: each read gives
 // its own schema's value and type.
-func TestAuditPathPoolBeginFunc(t *testing.T) {
+func TestPoolSearchPathLocalInBeginFunc(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe", "auto"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t)
@@ -45,11 +45,11 @@ func TestAuditPathPoolBeginFunc(t *testing.T) {
 	}
 }
 
-// TestAuditPathCopyInTx: after SET LOCAL search_path, CopyFrom into the
+// TestSearchPathLocalCopyInTx: after SET LOCAL search_path, CopyFrom into the
 // unqualified table writes the transaction's schema's table (text), having
 // copied into public's (int4) outside before, and a cached read after it
 // in the transaction sees the copied text.
-func TestAuditPathCopyInTx(t *testing.T) {
+func TestSearchPathLocalCopyInTx(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t, "statement_cache_mode="+mode)

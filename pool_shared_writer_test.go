@@ -1,6 +1,6 @@
 package pgline
 
-// Audit of the writer takeover (be9dffd) through a Pool of two
+// The writer role through a Pool of two
 // connections: routed statements, transactions and Acquire'd connections
 // share the connections the takeover writes on.
 
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func TestAuditTakeoverPool(t *testing.T) {
+func TestPoolSharedWriterMixedCallers(t *testing.T) {
 	for _, dsn := range []string{"pool_max_conns=2", "pool_max_conns=2 pipeline_sync=each"} {
 		t.Run(dsn, func(t *testing.T) {
 			p := newTestPool(t, dsn)
