@@ -461,9 +461,10 @@ func TestFakeServerFailureFailsPipeline(t *testing.T) {
 	}
 }
 
-// TestFakeServerReadyForQueryMidRows: the server sends a ReadyForQuery in the middle
-// of A's rows (simple protocol, Exec) and then the rest of A's reply. B and
-// C, pipelined behind A, must not get A's leftovers as their results.
+// TestFakeServerReadyForQueryMidRows: the server sends a ReadyForQuery in
+// the middle of A's rows (simple protocol, Exec) and then the rest of A's
+// reply. B and C, pipelined behind A, must not get A's leftovers as their
+// results.
 func TestFakeServerReadyForQueryMidRows(t *testing.T) {
 	f := &fakePG{exec: func(s *fakeSess, sql string) {
 		v := fakeVal(sql)
@@ -509,7 +510,8 @@ func TestFakeServerReadyForQueryMidRows(t *testing.T) {
 	_ = bad
 }
 
-// TestFakeServerReadyForQueryMidRowsExtended: as above with QueryRow (extended protocol).
+// TestFakeServerReadyForQueryMidRowsExtended: as above with QueryRow
+// (extended protocol).
 func TestFakeServerReadyForQueryMidRowsExtended(t *testing.T) {
 	f := &fakePG{exec: func(s *fakeSess, sql string) {
 		v := fakeVal(sql)

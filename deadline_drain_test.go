@@ -308,11 +308,11 @@ func TestDrainNoCancelAfterServerEnded(t *testing.T) {
 	}
 }
 
-// TestDrainCancelDOBlockNotResent: B is a single-statement DO block that commits an
-// INSERT and then fails with 57014 from its own statement_timeout, while a
-// driver cancel (meant for A, queued before B) was under way since B was
-// queued. B must not be sent again: the INSERT it committed would run
-// twice.
+// TestDrainCancelDOBlockNotResent: B is a single-statement DO block that
+// commits an INSERT and then fails with 57014 from its own
+// statement_timeout, while a driver cancel (meant for A, queued before B)
+// was under way since B was queued. B must not be sent again: the INSERT it
+// committed would run twice.
 func TestDrainCancelDOBlockNotResent(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)

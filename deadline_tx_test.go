@@ -151,8 +151,9 @@ func TestBeginFuncRollbackKeepsDeadline(t *testing.T) {
 	}
 }
 
-// TestTxDoomedStatementNotCommitted: a Tx statement's ctx ends (while queued, while
-// running); Commit must not commit it; the Conn must stay usable to others.
+// TestTxDoomedStatementNotCommitted: a Tx statement's ctx ends (while
+// queued, while running); Commit must not commit it; the Conn must stay
+// usable to others.
 func TestTxDoomedStatementNotCommitted(t *testing.T) {
 	for _, when := range []string{"queued", "running", "rowsmid"} {
 		t.Run(when, func(t *testing.T) {

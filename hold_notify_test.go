@@ -74,12 +74,12 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// TestWaitForNotificationTwoWaiters: two goroutines wait for notifications on one
-// idle Conn. Each waitOnce steps aside when a request is queued behind it
-// (req.next != nil) and the other's wait is such a request: they must not
-// keep interrupting each other (read deadline in the past, handoff,
-// enqueue again), a busy loop that would burn CPU for the whole wait. Both
-// still get the notifications.
+// TestWaitForNotificationTwoWaiters: two goroutines wait for notifications
+// on one idle Conn. Each waitOnce steps aside when a request is queued
+// behind it (req.next != nil) and the other's wait is such a request: they
+// must not keep interrupting each other (read deadline in the past,
+// handoff, enqueue again), a busy loop that would burn CPU for the whole
+// wait. Both still get the notifications.
 func TestWaitForNotificationTwoWaiters(t *testing.T) {
 	c := auditConn(t)
 	ctx := testCtx(t)
