@@ -140,12 +140,12 @@ func TestCopyCtx_EndsDuringCopyToInTx(t *testing.T) {
 	}
 }
 
-// TestCopyCtx_ServerBlockedOnLock: the COPY blocks on the server (a row lock
-// held by another session's uncommitted insert of the same key, reached
-// after 100,000 rows, so that the client's writes then block on a full
-// socket; and a table lock before the COPY starts). With a 500ms ctx the
-// call must return near the deadline with ctx's error; nothing commits;
-// the Conn answers right afterwards.
+// TestCopyCtx_ServerBlockedOnLock: the COPY blocks on the server (a row
+// lock held by another session's uncommitted insert of the same key,
+// reached after 100,000 rows, so that the client's writes then block on a
+// full socket; and a table lock before the COPY starts). With a 500ms ctx
+// the call must return near the deadline with ctx's error; nothing
+// commits; the Conn answers right afterwards.
 func TestCopyCtx_ServerBlockedOnLock(t *testing.T) {
 	ctx := testCtx(t)
 	admin := connect(t, srv.DSN())

@@ -18,8 +18,8 @@ import (
 	"github.com/pgline/pgline/internal/sqllex"
 )
 
-// TestCopyMisuse_CopyFromViaExecOrQuery: COPY FROM STDIN sent with Exec with
-// arguments (extended protocol) and without, and through Query, while
+// TestCopyMisuse_CopyFromViaExecOrQuery: COPY FROM STDIN sent with Exec
+// with arguments (extended protocol) and without, and through Query, while
 // other goroutines run statements: it must fail clearly, others get their
 // own replies, and nothing hangs.
 func TestCopyMisuse_CopyFromViaExecOrQuery(t *testing.T) {

@@ -186,8 +186,8 @@ loop:
 	}
 }
 
-// TestNotify_RolledBackNeverDelivered: NOTIFY in a transaction that rolls back
-// (from another session, and from the listening Conn itself) is never
+// TestNotify_RolledBackNeverDelivered: NOTIFY in a transaction that rolls
+// back (from another session, and from the listening Conn itself) is never
 // delivered; one that commits is delivered after the commit, once; after
 // UNLISTEN nothing more of that channel arrives.
 func TestNotify_RolledBackNeverDelivered(t *testing.T) {
@@ -292,10 +292,10 @@ func TestNotify_WaitDeadlineWhileBusy(t *testing.T) {
 	wg.Wait()
 }
 
-// TestNotify_WaitEndsAndTwoWaiters: WaitForNotification (no deadline) returns an
-// error promptly when its backend is terminated, and when the Conn is
-// closed by another goroutine; two waiters on one Conn each get distinct
-// notifications, all of them.
+// TestNotify_WaitEndsAndTwoWaiters: WaitForNotification (no deadline)
+// returns an error promptly when its backend is terminated, and when the
+// Conn is closed by another goroutine; two waiters on one Conn each get
+// distinct notifications, all of them.
 func TestNotify_WaitEndsAndTwoWaiters(t *testing.T) {
 	ctx := testCtx(t)
 	admin := connect(t, srv.DSN())

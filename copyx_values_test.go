@@ -110,11 +110,12 @@ func TestCopyValues_AsQueryArgs(t *testing.T) {
 	}
 }
 
-// TestCopyValues_TextNotSilentlyChanged: Go strings that CopyFrom
-// parses itself (the text-only path of copyEncoder.appendRow:
-// DecodeValue then binary Encode) and stores as a different value than
-// the server would, without an error: array lower bounds are dropped, and
-// out-of-range floats become Infinity or 0 (the server refuses them).
+// TestCopyValues_TextNotSilentlyChanged: Go strings that CopyFrom parses
+// itself (the text-only path of copyEncoder.appendRow: DecodeValue then
+// binary Encode) must be stored as the server would store them, or
+// refused: array lower bounds kept (or a clear error), out-of-range
+// floats refused as the server refuses them, never silently turned into
+// Infinity or 0.
 func TestCopyValues_TextNotSilentlyChanged(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
@@ -144,8 +145,8 @@ func TestCopyValues_TextNotSilentlyChanged(t *testing.T) {
 	}
 }
 
-// TestCopyValues_TextEscapesRoundTrip: text COPY of backslashes, \N, tabs and
-// unicode through CopyFromReader, then back through CopyTo.
+// TestCopyValues_TextEscapesRoundTrip: text COPY of backslashes, \N, tabs
+// and unicode through CopyFromReader, then back through CopyTo.
 func TestCopyValues_TextEscapesRoundTrip(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())

@@ -87,11 +87,11 @@ func TestHostsLag_BoundWithPrimaryGone(t *testing.T) {
 	}
 }
 
-// TestHostsLag_BoundUnderWritesRandomBalance: continuous writes through the Pool,
-// reads through Target("prefer-standby") with load_balance_hosts=random
-// over two standbys, one of them with replay paused for a while. No read
-// that starts more than pool_max_replica_lag after a write was
-// acknowledged may miss it.
+// TestHostsLag_BoundUnderWritesRandomBalance: continuous writes through
+// the Pool, reads through Target("prefer-standby") with
+// load_balance_hosts=random over two standbys, one of them with replay
+// paused for a while. No read that starts more than pool_max_replica_lag
+// after a write was acknowledged may miss it.
 func TestHostsLag_BoundUnderWritesRandomBalance(t *testing.T) {
 	storm(t)
 	P := startPrimary(t)

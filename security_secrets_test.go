@@ -16,10 +16,11 @@ import (
 	"time"
 )
 
-// TestSecuritySecrets_ConfigFormatting: a *Config printed with %v, %+v or %#v, or
-// logged with slog.Any, shows the password, the password-file password of
-// each host and sslpassword in clear. A Config is what a program logs when
-// a connection fails ("cannot connect with %+v").
+// TestSecuritySecrets_ConfigFormatting: a *Config printed with %v, %+v or
+// %#v, or logged with slog.Any, must not show the password, the
+// password-file password of each host or sslpassword in clear. A Config
+// is what a program logs when a connection fails ("cannot connect with
+// %+v").
 func TestSecuritySecrets_ConfigFormatting(t *testing.T) {
 	dir := t.TempDir()
 	pass := filepath.Join(dir, "pgpass")
@@ -52,8 +53,8 @@ func TestSecuritySecrets_ConfigFormatting(t *testing.T) {
 	}
 }
 
-// TestSecuritySecrets_ParseErrors: every ParseConfig error for a malformed DSN
-// holding a password leaves the password out.
+// TestSecuritySecrets_ParseErrors: every ParseConfig error for a malformed
+// DSN holding a password leaves the password out.
 func TestSecuritySecrets_ParseErrors(t *testing.T) {
 	pw := secPW
 	dsns := []string{
@@ -107,8 +108,8 @@ func TestSecuritySecrets_ParseErrors(t *testing.T) {
 	}
 }
 
-// TestSecuritySecrets_EnvAndServiceErrors: bad values from the environment and the
-// service file are reported without them.
+// TestSecuritySecrets_EnvAndServiceErrors: bad values from the environment
+// and the service file are reported without them.
 func TestSecuritySecrets_EnvAndServiceErrors(t *testing.T) {
 	dir := t.TempDir()
 	svc := filepath.Join(dir, "svc.conf")
@@ -134,9 +135,9 @@ func TestSecuritySecrets_EnvAndServiceErrors(t *testing.T) {
 	}
 }
 
-// TestSecuritySecrets_ConnectErrorsAndTrace: a failed connect (no server, wrong
-// password from the DSN, PGPASSWORD or a password file) shows no password
-// in its error nor in the SlogTracer record.
+// TestSecuritySecrets_ConnectErrorsAndTrace: a failed connect (no server,
+// wrong password from the DSN, PGPASSWORD or a password file) shows no
+// password in its error nor in the SlogTracer record.
 func TestSecuritySecrets_ConnectErrorsAndTrace(t *testing.T) {
 	dir := t.TempDir()
 	pass := filepath.Join(dir, "pgpass")

@@ -18,13 +18,13 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// TestSecurityStartup_HugeErrorHeader: before authentication, a server sends the
-// 5-byte header of an ErrorResponse (or NoticeResponse) declaring
-// 1 GiB - 1 bytes, then nothing. The client allocates the whole declared
-// body at once: 1 GiB per connection attempt for 5 bytes, before the
-// server proved anything (under sslmode=prefer, from anyone on the path).
-// libpq caps an ErrorResponse during startup at MAX_ERRLEN (30000 bytes)
-// and grows its buffer as bytes arrive.
+// TestSecurityStartup_HugeErrorHeader: before authentication, a server
+// sends the 5-byte header of an ErrorResponse (or NoticeResponse)
+// declaring 1 GiB - 1 bytes, then nothing. The client must not allocate
+// the whole declared body at once (1 GiB per connection attempt for 5
+// bytes, before the server proved anything; under sslmode=prefer, from
+// anyone on the path). libpq caps an ErrorResponse during startup at
+// MAX_ERRLEN (30000 bytes) and grows its buffer as bytes arrive.
 func TestSecurityStartup_HugeErrorHeader(t *testing.T) {
 	for _, typ := range []byte{'E', 'N'} {
 		t.Run(string(typ), func(t *testing.T) {
@@ -53,8 +53,9 @@ func TestSecurityStartup_HugeErrorHeader(t *testing.T) {
 	}
 }
 
-// TestSecurityStartup_FloodDeadline: endless ParameterStatus, NoticeResponse
-// or a slow drip of one message: Connect returns at its ctx deadline.
+// TestSecurityStartup_FloodDeadline: endless ParameterStatus,
+// NoticeResponse or a slow drip of one message: Connect returns at its ctx
+// deadline.
 func TestSecurityStartup_FloodDeadline(t *testing.T) {
 	ps := func(i int) []byte {
 		b, _ := wire.AppendParameterStatus(nil, wire.ParameterStatus{Name: "p" + itoa(i), Value: strings.Repeat("v", 100)})
@@ -136,8 +137,8 @@ func TestSecurityStartup_FloodDeadline(t *testing.T) {
 	}
 }
 
-// TestSecurityStartup_MalformedSASL: malformed SASL exchanges fail cleanly (no
-// panic, no hang, small allocations), and a high iteration count is
+// TestSecurityStartup_MalformedSASL: malformed SASL exchanges fail cleanly
+// (no panic, no hang, small allocations), and a high iteration count is
 // refused.
 func TestSecurityStartup_MalformedSASL(t *testing.T) {
 	cases := map[string]func(c net.Conn, nonce string){
@@ -199,8 +200,8 @@ func TestSecurityStartup_MalformedSASL(t *testing.T) {
 	}
 }
 
-// TestSecurityStartup_BareConfig: a Config built by hand (zero buffer sizes, empty
-// sslmode, no RuntimeParams) connects without a panic.
+// TestSecurityStartup_BareConfig: a Config built by hand (zero buffer
+// sizes, empty sslmode, no RuntimeParams) connects without a panic.
 func TestSecurityStartup_BareConfig(t *testing.T) {
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
 		if readStartup(c) != nil {

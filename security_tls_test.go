@@ -18,9 +18,9 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// TestSecurityTLS_NoPlaintextFallback: require, verify-ca and verify-full never
-// send a StartupMessage outside TLS, whether the server answers 'N', 'E' or
-// hangs up after the SSLRequest, with one host or several.
+// TestSecurityTLS_NoPlaintextFallback: require, verify-ca and verify-full
+// never send a StartupMessage outside TLS, whether the server answers 'N',
+// 'E' or hangs up after the SSLRequest, with one host or several.
 func TestSecurityTLS_NoPlaintextFallback(t *testing.T) {
 	ca := newSecCA(t, "test CA")
 	for _, ans := range []struct {
@@ -79,9 +79,9 @@ func TestSecurityTLS_PreferAllow(t *testing.T) {
 	}
 }
 
-// TestSecurityTLS_Certificates: verify-full and verify-ca refuse certificates
-// libpq refuses (wrong name, other CA, expired, self-signed, signed by a
-// non-CA leaf) and accept those libpq accepts.
+// TestSecurityTLS_Certificates: verify-full and verify-ca refuse
+// certificates libpq refuses (wrong name, other CA, expired, self-signed,
+// signed by a non-CA leaf) and accept those libpq accepts.
 func TestSecurityTLS_Certificates(t *testing.T) {
 	ca := newSecCA(t, "test CA")
 	other := newSecCA(t, "other CA")
@@ -158,9 +158,9 @@ func TestSecurityTLS_VerifyFullPerHost(t *testing.T) {
 	}
 }
 
-// TestSecurityTLS_SSLRootCertSystem: sslrootcert=system makes verify-full the
-// default and refuses weaker modes, as libpq documents; and a certificate
-// from a private CA is refused with it.
+// TestSecurityTLS_SSLRootCertSystem: sslrootcert=system makes verify-full
+// the default and refuses weaker modes, as libpq documents; and a
+// certificate from a private CA is refused with it.
 func TestSecurityTLS_SSLRootCertSystem(t *testing.T) {
 	for _, mode := range []string{"disable", "allow", "prefer", "require", "verify-ca"} {
 		if _, err := ParseConfig("host=h user=u sslrootcert=system sslmode=" + mode); err == nil {
@@ -180,9 +180,9 @@ func TestSecurityTLS_SSLRootCertSystem(t *testing.T) {
 	}
 }
 
-// TestSecurityTLS_RequireVsInjectedOK: bytes a man in the middle appends to an
-// 'N' answer are plaintext protocol under prefer (no security claim) but
-// must never let require connect.
+// TestSecurityTLS_RequireVsInjectedOK: bytes a man in the middle appends
+// to an 'N' answer are plaintext protocol under prefer (no security claim)
+// but must never let require connect.
 func TestSecurityTLS_RequireVsInjectedOK(t *testing.T) {
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
 		wire.ReadFrontendMessage(c, true)
@@ -263,12 +263,12 @@ func TestSecurityTLS_CancelNoPlaintext(t *testing.T) {
 	}
 }
 
-// TestSecurityTLS_PreferErrorNoFallback: under sslmode=prefer, a server (or a
-// man in the middle) answering the SSLRequest with an ErrorResponse ('E')
-// must end the attempt: since the CVE-2024-10977 fix libpq reports the
-// failure "immediately, without a retry on any other methods allowed, like
-// a fallback to a plaintext connection". pgline retries in plaintext and
-// connects.
+// TestSecurityTLS_PreferErrorNoFallback: under sslmode=prefer, a server
+// (or a man in the middle) answering the SSLRequest with an ErrorResponse
+// ('E') must end the attempt: since the CVE-2024-10977 fix libpq reports
+// the failure "immediately, without a retry on any other methods allowed,
+// like a fallback to a plaintext connection". pgline once retried in
+// plaintext and connected.
 func TestSecurityTLS_PreferErrorNoFallback(t *testing.T) {
 	s := newSecServer(t, sslError, tls.Certificate{}, okScript)
 	c, err := Connect(testCtx(t), s.dsn("sslmode=prefer"))
