@@ -22,6 +22,7 @@ import (
 // sent at all (inside=false) or only its first half (inside).
 type cutProxy struct{ *cutproxy.Proxy }
 
+// startCutProxy starts a cutProxy, closed when the test ends.
 func startCutProxy(t *testing.T, typ byte, k int, inside bool) *cutProxy {
 	t.Helper()
 	px, err := cutproxy.AtMessage(srv.Addr(), []byte("AUDITCUT"), typ, k, inside)
@@ -32,6 +33,8 @@ func startCutProxy(t *testing.T, typ byte, k int, inside bool) *cutProxy {
 	return &cutProxy{px}
 }
 
+// conn connects through the proxy, without TLS; the connection is closed
+// when the test ends.
 func (p *cutProxy) conn(t *testing.T, extra ...string) *Conn {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(p.Addr())
@@ -58,6 +61,7 @@ func wantCutErr(t *testing.T, what string, err error) {
 	}
 }
 
+// cutModes runs f as two subtests: the cut between messages and inside one.
 func cutModes(t *testing.T, f func(t *testing.T, inside bool)) {
 	for _, inside := range []bool{false, true} {
 		t.Run(map[bool]string{false: "between", true: "inside"}[inside], func(t *testing.T) { f(t, inside) })

@@ -35,6 +35,7 @@ type fakePG struct {
 	cancels  atomic.Int32
 }
 
+// fakeSess is one session of a fakePG: out is the reply being built.
 type fakeSess struct {
 	c   net.Conn
 	out []byte
@@ -63,6 +64,7 @@ func (s *fakeSess) rfq() { s.out = wire.AppendReadyForQuery(s.out, 'I') }
 
 var fakeFields = []wire.FieldDescription{{Name: "v", DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}}
 
+// serve starts the fake server and returns its DSN.
 func (f *fakePG) serve(t *testing.T) string {
 	return fakeServer(t, func(t *testing.T, c net.Conn) {
 		c.SetDeadline(time.Now().Add(60 * time.Second))

@@ -386,6 +386,7 @@ func TestCtxWatchRecycledRequest(t *testing.T) {
 	t.Logf("%d requests, %d CancelRequest", c.seqNext, c.cancels.Load()/2)
 }
 
+// slowStreamWriter takes every write, delay after it is called.
 type slowStreamWriter struct {
 	n     int
 	delay time.Duration

@@ -28,6 +28,8 @@ type freezeProxy struct {
 	conns  []net.Conn
 }
 
+// newFreezeProxy starts a freezeProxy to the test server, closed when the
+// test ends.
 func newFreezeProxy(t *testing.T) *freezeProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

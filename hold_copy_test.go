@@ -152,6 +152,7 @@ func TestCopyHitByOthersCancel(t *testing.T) {
 	}
 }
 
+// fileSize is the size of the file at p, 0 when it cannot be read.
 func fileSize(p string) int64 {
 	fi, err := os.Stat(p)
 	if err != nil {

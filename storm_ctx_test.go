@@ -19,6 +19,7 @@ import (
 	"time"
 )
 
+// stormDB is what a storm runs on: a *Conn or a *Pool.
 type stormDB interface {
 	Query(ctx context.Context, sql string, args ...any) (*Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) *Row
@@ -28,6 +29,8 @@ type stormDB interface {
 	CopyFrom(ctx context.Context, table Identifier, columns []string, src CopyFromSource) (int64, error)
 }
 
+// stormStats gathers a storm's counts, the broken rules, and what each
+// insert's caller was told about it.
 type stormStats struct {
 	mu       sync.Mutex
 	ops      map[string]int
@@ -36,12 +39,14 @@ type stormStats struct {
 	noIDs    map[int]string // ids whose insert the caller was told did not persist (rolled back)
 }
 
+// bad notes a broken rule.
 func (st *stormStats) bad(format string, args ...any) {
 	st.mu.Lock()
 	st.problems = append(st.problems, fmt.Sprintf(format, args...))
 	st.mu.Unlock()
 }
 
+// count counts one operation of kind k.
 func (st *stormStats) count(k string) {
 	st.mu.Lock()
 	st.ops[k]++
@@ -79,6 +84,9 @@ func (st *stormStats) checkErr(op string, ctx context.Context, err error, ddl ti
 	}
 }
 
+// stormCtx returns a ctx that never ends (10 s), is canceled at a random
+// moment, or times out at a random moment, with its deadline when it has
+// one.
 func stormCtx(r *rand.Rand) (context.Context, context.CancelFunc, time.Time, bool) {
 	switch r.IntN(4) {
 	case 0:
@@ -96,6 +104,10 @@ func stormCtx(r *rand.Rand) (context.Context, context.CancelFunc, time.Time, boo
 	}
 }
 
+// runStorm runs opsPer operations of the given kinds from each of workers
+// goroutines on db (inserting into table), under stormCtx ctxs, checks
+// each outcome (checkErr, own values, row counts) and fails the test if
+// the storm hangs for 120 s.
 func runStorm(t *testing.T, db stormDB, workers, opsPer int, table string, kinds []string) *stormStats {
 	st := &stormStats{ops: map[string]int{}, okIDs: map[int]string{}, noIDs: map[int]string{}}
 	var wg sync.WaitGroup
@@ -269,6 +281,9 @@ func runStorm(t *testing.T, db stormDB, workers, opsPer int, table string, kinds
 	return st
 }
 
+// verify checks the table against what the callers were told (an insert
+// reported committed is there once, one rolled back is not) and reports
+// the problems.
 func (st *stormStats) verify(t *testing.T, db stormDB, table string) {
 	ctx := testCtx(t)
 	counts := map[int]int{}

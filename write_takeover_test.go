@@ -443,6 +443,9 @@ func TestWriterTakeoverMixedWriters(t *testing.T) {
 	}
 }
 
+// writerTakeoverMix runs TestWriterTakeoverMixedWriters on a Conn with the
+// extra settings, with WaitForNotification and notifications (listen) or
+// with batches.
 func writerTakeoverMix(t *testing.T, extra string, listen bool) {
 	c := connect(t, srv.DSN(extra))
 	other := connect(t, srv.DSN())
