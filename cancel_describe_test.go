@@ -20,6 +20,7 @@ import (
 // is pinned to one CPU (taskset, when there is one), where it failed
 // within a few rounds before the fix.
 func TestCancelNoVictimDescribe(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	if testing.Short() {
 		t.Skip("starts a server of its own")
 	}

@@ -68,6 +68,7 @@ func whichServer(ctx context.Context, q interface {
 // standby listed in both orders, and checks that each target_session_attrs
 // picks the server libpq picks.
 func TestTargetSessionAttrsWithStandby(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	P := startPrimary(t)
 	S := startStandby(t, P, pgtest.StandbyOptions{Name: "tsa_standby"})
 	ctx := testCtx(t)
@@ -608,6 +609,7 @@ func checkNoGoroutinesLeft(t *testing.T, before int) {
 // whose connections are idle, then requires that no call fails: the Pool
 // must find the dead connections and send the calls on new ones.
 func TestPoolRestartNoSafeToRetryErrors(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	s := startPrimary(t)
 	ctx := testCtx(t)
 	p, err := NewPool(ctx, s.DSN("pool_max_conns=4", "application_name=restart_test"))

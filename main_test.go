@@ -2,6 +2,7 @@ package pgline
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"sync"
@@ -37,6 +38,7 @@ var testOptions = pgtest.Options{
 }
 
 func TestMain(m *testing.M) {
+	ownClusters()
 	s, err := pgtest.Start(testOptions)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgline tests: cannot start PostgreSQL:", err)
@@ -119,5 +121,22 @@ func storm(t *testing.T) {
 	t.Helper()
 	if os.Getenv(stormsEnv) == "" {
 		t.Skipf("a storm: set %s=1 to run it (.ci/run does)", stormsEnv)
+	}
+}
+
+// ownClusters raises go test's -parallel, unless it was given, to 4. The
+// tests that call t.Parallel are those that start clusters of their own
+// (a primary and its standbys) and never touch the shared one: most of
+// their time is spent waiting for servers to start, promote or replay,
+// so that running four at once, after the other tests, shortens go test
+// ./... without loading the machine's cores much more. A test that
+// counts the process's goroutines (a leak check) cannot run in parallel
+// with others and stays serial.
+func ownClusters() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "4")
 	}
 }

@@ -18,6 +18,7 @@ import (
 // transaction — has the roles checked at once, and the writes go to the
 // other host within seconds, not at the next check.
 func TestPoolReadOnlyErrorReroutes(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	A, B := startPrimary(t), startPrimary(t)
 	for _, s := range []*pgtest.Server{A, B} {
 		if err := s.Exec("CREATE TABLE ro_t (n int)"); err != nil {

@@ -18,6 +18,7 @@ import (
 // (From an outside audit: reads went on for up to 910 ms with a 500 ms
 // bound.)
 func TestPoolReplicaLagBound(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	if testing.Short() {
 		t.Skip("starts a primary and a standby")
 	}

@@ -115,6 +115,7 @@ func writeFor(t *testing.T, p *Pool, d time.Duration) {
 // to the primary and Target("standby") waits per its ctx. Stat reports
 // each host.
 func TestPoolReplicas(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	P := startPrimary(t)
 	sts := startStandbys(t, P, pgtest.StandbyOptions{Name: "replica_s1"}, pgtest.StandbyOptions{Name: "replica_s2"})
 	S1, S2 := sts[0], sts[1]
@@ -338,6 +339,7 @@ func TestPoolReplicas(t *testing.T) {
 
 // TestPoolTargetOneHost: the views of a Pool with one host (a primary).
 func TestPoolTargetOneHost(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	ctx := testCtx(t)
 	p := newTestPool(t, "pool_max_conns=2")
 	for _, attrs := range []string{"any", "read-write", "primary", "prefer-standby"} {
