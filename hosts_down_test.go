@@ -27,6 +27,7 @@ import (
 // socket first, which it does only after pool_idle_check (see Pool). It
 // failed with a bare io.EOF.
 func TestHostsDown_StandbyCrashedIdleConns(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	P := startPrimary(t)
 	sts := startStandbys(t, P, pgtest.StandbyOptions{Name: "hosts_kill_s1"}, pgtest.StandbyOptions{Name: "hosts_kill_s2"})
 	S1, S2 := sts[0], sts[1]
@@ -110,6 +111,7 @@ func TestHostsDown_StandbyCrashedIdleConns(t *testing.T) {
 // Calls through Target("standby") and Target("prefer-standby"), and
 // Begin, return by their deadline.
 func TestHostsDown_FrozenStandbyDeadline(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	P := startPrimary(t)
 	S := startStandby(t, P, pgtest.StandbyOptions{Name: "hosts_frozen_s"})
 	p := replicaPool(t, []*pgtest.Server{P, S}, 0, 0, "pool_max_conns=2")

@@ -24,6 +24,7 @@ import (
 // starts more than pool_max_replica_lag after the acknowledgement may miss
 // the commit.
 func TestHostsLag_BoundWithPrimaryGone(t *testing.T) {
+	t.Parallel() // its own clusters (see ownClusters)
 	P := startPrimary(t)
 	S := startStandby(t, P, pgtest.StandbyOptions{Name: "hosts_lag_gone"})
 	if err := P.Exec("CREATE TABLE hosts_lag_gone (id int)"); err != nil {
@@ -94,6 +95,7 @@ func TestHostsLag_BoundWithPrimaryGone(t *testing.T) {
 // after a write was acknowledged may miss it.
 func TestHostsLag_BoundUnderWritesRandomBalance(t *testing.T) {
 	storm(t)
+	t.Parallel() // its own clusters (see ownClusters)
 	P := startPrimary(t)
 	sts := startStandbys(t, P, pgtest.StandbyOptions{Name: "hosts_lagb_s1"}, pgtest.StandbyOptions{Name: "hosts_lagb_s2"})
 	S1 := sts[0]
