@@ -23,7 +23,13 @@ import (
 // an error in one never affects another: see "Pipelining and its limits"
 // in the package documentation). Session state (SET, temporary
 // tables, advisory locks, LISTEN) is shared by every goroutine using the
-// Conn: use a Tx, or a Conn of your own, when that matters.
+// Conn: use a Tx, or a Conn of your own, when that matters. So is a
+// transaction block opened with a raw BEGIN (Exec("BEGIN")): other
+// goroutines' statements queued behind it run inside it, and its COMMIT
+// or ROLLBACK decides their fate too, as on a libpq connection. Only a
+// goroutine that has the Conn to itself may use raw transaction control;
+// Begin isolates a transaction from the other goroutines (a Pool refuses
+// a raw BEGIN with ErrRoutedBlock).
 //
 // A goroutine must not start a new statement on a Conn while it holds
 // Rows of that Conn open: the new statement waits for the open Rows, which
