@@ -131,6 +131,7 @@ func TestBouncerQueue_DeadlinesKept(t *testing.T) {
 // says nothing of it reached the server (SafeToRetry), yet the backend
 // finishes it and the row is committed.
 func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	b := startAuditBouncer(t, "transaction", "query_timeout = 1")
 	admin := auditConn(t)
 	ctx := testCtx(t)
@@ -163,6 +164,7 @@ func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 // a call again on another connection when its error is SafeToRetry, one
 // call of Exec runs its INSERT several times (and still fails).
 func TestBouncerQueryTimeout_PoolRunsOnce(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	b := startAuditBouncer(t, "transaction", "query_timeout = 1", "default_pool_size = 2")
 	admin := auditConn(t)
 	ctx := testCtx(t)
@@ -188,6 +190,7 @@ func TestBouncerQueryTimeout_PoolRunsOnce(t *testing.T) {
 // query_timeout strikes) runs once the slow statement ends; its error
 // says it was never sent.
 func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	b := startAuditBouncer(t, "transaction", "query_timeout = 1")
 	admin := auditConn(t)
 	ctx := testCtx(t)

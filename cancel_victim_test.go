@@ -52,6 +52,7 @@ type victimCase struct {
 // Rows ends while another caller's statement, pipelined behind it, runs on
 // the server: that statement must succeed, in every shape.
 func TestCancelNoVictim(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	cases := []victimCase{
 		{
 			// Rows are produced over two seconds; a cancel landing mid-way

@@ -84,6 +84,7 @@ func TestFatalRelayedByBouncerSafeToRetry(t *testing.T) {
 // succeeded); now it is reported as "may have run", and a Pool call that
 // would have succeeded on its retry fails.
 func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	b := startAuditBouncer(t, "transaction", "query_wait_timeout = 1")
 	admin := auditConn(t)
 	ctx := testCtx(t)
@@ -156,6 +157,7 @@ func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 // FATAL arrives while the client is idle; the next statement on the Conn
 // provably never reached anything (PgBouncer had closed the link).
 func TestFatalBouncerClientIdleTimeout(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	b := startAuditBouncer(t, "transaction", "client_idle_timeout = 1")
 	admin := auditConn(t)
 	ctx := testCtx(t)

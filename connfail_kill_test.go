@@ -21,6 +21,7 @@ import (
 // reported SafeToRetry must not have run; a success must have; retrying
 // the SafeToRetry ones must not make any row appear twice.
 func TestConnKilledMidWriteSafeToRetry(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	if _, err := admin.Exec(ctx, "DROP TABLE IF EXISTS audit_write_kill; CREATE TABLE audit_write_kill(id int, pad text)"); err != nil {
@@ -201,6 +202,7 @@ func TestConnTerminatedPipelined(t *testing.T) {
 // take the yielding writer's role over. Every caller must return (no
 // hang), with its own value or an error.
 func TestConnEndUnderLoad(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, how := range []string{"close", "terminate"} {
 		for round := 0; round < 4; round++ {
 			t.Run(fmt.Sprintf("%s/%d", how, round), func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 // returns at its deadline with ctx's error; the COPY never commits; the
 // statements queued after it get their own replies within their deadlines.
 func TestCopyCtx_EndsWhileQueued(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	copyKeyedTable(t, c, "cl_aband")
@@ -147,6 +148,7 @@ func TestCopyCtx_EndsDuringCopyToInTx(t *testing.T) {
 // the call must return near the deadline with ctx's error; nothing
 // commits; the Conn answers right afterwards.
 func TestCopyCtx_ServerBlockedOnLock(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	admin := connect(t, srv.DSN())
 	if _, err := admin.Exec(ctx, "DROP TABLE IF EXISTS cl_lock; CREATE TABLE cl_lock(a int4 PRIMARY KEY, b text)"); err != nil {

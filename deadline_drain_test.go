@@ -230,6 +230,7 @@ var drainReplyMBs = []int{1, 2, 4}
 // gives up after cancel_grace. The drain must not cancel while A's reply
 // is still arriving: the cancel would hit B.
 func TestDrainNoCancelAfterServerEnded(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, mb := range drainReplyMBs {
 		for _, kind := range []string{"Batch", "QueryRow", "RowsMid"} {
 			t.Run(fmt.Sprintf("%dMB-%s", mb, kind), func(t *testing.T) {

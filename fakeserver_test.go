@@ -210,6 +210,7 @@ func TestSSLResponseInjection(t *testing.T) {
 // TestConnectTimeout: a listener that accepts and never answers makes the
 // attempt fail once connect_timeout passes.
 func TestConnectTimeout(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
 		io.Copy(io.Discard, c) // read, never answer
 	})

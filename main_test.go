@@ -126,12 +126,15 @@ func storm(t *testing.T) {
 
 // ownClusters raises go test's -parallel, unless it was given, to 4. The
 // tests that call t.Parallel are those that start clusters of their own
-// (a primary and its standbys) and never touch the shared one: most of
-// their time is spent waiting for servers to start, promote or replay,
-// so that running four at once, after the other tests, shortens go test
-// ./... without loading the machine's cores much more. A test that
-// counts the process's goroutines (a leak check) cannot run in parallel
-// with others and stays serial.
+// (a primary and its standbys) and never touch the shared one, and long
+// tests on the shared cluster that mostly wait (for a deadline, a
+// server's timeout, a PgBouncer of their own) and touch nothing other
+// tests read (no server-wide setting, no backend but their own): running
+// four at once, after the other tests, shortens go test ./... without
+// loading the machine's cores much more. A test that counts the
+// process's goroutines (a leak check) or its allocations, sets the
+// environment, or asserts a bound tighter than the machine's noise stays
+// serial.
 func ownClusters() {
 	flag.Parse()
 	set := false

@@ -157,6 +157,7 @@ func TestEnvironment(t *testing.T) {
 // session (here an unknown role, 28000) ends the attempt: the next host,
 // where the login would work, is not tried.
 func TestMultiHostStopsWhenRefused(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	plain := plainServer(t)
 	dsn := "host=127.0.0.1,127.0.0.1 port=" + strconv.Itoa(plain.Port) + "," + strconv.Itoa(srv.Port) +
 		" user=scramuser password=" + pwSCRAM + " dbname=postgres sslmode=disable"

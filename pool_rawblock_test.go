@@ -23,6 +23,7 @@ import (
 // inserts reported done were missing per run. pgxpool loses nothing (a
 // pgx connection serves one statement at a time).
 func TestPoolRefusesRawBegin(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	admin := auditConn(t)
 	tbl := auditStrand2Name("pool_rawbegin")

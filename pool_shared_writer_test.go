@@ -11,6 +11,7 @@ import (
 )
 
 func TestPoolSharedWriterMixedCallers(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, dsn := range []string{"pool_max_conns=2", "pool_max_conns=2 pipeline_sync=each"} {
 		t.Run(dsn, func(t *testing.T) {
 			p := newTestPool(t, dsn)

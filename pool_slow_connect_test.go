@@ -15,6 +15,7 @@ import (
 // which is no outcome of its own (seen under load in the bench's
 // rtt/sweep/pool100/G5000).
 func TestPoolSlowServerNoDeadline(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	if testing.Short() {
 		t.Skip("waits for the Pool's 10s bound")
 	}

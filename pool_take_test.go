@@ -93,6 +93,7 @@ func newTakeProxy(t *testing.T) *takeProxy {
 // a (long) deadline waits for the host must still get its error at once
 // (the doc: "a call without one ... gets the error at once").
 func TestPoolTakerNoDeadlineBehindDeadline(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	p := takePool(t, srv.DSN("port="+strconv.Itoa(closedPort(t)), "pool_max_conns=2"))
 	longDone := make(chan error, 1)
 	go func() {
@@ -121,6 +122,7 @@ func TestPoolTakerNoDeadlineBehindDeadline(t *testing.T) {
 // it: the pool retries with backoff (at most 1s apart), so they succeed
 // soon after, long before their deadline.
 func TestPoolTakersHostBack(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	// health1s: the same with pool_health_check_period=1s. The health
 	// loop's tick calls signalLocked, hence serveTakersLocked: if this one
 	// passes while "one" fails, nothing but that tick (1 min by default),
@@ -195,6 +197,7 @@ func TestPoolTakersHostBack(t *testing.T) {
 // Fairness: pool_max_conns=2, 200 goroutines Begin/SELECT/Commit in a
 // loop for 2s: each completes at least one, none waits over 1s between two.
 func TestPoolTakersFair(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	p := takePool(t, srv.DSN("pool_max_conns=2"))
 	// warm up both connections
 	ctx := testCtx(t)

@@ -232,6 +232,7 @@ func TestPoolCloseWaits(t *testing.T) {
 }
 
 func TestPoolBadConfig(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, dsn := range []string{"pool_max_conns=0", "pool_min_conns=5 pool_max_conns=2", "pool_max_conn_lifetime=soon"} {
 		if _, err := NewPool(testCtx(t), srv.DSN(dsn)); err == nil {
 			t.Fatalf("%s: no error", dsn)

@@ -121,6 +121,7 @@ func apCalls(t *testing.T, c *Conn, seq string) int64 {
 // allow that on every common path (a status of 0, no ReadyForQuery seen,
 // would lose the retry). Each must succeed, having run twice.
 func TestResendCanceledCommonPaths(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	paths := map[string]struct {
 		sql string
 		run func(ctx context.Context, c *Conn, sql string) error

@@ -27,6 +27,7 @@ func serverStatements(t *testing.T, ctx context.Context, c *Conn) int {
 // again under new names: 6,001 statements on the server after the 300
 // rounds, and 26 MB of backend memory (pgx: 22 statements and 1.4 MB).
 func TestStatementCacheClosesWhatItForgets(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, tc := range []struct {
 		name  string
 		round func(ctx context.Context, c *Conn) error

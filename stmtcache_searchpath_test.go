@@ -56,6 +56,7 @@ func (f *spFailures) check(t *testing.T, what string, runs int64) {
 // search_path was queued after this statement was described"), once they
 // had been described again 5 times (the budget shared with cancels).
 func TestSearchPathReadsKeepOthersStatements(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, mode := range []string{"prepare", "describe", "pool4"} {
 		t.Run(mode, func(t *testing.T) {
 			var c interface {
@@ -132,6 +133,7 @@ func spTwoSchemas(t *testing.T, c *Conn) {
 // Conn: each run reads the table of the schema just set, in its own
 // column type (no wrong answer), though reads no longer drop the cache.
 func TestSearchPathSetStillResolvesAfterReads(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t, "statement_cache_mode="+mode)
@@ -182,6 +184,7 @@ func TestSearchPathSetStillResolvesAfterReads(t *testing.T) {
 // statements were described before the other's SET was queued failed
 // whole with "batch statement 0: ... nothing was sent".
 func TestSearchPathBatchResentAfterOutsideChange(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := auditConn(t, "statement_cache_mode="+mode)

@@ -47,6 +47,7 @@ func Test1000GoroutinesOneConn(t *testing.T) {
 // which stops reading while nobody reads its output; every answer must
 // come, and be its own. Both with a ctx that can end and without.
 func TestLargeWritesAndRepliesShared(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	c := connect(t, srv.DSN())
 	for _, kind := range []string{"background", "cancelable"} {
 		t.Run(kind, func(t *testing.T) {

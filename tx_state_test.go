@@ -67,6 +67,7 @@ func TestRollbackWithEndedCtxEndsTx(t *testing.T) {
 // waited behind another statement returned an error, but the BEGIN still
 // ran, and the next statements ran in a transaction nobody ended.
 func TestAbandonedBeginIsRolledBack(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS begin_abandoned; CREATE TABLE begin_abandoned (x int)"); err != nil {
@@ -304,6 +305,7 @@ func TestCloseWakesGateWaiters(t *testing.T) {
 // transaction another goroutine had begun meanwhile (and be rolled back
 // with it).
 func TestReaderArgWaitsForTx(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS reader_tx; CREATE TABLE reader_tx (b bytea)"); err != nil {
@@ -401,6 +403,7 @@ func TestAbandonedCopyKeepsHold(t *testing.T) {
 // that way used to fail with 57014 although its ctx never ended. It is
 // sent again, as extended ones were.
 func TestLateCancelRetriedSimple(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	for i := range 30 {

@@ -356,6 +356,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 // (BEGIN; INSERT; COMMIT), two running Tx that insert and roll back. No
 // row of a rolled-back Tx may survive.
 func TestCallerTxBehindRefusedTextConcurrent(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	tbl := auditIntTable(t, "audit_s2_dstorm")
 	c := connect(t, srv.DSN())

@@ -89,6 +89,7 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 // as TxStatus 'E' to hostPool.done, which would retire the connection as
 // if a caller had left a raw BEGIN open (26-31 backends in 2 s before).
 func TestPoolStrandSignalsKeepBackends(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for _, mode := range []string{"", "pipeline_sync=each"} {
 		t.Run(mode, func(t *testing.T) { poolStrandSignalsKeepBackends(t, mode) })
 	}

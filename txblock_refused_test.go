@@ -478,6 +478,7 @@ func TestRefusedDescribeSentAgain(t *testing.T) {
 // behind it; pgline sends that statement again, after the rest of the
 // batch ran. The batch's later statements must not run before it.
 func TestStrayCancelBatchResendOrder(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := Connect(ctx, srv.DSN())

@@ -171,6 +171,7 @@ func TestStrandSignalsCommitCtx(t *testing.T) {
 // exists iff its Commit returned nil; the nested one's iff, besides, the
 // nested Commit returned nil.
 func TestStrandSignalsNestedTx(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	tbl, admin := auditStrandTable(t, "nested")
@@ -255,6 +256,7 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 // session in the aborted block after the call has returned its 57014;
 // every later statement, whoever sends it, fails with 25P02.
 func TestStrandSignalsRawTxText(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	tbl, _ := auditStrandTable(t, "rawsig")

@@ -397,6 +397,7 @@ func TestCommitAfterGivenUpStatement(t *testing.T) {
 // TestCommitCtxEnds: a Commit whose ctx ends while COMMIT runs (a slow
 // deferred trigger), or before it is sent.
 func TestCommitCtxEnds(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c, err := Connect(ctx, srv.DSN())
 	if err != nil {

@@ -124,6 +124,7 @@ func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 // stdlib's BeginTx, which refuses with "already in a transaction";
 // stdlib's IsValid) would take pgline's own strand for a caller's block.
 func TestDetachedRollbackTxStatusIdle(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	stop := make(chan struct{})

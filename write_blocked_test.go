@@ -393,6 +393,7 @@ func TestWriteFullSocketKeepsDeadline(t *testing.T) {
 // reading; if its own reply is the one to read, the connection
 // deadlocks. Every answer must come, and be the caller's own.
 func TestWriteLargeRepliesNoDeadlock(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for name, dsn := range transportDSNs() {
 		for _, kind := range []string{"background", "cancelable"} {
 			t.Run(name+"/"+kind, func(t *testing.T) {
@@ -450,6 +451,7 @@ func notReadingServer(t *testing.T, first func(c net.Conn) bool) string {
 // large statement unwritten; its caller still returns at its deadline
 // (the write is left to a flusher while the caller waits for the reply).
 func TestFakeServerNotReadingDeadline(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	c := connect(t, notReadingServer(t, nil)+" cancel_timeout=1s")
 	sql := "SELECT '" + strings.Repeat("x", 24<<20) + "'"
 	// A deadline well past the time the 24 MiB text takes to scan and
@@ -465,6 +467,7 @@ func TestFakeServerNotReadingDeadline(t *testing.T) {
 // caller past its deadline (the write is stopped, and the connection,
 // holding half a message, closed).
 func TestFakeServerNotReadingReaderArg(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	dsn := notReadingServer(t, func(c net.Conn) bool {
 		// Describe the statement: one bytea parameter, no result.
 		for {

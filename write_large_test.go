@@ -101,6 +101,7 @@ func largeValueOp(ctx context.Context, c *Conn, table string, g, i int, rng *ran
 // Then the same with ctxs that end at random moments: a result is the
 // caller's own or its own ctx's error.
 func TestWriteLargeValuesOwnResults(t *testing.T) {
+	t.Parallel() // mostly waits (see ownClusters)
 	for name, dsn := range transportDSNs() {
 		for _, withDeadline := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/deadline=%v", name, withDeadline), func(t *testing.T) {
