@@ -54,16 +54,6 @@ func auditBouncerConn(t *testing.T, b *pgtest.PgBouncer, extra ...string) *Conn 
 	return c
 }
 
-// auditDirectCount counts the rows of table straight on the server.
-func auditDirectCount(t *testing.T, admin *Conn, table string) int {
-	t.Helper()
-	var n int
-	if err := admin.QueryRow(testCtx(t), "SELECT count(*)::int FROM "+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // auditWaitActive waits (up to 5 s) until a backend runs a statement
 // containing frag, and returns its pid.
 func auditWaitActive(t *testing.T, admin *Conn, frag string) int {

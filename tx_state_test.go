@@ -15,17 +15,6 @@ import (
 // for the goroutines that use it next (found by an audit of concurrent
 // use).
 
-// countOutside counts table's rows from another connection.
-func countOutside(t *testing.T, table string) int64 {
-	t.Helper()
-	other := connect(t, srv.DSN())
-	var n int64
-	if err := other.QueryRow(testCtx(t), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // TestRollbackWithEndedCtxEndsTx: a deferred Rollback(ctx) after ctx timed
 // out used to release the Conn with the transaction still open; every
 // later statement failed with 25P02 or ran inside it.
@@ -93,7 +82,7 @@ func TestAbandonedBeginIsRolledBack(t *testing.T) {
 	if st := c.TxStatus(); st != 'I' {
 		t.Fatalf("tx status %q after the abandoned Begin", st)
 	}
-	if n := countOutside(t, "begin_abandoned"); n != 1 {
+	if n := tableCount(t, connect(t, srv.DSN()), "begin_abandoned"); n != 1 {
 		t.Fatalf("the insert is not visible outside (%d rows): it ran inside the abandoned transaction", n)
 	}
 }
@@ -346,7 +335,7 @@ func TestReaderArgWaitsForTx(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := countOutside(t, "reader_tx"); n != 1 {
+	if n := tableCount(t, connect(t, srv.DSN()), "reader_tx"); n != 1 {
 		t.Fatalf("%d rows; want the streamed insert, which succeeded", n)
 	}
 }

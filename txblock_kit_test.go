@@ -477,15 +477,6 @@ func auditIntTable(t *testing.T, prefix string) string {
 	return tbl
 }
 
-func auditTableCount(t *testing.T, c *Conn, tbl string) int64 {
-	t.Helper()
-	var n int64
-	if err := c.QueryRow(testCtx(t), "SELECT count(*) FROM "+tbl).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // auditTestTable creates a fresh table named after the test and drops it
 // at the end.
 func auditTestTable(t *testing.T, ctx context.Context, c *Conn, ddl string) string {
@@ -505,20 +496,6 @@ func auditTestTable(t *testing.T, ctx context.Context, c *Conn, ddl string) stri
 		}
 	})
 	return name
-}
-
-func auditTestTableCount(t *testing.T, ctx context.Context, tbl string) int {
-	t.Helper()
-	c, err := Connect(ctx, srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM "+tbl).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // auditStrandOutcomes records what each INSERT's caller was told.
