@@ -124,13 +124,13 @@ func storm(t *testing.T) {
 	}
 }
 
-// ownClusters raises go test's -parallel, unless it was given, to 4. The
+// ownClusters raises go test's -parallel, unless it was given, to 6. The
 // tests that call t.Parallel are those that start clusters of their own
 // (a primary and its standbys) and never touch the shared one, and long
 // tests on the shared cluster that mostly wait (for a deadline, a
 // server's timeout, a PgBouncer of their own) and touch nothing other
 // tests read (no server-wide setting, no backend but their own): running
-// four at once, after the other tests, shortens go test ./... without
+// six at once, after the other tests, shortens go test ./... without
 // loading the machine's cores much more. A test that counts the
 // process's goroutines (a leak check) or its allocations, sets the
 // environment, or asserts a bound tighter than the machine's noise stays
@@ -140,7 +140,7 @@ func ownClusters() {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
-		flag.Set("test.parallel", "4")
+		flag.Set("test.parallel", "6")
 	}
 }
 

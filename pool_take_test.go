@@ -197,7 +197,6 @@ func TestPoolTakersHostBack(t *testing.T) {
 // Fairness: pool_max_conns=2, 200 goroutines Begin/SELECT/Commit in a
 // loop for 2s: each completes at least one, none waits over 1s between two.
 func TestPoolTakersFair(t *testing.T) {
-	t.Parallel() // mostly waits (see ownClusters)
 	p := takePool(t, srv.DSN("pool_max_conns=2"))
 	// warm up both connections
 	ctx := testCtx(t)

@@ -339,7 +339,6 @@ func TestPoolReplicas(t *testing.T) {
 
 // TestPoolTargetOneHost: the views of a Pool with one host (a primary).
 func TestPoolTargetOneHost(t *testing.T) {
-	t.Parallel() // its own clusters (see ownClusters)
 	ctx := testCtx(t)
 	p := newTestPool(t, "pool_max_conns=2")
 	for _, attrs := range []string{"any", "read-write", "primary", "prefer-standby"} {
