@@ -113,7 +113,7 @@ func (tx *Tx) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag, 
 // CopyFrom copies rows into table on a connection taken from the pool for
 // the COPY alone (see Conn.CopyFrom).
 func (p *Pool) CopyFrom(ctx context.Context, table Identifier, columns []string, src CopyFromSource) (int64, error) {
-	pc, err := p.take(ctx)
+	pc, err := p.take(ctx, false)
 	if err != nil {
 		return 0, err
 	}
@@ -124,7 +124,7 @@ func (p *Pool) CopyFrom(ctx context.Context, table Identifier, columns []string,
 // CopyFromReader runs a COPY FROM STDIN on a connection taken from the
 // pool for it (see Conn.CopyFromReader).
 func (p *Pool) CopyFromReader(ctx context.Context, sql string, r io.Reader) (CommandTag, error) {
-	pc, err := p.take(ctx)
+	pc, err := p.take(ctx, false)
 	if err != nil {
 		return CommandTag{}, err
 	}
@@ -135,7 +135,7 @@ func (p *Pool) CopyFromReader(ctx context.Context, sql string, r io.Reader) (Com
 // CopyTo runs a COPY TO STDOUT on a connection taken from the pool for it
 // (see Conn.CopyTo).
 func (p *Pool) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag, error) {
-	pc, err := p.take(ctx)
+	pc, err := p.take(ctx, false)
 	if err != nil {
 		return CommandTag{}, err
 	}

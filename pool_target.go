@@ -233,16 +233,11 @@ func (p *Pool) routeChecked(ctx context.Context, rows bool) (*poolConn, error) {
 }
 
 // take takes a connection of a host of the view for exclusive use (see
-// hostPool.take).
-func (p *Pool) take(ctx context.Context) (*poolConn, error) {
-	return p.onHost(ctx, func(hp *hostPool, ctx context.Context) (*poolConn, error) { return hp.take(ctx, false) },
-		func(pc *poolConn) { pc.p.giveBack(pc) })
-}
-
-// takeReset is take for Acquire: a connection a Pool transaction ran on
-// has its session reset before PrepareConn runs (see poolConn.resetTaken).
-func (p *Pool) takeReset(ctx context.Context) (*poolConn, error) {
-	return p.onHost(ctx, func(hp *hostPool, ctx context.Context) (*poolConn, error) { return hp.take(ctx, true) },
+// hostPool.take); with reset (Acquire), a connection a Pool transaction
+// ran on has its session reset before PrepareConn runs (see
+// poolConn.resetTaken).
+func (p *Pool) take(ctx context.Context, reset bool) (*poolConn, error) {
+	return p.onHost(ctx, func(hp *hostPool, ctx context.Context) (*poolConn, error) { return hp.take(ctx, reset) },
 		func(pc *poolConn) { pc.p.giveBack(pc) })
 }
 
@@ -433,7 +428,7 @@ type PoolConn struct {
 // included), so that session state set in the transaction (LISTEN, SET)
 // is not the holder's.
 func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
-	pc, err := p.takeReset(ctx)
+	pc, err := p.take(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +462,7 @@ func (p *Pool) Begin(ctx context.Context) (*Tx, error) {
 // BeginTx starts a transaction with opts (see Pool.Begin).
 func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	for attempt := 0; ; attempt++ {
-		pc, err := p.take(ctx)
+		pc, err := p.take(ctx, false)
 		if err != nil {
 			return nil, err
 		}
