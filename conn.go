@@ -447,22 +447,27 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentI
 			}
 		case wire.MsgDataRow:
 			// Checked as Rows check theirs: a row has the columns its
-			// description announced. A row skipped unread (larger than
-			// the read buffer, discarded) has no body to check.
+			// description announced, and the column lengths of a row
+			// handed on fit its body; a row thrown away is not walked. A
+			// row skipped unread (larger than the read buffer, discarded)
+			// has no body to check.
 			if body == nil {
 				continue
 			}
-			row, err := wire.ParseDataRow(body)
+			row, err := wire.SplitDataRow(body)
 			if err == nil && row.NumColumns() != cols {
 				err = fmt.Errorf("DataRow has %d columns, its RowDescription %d", row.NumColumns(), cols)
+			}
+			handed := onRow != nil && firstErr == nil
+			if err == nil && handed {
+				err = row.Check()
 			}
 			if err != nil {
 				return CommandTag{}, c.fail(protocolErr(err))
 			}
-			if onRow == nil || firstErr != nil {
-				continue
+			if handed {
+				firstErr = onRow(&row)
 			}
-			firstErr = onRow(&row)
 		case wire.MsgErrorResponse:
 			pgErr, err := c.pgError(body)
 			if err != nil {
