@@ -309,15 +309,16 @@ func (p *Pool) retryRouted(ctx context.Context, rows bool, op func(pc *poolConn)
 // ran: it is not made again; with several hosts, the roles are checked
 // at once, see hostPool.connect.)
 func (p *Pool) retries(ctx context.Context, attempt int, pc *poolConn, err error) bool {
-	return SafeToRetry(err) && p.mayRetry(ctx, attempt, pc)
+	return SafeToRetry(err) && p.mayRetry(ctx, attempt, pc, err)
 }
 
-// mayRetry reports whether a call whose connection pc broke is made again
-// on another: its ctx allows, and a bounded number of times (a server that
-// ends every session at once must not hold a call without deadline for
-// ever).
-func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *poolConn) bool {
-	return pc.c.IsClosed() && ctx.Err() == nil && attempt < pc.p.pc.maxConns+2
+// mayRetry reports whether a call whose connection pc broke with err is
+// made again on another: not after a protocol error, which would break
+// the next connection the same way (see ProtocolError); its ctx allows;
+// and a bounded number of times (a server that ends every session at
+// once must not hold a call without deadline for ever).
+func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *poolConn, err error) bool {
+	return pc.c.IsClosed() && !isProtocolError(err) && ctx.Err() == nil && attempt < pc.p.pc.maxConns+2
 }
 
 // Query runs sql on one of the pool's connections (see Conn.Query). The
@@ -471,10 +472,8 @@ func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 			pc.p.giveBack(pc)
 			// A BEGIN has no effect that outlives its session: on a
 			// connection that broke, it is made again on another, even
-			// when it may have reached the server; but not after a
-			// protocol error, which would break the next one too (see
-			// ProtocolError).
-			if !isProtocolError(err) && p.mayRetry(ctx, attempt, pc) {
+			// when it may have reached the server (see mayRetry).
+			if p.mayRetry(ctx, attempt, pc, err) {
 				continue
 			}
 			return nil, err
