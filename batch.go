@@ -255,7 +255,7 @@ func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []s
 	// An all-or-nothing batch that begins and ends its own block (BEGIN
 	// ... COMMIT) and fails before its COMMIT leaves the session in the
 	// block, which the server skipped up to the Sync: nobody holds it
-	// (see leavesStranded), as after such a text given to Exec.
+	// (see blockTraits.leavesStranded), as after such a text given to Exec.
 	// Both need transaction control among the statements, which their
 	// cached traits tell without a scan.
 	req.txControl = owner == nil && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return sd.traits.txControl })

@@ -47,39 +47,11 @@ type Conn struct {
 
 	pid, secretKey uint32 // BackendKeyData, for CancelRequest
 
-	closed   atomic.Bool
-	fatal    atomic.Pointer[error] // the error that closed the connection, if any
-	txStatus atomic.Uint32         // from the last ReadyForQuery: 'I', 'T' or 'E'
-	cancels  atomic.Uint64         // CancelRequests sent so far
-	// strands counts the transaction blocks found open with nobody
-	// holding them, each rolled back by a ROLLBACK queued when found
-	// (see rollBackStranded).
-	strands atomic.Uint64
-	// strandEnd is the seq of the ROLLBACK that ends the last block
-	// found stranded: a request queued before it that fails with 25P02
-	// was refused by that block (see refused). Written under wmu.
-	strandEnd atomic.Uint64
-	// strandOpen says that the block last found stranded has not ended
-	// by the last ReadyForQuery read, whose status then said it was
-	// in (strandStatus): a 25P02 is its refusal only then (see refused),
-	// and its ROLLBACK ends it only then (see strandRolledBack). Another
-	// statement queued before the ROLLBACK may end it (a caller's raw
-	// ROLLBACK or COMMIT), and another block begin. Set and read by the
-	// reader.
-	strandOpen   atomic.Bool
-	strandStatus atomic.Uint32
-	// strandForeign says that, before that block's ROLLBACK, a request
-	// nobody holds left the session in a block once that one had ended
-	// (see noteStrandEnded): a caller's raw BEGIN (not a Tx's, which
-	// begins again: see rolledBackAfter), which the ROLLBACK would end.
-	// No 25P02 then counts as a refusal, and the ROLLBACK's reply closes
-	// the connection (strandRolledBack). Set and read by the reader.
-	strandForeign atomic.Bool
-	// rollbacks counts the ROLLBACKs pgline queued, detached from any
-	// caller (a stranded block's, a transaction's that ended unsent),
-	// whose ReadyForQuery has not been read: the session's block ends
-	// with them, before anything queued after them (see TxStatus).
-	rollbacks atomic.Int32
+	closed  atomic.Bool
+	fatal   atomic.Pointer[error] // the error that closed the connection, if any
+	cancels atomic.Uint64         // CancelRequests sent so far
+	// block is the session's transaction-block state (txblock.go).
+	block txBlock
 
 	wmu      sync.Mutex // protects the fields below
 	wbuf     []byte     // frontend messages are appended here, then written
@@ -105,10 +77,6 @@ type Conn struct {
 	syncHolderEnd int
 	shareSyncs    bool // pipeline_sync=shared (see pipeline.go)
 	commitState   int  // of the named BEGIN and COMMIT (see commitMsgsLocked)
-	// lastRollback is the seq of the last ROLLBACK queued detached (see
-	// sendDetachedLocked): a block found stranded by a request queued
-	// before it ends with it (see rollBackStranded).
-	lastRollback uint64
 	// seqNext numbers the requests queued; swappedSeq is the last one
 	// whose bytes left the write buffer (see writeQueued).
 	seqNext, swappedSeq uint64
@@ -234,17 +202,7 @@ func (c *Conn) Host() HostConfig { return c.host }
 // ErrCanceledByOther, or a transaction ended before its own ROLLBACK
 // could be sent), it is 'I': that block ends before any statement
 // queued since runs.
-func (c *Conn) TxStatus() byte {
-	for {
-		s := byte(c.txStatus.Load())
-		if s == 'I' || c.rollbacks.Load() > 0 {
-			return 'I'
-		}
-		if byte(c.txStatus.Load()) == s { // not a ROLLBACK's status stored meanwhile
-			return s
-		}
-	}
-}
+func (c *Conn) TxStatus() byte { return c.block.txStatus() }
 
 // fail closes the connection after a fatal error (a protocol error, an I/O
 // error) and records it. A failure after the first returns the first as

@@ -104,7 +104,7 @@ type request struct {
 	// reply and nothing of it ran.
 	skipped bool
 	// skippedInBlock: skipped in a transaction block a caller's raw
-	// BEGIN began (see Conn.strandForeign), which pgline's ROLLBACK ends
+	// BEGIN began (see strandForeign, txblock.go), which pgline's ROLLBACK ends
 	// next: sent again it would run outside that block, which its caller
 	// may mean it to be in. It fails instead (errSkippedInBlock).
 	skippedInBlock bool
@@ -132,12 +132,12 @@ type request struct {
 	// endsBlock: a detached ROLLBACK, a transaction's COMMIT or
 	// ROLLBACK, or a text outside one that ends the block it may begin
 	// (sqllex.Info.EndsBlock), after which nobody holds the session's
-	// transaction block (see leavesStranded).
+	// transaction block (see blockTraits.leavesStranded).
 	endsBlock bool
 	// txControl: a request nobody holds with a statement of transaction
 	// control (sqllex.Info.TransactionControl), which may end a block and
 	// begin another; ran: a statement of its reply completed (see
-	// Conn.strandForeign).
+	// strandForeign, txblock.go).
 	txControl, ran bool
 	// The drain of an abandoned head (see drainAbandoned); detached: a
 	// request no caller ever waited for, never canceled.
@@ -197,8 +197,7 @@ func (c *Conn) sendDetachedLocked(sql string) {
 	req.detached, req.endsBlock = true, sql == "ROLLBACK"
 	c.enqueueLocked(req)
 	if req.endsBlock {
-		c.rollbacks.Add(1) // until its ReadyForQuery (see replyGroupEnded)
-		c.lastRollback = req.seq
+		c.block.rollbackQueued(req.seq)
 	}
 	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 		// It is the head: nobody would hand it the turn to drain it.
@@ -235,7 +234,7 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 	prev := c.syncHolder
 	share = share && c.shareSyncs && owner == nil
 	chain := share && prev != nil && prev == c.tail && len(c.wbuf) == c.syncHolderEnd &&
-		len(c.stmts.closing) == 0 && c.txStatus.Load() == 'I'
+		len(c.stmts.closing) == 0 && c.block.status.Load() == 'I'
 	c.syncHolder = nil
 	start := len(c.wbuf)
 	buf, err := build(c.appendClosesLocked(c.wbuf))
@@ -445,7 +444,7 @@ func (c *Conn) groupEnded(req *request) error {
 	if req.step >= 0 {
 		return c.fail(&ProtocolError{Msg: "ReadyForQuery before the end of a pipelined statement's COMMIT"})
 	}
-	inBlock := req.status == 'E' && c.strandForeign.Load()
+	inBlock := c.block.skipsInBlock(req.status)
 	c.wmu.Lock()
 	for r := req; r.chained.Load(); {
 		r = r.next
@@ -725,11 +724,11 @@ func (c *Conn) write(buf []byte) error {
 // reads it with read while ctx is watched, and hands the reader on. When
 // ctx ends while read reads, the caller is answered at once and the rest
 // of the reply is drained (see Conn.abandon). txControl marks a request
-// nobody holds with transaction control (see Conn.strandForeign).
+// nobody holds with transaction control (see strandForeign, txblock.go).
 // endsBlock marks a request
 // after which nobody holds the session's transaction block: whoever
 // reads its reply, its caller or a drain, rolls back a block it left
-// open (see leavesStranded).
+// open (see blockTraits.leavesStranded).
 func (c *Conn) exchange(ctx context.Context, owner *holder, endsBlock, txControl bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	req, err := c.send(ctx, owner, build)
 	if err != nil {

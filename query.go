@@ -246,7 +246,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 			return err
 		}
 		req.extended, req.oneStmt = true, true
-		req.endsBlock = owner == nil && sd.traits.endsBlock // a COMMIT given to Query: see leavesStranded
+		req.endsBlock = owner == nil && sd.traits.endsBlock // a COMMIT given to Query: see blockTraits.leavesStranded
 		req.txControl = owner == nil && sd.traits.txControl
 		if hold != nil {
 			err = hold.waitTurn(ctx, req)

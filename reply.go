@@ -103,7 +103,7 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 				return 0, nil, 0, c.fail(&ProtocolError{Msg: "ReadyForQuery before the statement's completion"})
 			}
 			if req == nil {
-				c.txStatus.Store(uint32(body[0]))
+				c.block.status.Store(uint32(body[0]))
 			} else if err := c.replyGroupEnded(req, body[0]); err != nil {
 				return 0, nil, 0, err
 			}
@@ -150,7 +150,7 @@ func (c *Conn) readyForQuery(body []byte) error {
 	if err := checkReadyForQuery(body); err != nil {
 		return c.fail(err)
 	}
-	c.txStatus.Store(uint32(body[0]))
+	c.block.status.Store(uint32(body[0]))
 	return nil
 }
 
@@ -162,29 +162,24 @@ func checkReadyForQuery(body []byte) error {
 	return nil
 }
 
-// replyGroupEnded records the transaction status of a ReadyForQuery in
-// req's reply. A ROLLBACK of a block the status shows stranded is queued
-// (and counted in c.rollbacks) before the status is stored, and the
-// count of a ROLLBACK pgline queued is taken back after its own status
-// is: TxStatus never shows a block that such a ROLLBACK ends.
+// replyGroupEnded applies a ReadyForQuery of status in req's reply to
+// the session's transaction-block state (txBlock): a block the status
+// shows stranded gets its ROLLBACK queued (and counted in
+// c.block.rollbacks) before the status is stored, and the count of a
+// ROLLBACK pgline queued is taken back after its own status is: TxStatus
+// never shows a block that such a ROLLBACK ends.
 func (c *Conn) replyGroupEnded(req *request, status byte) error {
 	req.rfqs++
 	req.status = status
-	if err := c.strandRolledBack(req); err != nil {
-		return err
+	t := req.blockTraits()
+	strands, err := c.block.readyForQuery(t, status)
+	if err != nil {
+		return c.fail(err)
 	}
-	c.noteStrandEnded(req, status)
-	if req.leavesStranded() {
-		c.strandStatus.Store(uint32(status))
-		c.strandOpen.Store(true)
-		if c.rollBackStranded(req) {
-			c.strandForeign.Store(false) // a ROLLBACK of its own
-		}
+	if strands {
+		c.rollBackStranded(req)
 	}
-	c.txStatus.Store(uint32(status))
-	if req.detached && req.endsBlock {
-		c.rollbacks.Add(-1)
-	}
+	c.block.stored(t, status)
 	return c.groupEnded(req)
 }
 
@@ -193,48 +188,6 @@ func (c *Conn) replyGroupEnded(req *request, status byte) error {
 // pgline's ROLLBACK for a stranded block, which ends that block (see
 // request.skippedInBlock). Nothing of it ran.
 var errSkippedInBlock = errors.New("pgline: statement not run: the statement before it in its Sync group failed in a transaction block a caller's BEGIN began, which a ROLLBACK pgline queued for a block nobody held ends; sent again it would run outside that block")
-
-// noteStrandEnded keeps Conn.strandOpen and Conn.strandForeign from
-// req's ReadyForQuery, of status, read before the ROLLBACK queued for a
-// stranded block: the block has ended when the status says that the
-// session is in no block, or in a live one after an aborted one (an
-// aborted block is never live again), or when a statement of req, a
-// request nobody holds with transaction control, ran (a ROLLBACK or
-// COMMIT accepted in the aborted block, maybe a BEGIN after it, within
-// one ReadyForQuery: the status alone cannot tell). A block the session
-// is in after that one ended is foreign: a caller's, which that ROLLBACK
-// would end.
-func (c *Conn) noteStrandEnded(req *request, status byte) {
-	if req.seq >= c.strandEnd.Load() {
-		return // after the ROLLBACK (or none pending)
-	}
-	if status == 'I' || status == 'T' && c.strandStatus.Load() == 'E' || req.txControl && req.ran {
-		c.strandOpen.Store(false)
-	}
-	if !c.strandOpen.Load() && status != 'I' && req.owner == nil {
-		c.strandForeign.Store(true)
-	}
-}
-
-// strandRolledBack runs when req's ReadyForQuery is read, before its
-// status is stored: when req is the ROLLBACK queued for a stranded block
-// (see rollBackStranded) and a foreign block (see noteStrandEnded) may
-// have replaced that block, while the session was in a block, the
-// ROLLBACK ended a block begun by a statement nobody holds, queued before
-// it, whose statements may have been reported as done (a COMMIT after it
-// would even report success, with a warning only). Nothing can undo
-// that: the connection is closed, so that the block's caller gets an
-// error, not a success.
-func (c *Conn) strandRolledBack(req *request) error {
-	if !req.detached || !req.endsBlock || req.seq != c.strandEnd.Load() {
-		return nil
-	}
-	foreign := c.strandForeign.Swap(false)
-	if !foreign || c.txStatus.Load() == 'I' {
-		return nil
-	}
-	return c.fail(errors.New("pgline: the ROLLBACK queued for a transaction block nobody held may have ended a block that a statement queued before it began once that one had ended (a raw ROLLBACK or COMMIT, then BEGIN); the connection is closed, since that block's statements may have been reported as done"))
-}
 
 // replyEnded reports whether nothing of req's reply is left to run on
 // the server: the message that ends its statement (or, for a reply of
@@ -424,24 +377,6 @@ func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
 		!strings.Contains(e.Message, "statement timeout")
 }
 
-// Stranded transaction blocks. A cancel's signal (pg_cancel_backend from
-// anyone, or pgline's own for an ended ctx) that lands after a BEGIN
-// began a block and before the COMMIT or ROLLBACK ending it has ended it
-// aborts the block: the session stays in it, and the server refuses
-// every statement but ROLLBACK or COMMIT (25P02). Nobody holds the
-// connection after the BEGIN and COMMIT that replace a shared Sync (see
-// pipeline.go), the ROLLBACK queued when a transaction ends, a Tx's
-// COMMIT or ROLLBACK, nor a caller's text that ends the block it may
-// begin (BEGIN; ...; COMMIT, or a COMMIT given to Exec: the same
-// happens when its own statement fails before the COMMIT, which the
-// server then skips). When the ReadyForQuery after one of them says
-// that the session is still in a block, a ROLLBACK is queued at once,
-// past the gate; the requests queued before it are refused, nothing of
-// them runs, and they fail with errRefused, which run and simpleQuery
-// send again. A Tx whose BEGIN, COMMIT or ROLLBACK fails with the session
-// in its block rolls it back before it lets the connection go (see
-// Tx.end).
-
 // errRefused is wrapped, with the server's 25P02, by the error of a
 // request the server refused because it came in an aborted transaction
 // block that nobody held (see rollBackStranded); nothing of it ran.
@@ -471,48 +406,34 @@ func whileRefused[T any](ctx context.Context, op func() (T, error)) (T, error) {
 	}
 }
 
-// leavesStranded reports whether the ReadyForQuery just read for req, its
-// status in req.status, leaves the session in a transaction block that
-// nobody holds: after a chained run whose error came once its statement
-// completed (in the BEGIN or COMMIT after it), or after a request that
-// ends the block, after which nobody holds it (endsBlock).
-func (req *request) leavesStranded() bool {
-	if req.status == 'I' {
-		return false
-	}
-	return req.endsBlock || req.chained.Load() && req.step < 0 && req.failedAt > 0
-}
-
 // rollBackStranded queues a ROLLBACK of the transaction block the
-// session is in with nobody holding it after req (see leavesStranded),
+// session is in with nobody holding it after req (see txblock.go),
 // behind every request queued so far, which the block refuses (see
 // refused); unless a ROLLBACK queued after req ends it already (req was
 // itself refused, or a transaction that ended behind it queued one):
 // another, later, could end a block begun after that one, a
 // transaction's. The requests queued so far count as refused either way.
-// It reports whether it queued a ROLLBACK of its own.
-func (c *Conn) rollBackStranded(req *request) bool {
+func (c *Conn) rollBackStranded(req *request) {
 	c.wmu.Lock()
 	if c.closed.Load() {
+		c.block.strandedClosed()
 		c.wmu.Unlock()
-		return false
+		return
 	}
-	c.strands.Add(1)
-	if c.lastRollback > req.seq {
-		c.strandEnd.Store(c.lastRollback)
+	if c.block.lastRollback > req.seq {
+		c.block.stranded(c.block.lastRollback, false)
 		c.wmu.Unlock()
-		return false
+		return
 	}
-	c.strandEnd.Store(c.seqNext + 1) // the ROLLBACK's
+	c.block.stranded(c.seqNext+1, true) // the ROLLBACK's seq
 	c.sendDetachedLocked("ROLLBACK")
-	return true
 }
 
 // refused reports whether e, req's error, is the refusal of a statement
 // queued before the ROLLBACK of a stranded transaction block (see
-// rollBackStranded): nothing of req ran.
+// txBlock.refused): nothing of req ran.
 func (c *Conn) refused(req *request, e *PgError) bool {
-	return e.Code == "25P02" && req != nil && req.seq < c.strandEnd.Load() && c.strandOpen.Load() && !c.strandForeign.Load()
+	return e.Code == "25P02" && req != nil && c.block.refused(req.seq)
 }
 
 // othersCancel returns err wrapped in ErrCanceledByOther when it is a

@@ -139,7 +139,7 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 			l.wait()
 			close(stop)
 			storm.Wait()
-			t.Logf("ok %d, 57014 %d, blocks rolled back %d", oks.Load(), canceled.Load(), c.strands.Load())
+			t.Logf("ok %d, 57014 %d, blocks rolled back %d", oks.Load(), canceled.Load(), c.block.strands.Load())
 			wantUsable(t, ctx, c)
 			if oks.Load() == 0 {
 				t.Fatal("no statement succeeded")
@@ -212,7 +212,7 @@ func TestCancelStormTxEnd(t *testing.T) {
 	l.wait()
 	close(stop)
 	storm.Wait()
-	t.Logf("ok %d, transactions %d, blocks rolled back %d", oks.Load(), txs.Load(), c.strands.Load())
+	t.Logf("ok %d, transactions %d, blocks rolled back %d", oks.Load(), txs.Load(), c.block.strands.Load())
 	wantUsable(t, ctx, c)
 }
 
@@ -264,7 +264,7 @@ func TestStrandRawRollbackBeforeBegin(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d rows of a rolled-back transaction persisted", n)
 	}
-	if s := c.strands.Load(); s != 1 {
+	if s := c.block.strands.Load(); s != 1 {
 		t.Errorf("%d strands, want 1", s)
 	}
 }

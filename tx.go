@@ -238,7 +238,7 @@ var errBeginEnded = fmt.Errorf("%w: pgline: the transaction's BEGIN ran before t
 func (c *Conn) rolledBackAfter(h *holder) bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.lastRollback > h.lastSeq
+	return c.block.lastRollback > h.lastSeq
 }
 
 func beginSQL(opts TxOptions) (string, error) {

@@ -277,7 +277,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 	ctx := testCtx(t)
 	tbl := auditIntTable(t, "audit_s2_double")
 	c := connect(t, srv.DSN())
-	strands := c.strands.Load()
+	strands := c.block.strands.Load()
 
 	var wg sync.WaitGroup
 	var errS, errA error
@@ -305,7 +305,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 	auditWaitQueued(t, c, 2)
 	// S's ReadyForQuery: the ROLLBACK of its block is queued (held) behind A.
 	deadline := time.Now().Add(3 * time.Second)
-	for c.strands.Load() == strands {
+	for c.block.strands.Load() == strands {
 		if time.Now().After(deadline) {
 			t.Fatal("S did not strand")
 		}
@@ -323,7 +323,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 	if errB != nil {
 		t.Fatalf("Begin: %v", errB)
 	}
-	t.Logf("in the Tx: TxStatus %c, rollbacks in flight %d, blocks rolled back %d", c.TxStatus(), c.rollbacks.Load(), c.strands.Load()-strands)
+	t.Logf("in the Tx: TxStatus %c, rollbacks in flight %d, blocks rolled back %d", c.TxStatus(), c.block.rollbacks.Load(), c.block.strands.Load()-strands)
 	if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)"); err != nil {
 		t.Fatalf("tx insert: %v", err)
 	}
@@ -335,7 +335,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 		t.Fatalf("Rollback: %v", err)
 	}
 	wg.Wait()
-	t.Logf("S: %v; A: %v; blocks rolled back %d", errS, errA, c.strands.Load()-strands)
+	t.Logf("S: %v; A: %v; blocks rolled back %d", errS, errA, c.block.strands.Load()-strands)
 	var inTx, a int64
 	if err := c.QueryRow(ctx, "SELECT count(*) FILTER (WHERE a < 100), count(*) FILTER (WHERE a = 100) FROM "+tbl).Scan(&inTx, &a); err != nil {
 		t.Fatal(err)
@@ -360,7 +360,7 @@ func TestCallerTxBehindRefusedTextConcurrent(t *testing.T) {
 	ctx := testCtx(t)
 	tbl := auditIntTable(t, "audit_s2_dstorm")
 	c := connect(t, srv.DSN())
-	strands := c.strands.Load()
+	strands := c.block.strands.Load()
 	end := time.Now().Add(1500 * time.Millisecond)
 	var wg sync.WaitGroup
 	var txs, texts, fails int64
@@ -415,7 +415,7 @@ func TestCallerTxBehindRefusedTextConcurrent(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM "+tbl+" WHERE a > 0").Scan(&leaked); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("rolled-back Tx %d, texts %d (failed %d), blocks rolled back %d; rows of rolled-back Tx committed: %d", txs, texts, fails, c.strands.Load()-strands, leaked)
+	t.Logf("rolled-back Tx %d, texts %d (failed %d), blocks rolled back %d; rows of rolled-back Tx committed: %d", txs, texts, fails, c.block.strands.Load()-strands, leaked)
 	if leaked > 0 {
 		t.Errorf("%d rows of rolled-back transactions were committed", leaked)
 	}

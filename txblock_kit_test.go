@@ -128,7 +128,7 @@ type auditStrandStep struct {
 func auditStrand(t *testing.T, c *Conn, steps ...auditStrandStep) {
 	t.Helper()
 	ctx := testCtx(t)
-	strands := c.strands.Load()
+	strands := c.block.strands.Load()
 	base := auditQueued(c)
 	if base != 0 {
 		t.Fatalf("%d requests queued before the test", base)
@@ -175,10 +175,10 @@ func auditStrand(t *testing.T, c *Conn, steps ...auditStrandStep) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the callers hang")
 	}
-	if c.strands.Load() == strands {
+	if c.block.strands.Load() == strands {
 		t.Fatalf("no block was stranded (the stranding run's error: %v; runs chained so far %d)", errs[0], chained)
 	}
-	t.Logf("stranding run: %v; blocks rolled back %d", errs[0], c.strands.Load()-strands)
+	t.Logf("stranding run: %v; blocks rolled back %d", errs[0], c.block.strands.Load()-strands)
 	for i, s := range steps {
 		if errs[i+1] != nil {
 			t.Errorf("%s: %v", s.name, errs[i+1])
@@ -215,7 +215,7 @@ func auditRefuse(t *testing.T, c *Conn, strand func(context.Context) error, step
 	if n := auditQueued(c); n != 0 {
 		t.Fatalf("%d requests queued before the test", n)
 	}
-	strands := c.strands.Load()
+	strands := c.block.strands.Load()
 	auditHoldWrites(c)
 	released := false
 	defer func() {
@@ -250,7 +250,7 @@ func auditRefuse(t *testing.T, c *Conn, strand func(context.Context) error, step
 	case <-time.After(10 * time.Second):
 		t.Fatal("the callers hang")
 	}
-	if c.strands.Load() == strands {
+	if c.block.strands.Load() == strands {
 		t.Fatal("no block was stranded")
 	}
 	return errs

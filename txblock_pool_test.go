@@ -71,8 +71,8 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("echo behind: %v", err)
 	}
-	if c.strands.Load() != 1 {
-		t.Fatalf("strands %d", c.strands.Load())
+	if c.block.strands.Load() != 1 {
+		t.Fatalf("strands %d", c.block.strands.Load())
 	}
 	var v int64
 	if err := p.QueryRow(ctx, "SELECT 1::int8").Scan(&v); err != nil {
@@ -144,7 +144,7 @@ func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
 			ctx := testCtx(t)
 			p := auditPool1(t)
 			c := auditPoolConn1(t, p)
-			strands := c.strands.Load()
+			strands := c.block.strands.Load()
 			var errS, errB error
 			if held {
 				auditHoldWrites(c)
@@ -159,11 +159,11 @@ func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
 				_, errS = p.Exec(ctx, auditStrander)
 				_, errB = p.Exec(ctx, "BEGIN")
 			}
-			t.Logf("strander: %v; BEGIN: %v; conn TxStatus %c closed %v; strands +%d", errS, errB, c.TxStatus(), c.IsClosed(), c.strands.Load()-strands)
+			t.Logf("strander: %v; BEGIN: %v; conn TxStatus %c closed %v; strands +%d", errS, errB, c.TxStatus(), c.IsClosed(), c.block.strands.Load()-strands)
 			if !errors.Is(errB, ErrRoutedBlock) {
 				t.Fatalf("BEGIN: %v, want ErrRoutedBlock", errB)
 			}
-			if c.strands.Load() == strands {
+			if c.block.strands.Load() == strands {
 				t.Fatal("no strand")
 			}
 			// Whatever connection the Pool routes to next, the statement must

@@ -267,7 +267,7 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 	tbl, admin := auditRefusalTable(t, "again")
 	ctx := testCtx(t)
 	build := auditTwoInserts(t, c, tbl)
-	strands := c.strands.Load()
+	strands := c.block.strands.Load()
 	auditHoldWrites(c)
 	head, goOn := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
@@ -306,8 +306,8 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 			t.Errorf("statement %d: %v", i, err)
 		}
 	}
-	if resends != 2 || c.strands.Load()-strands != 2 {
-		t.Errorf("sent again %d times, blocks stranded %d; want 2, 2", resends, c.strands.Load()-strands)
+	if resends != 2 || c.block.strands.Load()-strands != 2 {
+		t.Errorf("sent again %d times, blocks stranded %d; want 2, 2", resends, c.block.strands.Load()-strands)
 	}
 	if got := fmt.Sprint(auditRows(t, admin, tbl)); got != "[1 2]" {
 		t.Errorf("rows %s, want [1 2]", got)
@@ -336,9 +336,8 @@ func TestRefusedBatchResendsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Exec(ctx, "SELECT 1/0")
-	end := c.strandEnd.Load()
-	c.strandEnd.Store(1 << 62)
-	c.strandOpen.Store(true)
+	end, state := c.block.end, c.block.strand
+	c.block.end, c.block.strand = 1<<62, strandOpen
 	br := c.SendBatch(ctx, build())
 	for i := range 3 {
 		if _, err := br.Exec(); !errors.Is(err, errRefused) {
@@ -349,8 +348,7 @@ func TestRefusedBatchResendsBounded(t *testing.T) {
 	if br.refusedResends != maxCancelRetries {
 		t.Errorf("sent again %d times, want %d", br.refusedResends, maxCancelRetries)
 	}
-	c.strandEnd.Store(end)
-	c.strandOpen.Store(false)
+	c.block.end, c.block.strand = end, state
 	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}

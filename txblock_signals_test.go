@@ -98,7 +98,7 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 				l.wait()
 				close(stop)
 				storm.Wait()
-				t.Logf("blocks rolled back %d", c.strands.Load())
+				t.Logf("blocks rolled back %d", c.block.strands.Load())
 				wantUsable(t, ctx, c)
 				o.check(t, ctx, admin, tbl)
 			})
@@ -160,7 +160,7 @@ func TestStrandSignalsCommitCtx(t *testing.T) {
 	l.wait()
 	close(stop)
 	storm.Wait()
-	t.Logf("blocks rolled back %d", c.strands.Load())
+	t.Logf("blocks rolled back %d", c.block.strands.Load())
 	wantUsable(t, ctx, c)
 	o.check(t, ctx, admin, tbl)
 }
@@ -247,7 +247,7 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 			t.Errorf("row %d exists %v, want %v", k, have[k], w)
 		}
 	}
-	t.Logf("transactions %d, blocks rolled back %d", len(want)/2, c.strands.Load())
+	t.Logf("transactions %d, blocks rolled back %d", len(want)/2, c.block.strands.Load())
 }
 
 // TestStrandSignalsRawTxText: the same with no error of the caller's
@@ -385,7 +385,7 @@ func TestStrandSignalsListenStorm(t *testing.T) {
 			dup++
 		}
 	}
-	t.Logf("notifications sent %d, received %d distinct, blocks rolled back %d", sent.Load(), len(got), c.strands.Load())
+	t.Logf("notifications sent %d, received %d distinct, blocks rolled back %d", sent.Load(), len(got), c.block.strands.Load())
 	if missing+dup > 0 {
 		t.Errorf("%d notifications missing, %d received twice", missing, dup)
 	}
@@ -465,7 +465,7 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 			l.wait()
 			close(stop)
 			<-stormDone
-			t.Logf("signals %d, blocks rolled back %d", signals.Load(), c.strands.Load())
+			t.Logf("signals %d, blocks rolled back %d", signals.Load(), c.block.strands.Load())
 			wantUsable(t, ctx, c)
 			time.Sleep(50 * time.Millisecond)
 			var stuck int64
