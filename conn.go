@@ -330,14 +330,12 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 		return tag, err
 	}
 	if info.CopyFromStdin {
-		cancels := c.cancels.Load()
 		h, err := c.holdForCopy(ctx, owner)
 		if err != nil {
 			return CommandTag{}, err
 		}
 		defer h.release()
-		tag, err := c.exchangeHeld(ctx, h, build, read)
-		return tag, c.othersCancel(err, cancels, ctx.Err() != nil) // not sent again, as traceCopy
+		return c.exchangeHeld(ctx, h, build, read) // not sent again, as traceCopy
 	}
 	if owner == nil && sql != "" { // not the empty query settleIdle sends
 		if err := c.settleIdle(ctx, false); err != nil {
@@ -348,12 +346,10 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	// or nothing is sent again when a CancelRequest meant for another
 	// request reached it (see resendable).
 	for attempt := 0; ; attempt++ {
-		cancels := c.cancels.Load()
 		status = 0
 		// A text that begins and ends its own block (BEGIN; ...; COMMIT)
 		// leaves nobody holding one it failed to end.
 		tag, err := c.exchange(ctx, owner, owner == nil && info.EndsBlock, owner == nil && info.TransactionControl, build, read)
-		err = c.othersCancel(err, cancels, ctx.Err() != nil)
 		if (errors.Is(err, ErrCanceledByOther) || errors.Is(err, errRefused)) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err, status) {
 			continue
 		}
@@ -432,11 +428,11 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentI
 				return CommandTag{}, c.fail(err)
 			}
 			if firstErr == nil {
-				if first && unsentIfIdle && pgErr.sentWhileIdle() {
-					firstErr = notSent(pgErr) // the text was never read
-				} else {
-					firstErr = c.reqErr(req, pgErr)
+				var site errSite
+				if first && unsentIfIdle {
+					site.fatal = fatalWhileIdle // an idle session's FATAL: the text was never read
 				}
+				firstErr = c.classify(req, pgErr, site)
 			}
 		case wire.MsgReadyForQuery:
 			return tag, firstErr

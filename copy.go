@@ -143,19 +143,15 @@ func (p *Pool) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag,
 	return pc.c.CopyTo(ctx, w, sql)
 }
 
-// traceCopy runs op, a COPY, traced when a Tracer is set. A 57014 that
-// may come from a CancelRequest meant for another request is reported as
-// ErrCanceledByOther; the COPY is not sent again (its source or writer
-// has been used).
+// traceCopy runs op, a COPY, traced when a Tracer is set. The COPY is
+// not sent again, whatever its error (its source or writer has been
+// used).
 func (c *Conn) traceCopy(ctx context.Context, sql string, op func() (CommandTag, error)) (CommandTag, error) {
-	cancels := c.cancels.Load()
 	if c.cfg.Tracer == nil {
-		tag, err := op()
-		return tag, c.othersCancel(err, cancels, ctx.Err() != nil)
+		return op()
 	}
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceCopy, SQL: sql})
 	tag, err := op()
-	err = c.othersCancel(err, cancels, ctx.Err() != nil)
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	return tag, err
 }
@@ -377,7 +373,7 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 				return CommandTag{}, c.fail(err)
 			}
 			if firstErr == nil {
-				firstErr = c.reqErr(req, pgErr)
+				firstErr = c.classify(req, pgErr, errSite{})
 			}
 		case wire.MsgReadyForQuery:
 			if cancelled != nil {
@@ -577,7 +573,7 @@ func (c *Conn) startCopyInOnce(ctx context.Context, h *copyHold, sql string) (*c
 				return end(c.fail(err))
 			}
 			if firstErr == nil {
-				firstErr = c.reqErr(req, pgErr)
+				firstErr = c.classify(req, pgErr, errSite{})
 			}
 		case wire.MsgReadyForQuery:
 			if firstErr == nil {

@@ -588,22 +588,15 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 				return c.fail(err)
 			}
 			if sd.err == nil {
-				switch {
-				case pgErr.nothingRanAfter():
-					sd.err = notSent(pgErr) // the session ended; nothing ran
-				case c.poolerSign(sd, pgErr): // 42P05: its name exists there
-					sd.err = notSent(fmt.Errorf("%w: %w", errPooler, pgErr))
-				case c.refused(req, pgErr):
-					sd.err = notSent(refusedErr(pgErr)) // described again (see Conn.run)
-				case c.strayCancel(pgErr, req.cancels, false):
-					// A signal of a CancelRequest that was not meant for
-					// this describe (its own caller's ends its wait, not
-					// the describe): it ran nothing, and whoever waits for
-					// it describes again (see Conn.run).
-					sd.err = notSent(fmt.Errorf("%w: %w", ErrCanceledByOther, pgErr))
-				default:
-					sd.err = pgErr
+				// A describe runs nothing, and every user of the
+				// statement waits for it (shared): an error that is not
+				// the statement's own means it was not sent, and whoever
+				// waits for it describes again (see Conn.run).
+				err := c.classify(req, pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, pgErr), shared: true})
+				if err != error(pgErr) && !isNotSent(err) {
+					err = notSent(err)
 				}
+				sd.err = err
 			}
 		case wire.MsgReadyForQuery:
 			if sd.plans == nil {

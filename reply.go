@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -366,33 +365,6 @@ func (c *Conn) resumeWrites() {
 	c.wmu.Unlock()
 }
 
-// strayCancel reports whether e, a statement's error, may come from a
-// CancelRequest meant for another statement: a 57014 that is not a
-// statement_timeout (told apart by PostgreSQL's English message; in other
-// languages every 57014 counts), for a statement whose own ctx did not
-// end (ownEnded), with a cancel under way since cancels was read from
-// Conn.cancels (when the statement was queued).
-func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
-	return e.Code == "57014" && !ownEnded && c.cancels.Load() != cancels &&
-		!strings.Contains(e.Message, "statement timeout")
-}
-
-// errRefused is wrapped, with the server's 25P02, by the error of a
-// request the server refused because it came in an aborted transaction
-// block that nobody held (see rollBackStranded); nothing of it ran.
-var errRefused = errors.New("pgline: statement refused in an aborted transaction block another request left, rolled back since; nothing of it ran")
-
-func refusedErr(e *PgError) error { return fmt.Errorf("%w: %w", errRefused, e) }
-
-// reqErr is e, req's error, wrapped in errRefused when it is a refusal
-// (see refused).
-func (c *Conn) reqErr(req *request, e *PgError) error {
-	if c.refused(req, e) {
-		return refusedErr(e)
-	}
-	return e
-}
-
 // whileRefused runs op again while it fails with errRefused (nothing of
 // it ran) and ctx is alive, up to maxCancelRetries times: for the
 // requests sent on behalf of a holder of the gate (a BEGIN, a COPY),
@@ -427,25 +399,6 @@ func (c *Conn) rollBackStranded(req *request) {
 	}
 	c.block.stranded(c.seqNext+1, true) // the ROLLBACK's seq
 	c.sendDetachedLocked("ROLLBACK")
-}
-
-// refused reports whether e, req's error, is the refusal of a statement
-// queued before the ROLLBACK of a stranded transaction block (see
-// txBlock.refused): nothing of req ran.
-func (c *Conn) refused(req *request, e *PgError) bool {
-	return e.Code == "25P02" && req != nil && c.block.refused(req.seq)
-}
-
-// othersCancel returns err wrapped in ErrCanceledByOther when it is a
-// 57014 that may come from a CancelRequest meant for another request
-// (strayCancel): cancels is c.cancels from before the request was queued,
-// ownEnded says that the request's own ctx ended.
-func (c *Conn) othersCancel(err error, cancels uint64, ownEnded bool) error {
-	var pgErr *PgError
-	if errors.As(err, &pgErr) && !errors.Is(err, ErrCanceledByOther) && c.strayCancel(pgErr, cancels, ownEnded) {
-		return fmt.Errorf("%w: %w", ErrCanceledByOther, err)
-	}
-	return err
 }
 
 // failedErr is the error of a request that reads after the connection

@@ -294,23 +294,20 @@ func (r *Rows) readRow() bool {
 			// server session, or the statement itself at its Bind, shows
 			// a transaction pooler: the statement's implicit transaction
 			// failed, nothing of it persisted.
-			pooler := c.failed(r.req, pgErr) || !r.bound && !r.req.inCommit() && c.poolerSign(r.sd, pgErr)
-			switch {
-			case first && r.batch == nil && pgErr.nothingRanAfter():
-				// The server ended the session (pg_terminate_backend, a
-				// restart, idle_session_timeout) before it answered
-				// any message of this run: nothing of it ran, and it may
-				// be sent again on another connection (SafeToRetry).
-				r.setErr(notSent(pgErr))
-			case c.refused(r.req, pgErr):
-				r.setErr(refusedErr(pgErr))
-			case pooler:
-				r.setErr(fmt.Errorf("%w: %w", errPooler, pgErr))
-			case r.strayCancel(pgErr):
-				r.setErr(fmt.Errorf("%w: %w", ErrCanceledByOther, pgErr))
-			default:
-				r.setErr(pgErr)
+			// A named BEGIN or COMMIT after the statement missing on the
+			// server session, or the statement itself at its Bind, shows
+			// a transaction pooler: the statement's implicit transaction
+			// failed, nothing of it persisted.
+			site := errSite{pooler: c.failed(r.req, pgErr) || !r.bound && !r.req.inCommit() && c.poolerSign(r.sd, pgErr)}
+			if first && r.batch == nil {
+				// Before a run's ParseComplete or BindComplete: a FATAL
+				// (pg_terminate_backend, a restart,
+				// idle_session_timeout) came before anything of it ran,
+				// and it may be sent again on another connection
+				// (SafeToRetry).
+				site.fatal = fatalBeforeRun
 			}
+			r.setErr(c.classify(r.req, pgErr, site))
 			if r.stopAtComplete {
 				r.done = true
 				return false
@@ -385,12 +382,6 @@ func (r *Rows) portalDescribed(body []byte) error {
 func (r *Rows) nextMessage() (typ byte, body []byte, err error) {
 	typ, body, _, err = r.c.next(r.req, readHeader)
 	return typ, body, err
-}
-
-// strayCancel reports whether e may come from a CancelRequest meant for
-// another statement (see Conn.strayCancel).
-func (r *Rows) strayCancel(e *PgError) bool {
-	return r.req != nil && r.c.strayCancel(e, r.req.cancels, r.req.watch.ended())
 }
 
 // readFailed ends the rows on an error of the reply reader: the
