@@ -76,10 +76,9 @@ type BatchResults struct {
 	// released: the last statement was sent again, the batch's request
 	// handed on (see resend).
 	released bool
-	// refusedResends counts the times the batch's statements were sent
-	// again because a stranded transaction block refused them (see
-	// resendRefused).
-	refusedResends int
+	// resends is the batch's retry budget (see retry.go), carried into
+	// the batches and statements it sends again.
+	resends resends
 
 	trace    *TraceEvent
 	traceCtx context.Context
@@ -102,7 +101,7 @@ func (tx *Tx) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 
 func (c *Conn) sendBatch(ctx context.Context, owner *holder, b *Batch) *BatchResults {
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceBatch, BatchLen: len(b.items)})
-	br := c.sendBatchUntraced(ctx, owner, b)
+	br := c.sendBatchUntraced(ctx, owner, b, resends{})
 	if ev != nil {
 		if br.req == nil {
 			traceEnd(tctx, c.cfg, ev, CommandTag{}, br.err)
@@ -113,8 +112,10 @@ func (c *Conn) sendBatch(ctx context.Context, owner *holder, b *Batch) *BatchRes
 	return br
 }
 
-func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *BatchResults {
-	br := &BatchResults{c: c, all: b.AllOrNothing}
+// sendBatchUntraced is sendBatch without tracing; budget is what the
+// batch has used of its retry budget (see BatchResults.resendRefused).
+func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch, budget resends) *BatchResults {
+	br := &BatchResults{c: c, all: b.AllOrNothing, resends: budget}
 	if len(b.items) == 0 {
 		br.closed = true
 		return br
@@ -137,9 +138,9 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 		br.err = err
 		return br
 	}
-	for pathRetries := 0; ; pathRetries++ {
-		req, run, again, err := c.queueBatch(ctx, owner, b, sqls)
-		if again && pathRetries < maxPathRetries && ctx.Err() == nil {
+	for {
+		req, run, again, err := c.queueBatch(ctx, owner, b, sqls, &br.resends)
+		if again && ctx.Err() == nil && br.resends.again(resendPathChanged) {
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil || req == nil {
@@ -167,14 +168,14 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch) *
 // by a statement of the batch itself, before another of its statements,
 // is not retried: that statement would be described under the old
 // search_path each time; the batch fails with errPathChanged.
-func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []string) (req *request, run []*stmtDesc, again bool, err error) {
+func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []string, budget *resends) (req *request, run []*stmtDesc, again bool, err error) {
 	c.wmu.Lock()
 	c.followPoolerLocked()
 	sds, err := c.prepareAll(ctx, owner, sqls, true)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	for retry := 0; retry < maxCancelRetries && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return describeAgain(sd, owner) }); retry++ {
+	for slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return describeAgain(sd, owner) }) && budget.again(resendInterfered) {
 		// A Parse showed a transaction pooler, or a CancelRequest meant
 		// for another statement failed a describe, or another owner's
 		// describe failed (see describeAgain): the statements are
@@ -318,10 +319,10 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
 	if err := r.start(); err != nil {
 		r.finish()
-		if br.mayResendRefused(i, r.err) {
+		if br.mayResendRefused(i, r.err) && br.resends.again(resendInterfered) {
 			return br.resendRefused(i, r.err, r)
 		}
-		if br.mayResend(i, r.err, r.txStatus) {
+		if br.mayResend(i, r.err, r.txStatus) && br.resends.again(resendInterfered) {
 			return br.resend(i, r.err, r)
 		}
 		br.noteErr(r.err)
@@ -333,49 +334,6 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	}
 	br.cur = r
 	return r, nil
-}
-
-// mayResend reports whether statement i, which failed with err before any
-// of its rows was returned, may be sent again: a CancelRequest meant for
-// another statement hit it, or a transaction pooler gave it to a session
-// without its statement (see Conn.resendable), in an independent batch,
-// and it is the batch's last statement. The statements after any other
-// have run (or are running) by the time its error is read: sent again, it
-// would run after them, and a batch [INSERT a row, UPDATE it] would
-// update nothing and report success. Its error (ErrCanceledByOther) says
-// that nothing of it ran. (A batch that a stranded transaction block
-// refused is sent again whole when it can be: see mayResendRefused.)
-func (br *BatchResults) mayResend(i int, err error, status byte) bool {
-	return !br.all && !br.interrupted && i == len(br.sds)-1 && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err, status)
-}
-
-// mayResendRefused reports whether the batch may be sent again from
-// statement i on, which failed with err: i is the first statement that
-// was sent (those before it failed to prepare), the server refused it in
-// a transaction block another request left aborted (errRefused: see
-// rollBackStranded), outside a transaction and with the ctx alive. An
-// aborted block refuses every statement but those that end it (COMMIT,
-// ROLLBACK, PREPARE TRANSACTION, ROLLBACK TO SAVEPOINT:
-// sqllex.Info.ExitsBlock). In an all-or-nothing batch the server then
-// skips the rest up to the batch's one Sync, whatever it holds; in an
-// independent one each statement is refused in turn, unless one ends
-// the block, after which the rest would run: so none of the batch's
-// statements ran when the batch is all-or-nothing or none from i on ends
-// a block, and sent again behind the ROLLBACK that ends the block, they
-// run once, in their order.
-func (br *BatchResults) mayResendRefused(i int, err error) bool {
-	if !errors.Is(err, errRefused) || br.owner != nil || br.interrupted || br.ctx.Err() != nil || br.refusedResends >= maxCancelRetries {
-		return false
-	}
-	for _, sd := range br.sds[:i] {
-		if sd.err == nil {
-			return false // sent, and its result read
-		}
-	}
-	if br.all {
-		return true
-	}
-	return !slices.ContainsFunc(br.items[i:], func(it batchItem) bool { return sqllex.Scan(it.sql).ExitsBlock })
 }
 
 // resendRefused sends the batch's statements from i on again, as a batch
@@ -390,8 +348,8 @@ func (br *BatchResults) resendRefused(i int, hit error, r *Rows) (*Rows, error) 
 		br.noteErr(hit)
 		return nil, hit
 	}
-	br.refusedResends++
-	again := br.c.sendBatchUntraced(br.ctx, br.owner, &Batch{AllOrNothing: br.all, items: br.items[i:]})
+	again := br.c.sendBatchUntraced(br.ctx, br.owner, &Batch{AllOrNothing: br.all, items: br.items[i:]}, br.resends)
+	br.resends = again.resends
 	if again.err != nil {
 		br.err = again.err
 		return nil, again.err
@@ -415,7 +373,7 @@ func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 			return nil, hit
 		}
 	}
-	*r = Rows{}
+	*r = Rows{resends: br.resends} // the batch's budget
 	if err := c.query(br.ctx, nil, r, br.items[i].sql, br.items[i].args); err != nil {
 		br.noteErr(err)
 		return nil, err

@@ -345,12 +345,13 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	// Outside a transaction, with no rows passed on, a text that runs all
 	// or nothing is sent again when a CancelRequest meant for another
 	// request reached it (see resendable).
-	for attempt := 0; ; attempt++ {
+	var budget resends
+	for {
 		status = 0
 		// A text that begins and ends its own block (BEGIN; ...; COMMIT)
 		// leaves nobody holding one it failed to end.
 		tag, err := c.exchange(ctx, owner, owner == nil && info.EndsBlock, owner == nil && info.TransactionControl, build, read)
-		if (errors.Is(err, ErrCanceledByOther) || errors.Is(err, errRefused)) && onRow == nil && attempt < maxCancelRetries && c.resendable(ctx, owner, sql, err, status) {
+		if onRow == nil && c.resendable(ctx, owner, sql, err, status) && budget.again(resendInterfered) {
 			continue
 		}
 		return tag, err

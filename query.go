@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
@@ -68,68 +67,20 @@ func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) 
 	if len(args) == 0 {
 		return c.simpleQuery(ctx, owner, sql, nil)
 	}
-	for attempt := 0; ; attempt++ {
-		var r Rows
+	var r Rows
+	for {
+		r = Rows{resends: r.resends} // one budget for the call
 		if err := c.query(ctx, owner, &r, sql, args); err != nil {
 			return CommandTag{}, err
 		}
 		r.Close()
 		// Its rows went nowhere: hit by a cancel meant for another
 		// statement, it is sent again.
-		if attempt < maxCancelRetries && c.resendable(ctx, owner, sql, r.err, r.txStatus) {
+		if c.resendable(ctx, owner, sql, r.err, r.txStatus) && r.resends.again(resendInterfered) {
 			continue
 		}
 		return r.tag, r.err
 	}
-}
-
-// maxCancelRetries bounds how often a statement hit by CancelRequests
-// meant for other statements is sent again.
-const maxCancelRetries = 5
-
-// maxPathRetries bounds how often a statement (or a batch) that was
-// never sent, because a statement that may change search_path was queued
-// between its describe and its Bind (errPathChanged), is described again
-// and sent. It is its own budget, not maxCancelRetries: cancels and
-// search_path changes are unrelated, and changes must not use up what a
-// cancel is allowed, nor the reverse. A retry happens only when another
-// statement that really may change search_path
-// (sqllex.Info.ChangesSearchPath: SET search_path, SET ROLE,
-// set_config('search_path', ...); reading it never counts) was queued
-// within that one round trip, and each costs a describe's round trip;
-// nothing of the statement has run. The count is generous: no reader
-// loop uses any of it, and an application that sets search_path even
-// every millisecond on the shared Conn leaves most attempts alone
-// (TestSearchPathBatchResentAfterOutsideChange). It is bounded, rather
-// than left to ctx alone, for one case: a goroutine that sets search_path
-// back to back, without pause, can fail nearly every attempt of the
-// others (measured on a busy machine: some batches needed over a
-// thousand), and a caller whose ctx has no deadline then gets
-// errPathChanged (SafeToRetry) instead of waiting as long as that
-// goroutine runs. The ctx bounds the retries too (see Conn.run).
-const maxPathRetries = 1000
-
-// resendable reports whether sql, which failed with err, may be sent
-// again because a CancelRequest meant for another statement reached it
-// (ErrCanceledByOther), or a transaction pooler gave it to a session
-// that lacked its prepared statement (errPooler), while its own ctx is
-// alive: outside a transaction (status, from the ReadyForQuery that ended
-// its reply, is 'I'), a text without transaction control (nor DO or CALL,
-// which may commit) ran all or nothing, so nothing of it persisted,
-// unless it calls a function whose effect outlives the rollback (a
-// session-level advisory lock: sqllex.Info.SessionEffects).
-func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err error, status byte) bool {
-	if owner != nil || ctx.Err() != nil {
-		return false
-	}
-	if errors.Is(err, errRefused) {
-		return true // nothing of it ran, whatever its text
-	}
-	if !errors.Is(err, ErrCanceledByOther) && !errors.Is(err, errPooler) || status != 'I' {
-		return false
-	}
-	info := sqllex.Scan(sql)
-	return !info.TransactionControl && !info.SessionEffects
 }
 
 // query runs sql for owner (nil, or the transaction holding the
@@ -184,7 +135,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 	// A run sent again after its Sync group failed does not join a group
 	// again, so that a run of failures cannot hold it back for ever.
 	share := !streamed
-	staleRetried, cancelRetries, pathRetries := false, 0, 0
+	budget := &r.resends // the call's, kept in r across attempts (see Row.Scan)
 	var hold *copyHold // the connection is held for a COPY FROM STDIN
 	for {
 		sd, err := c.prepare(ctx, owner, sql)
@@ -194,8 +145,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 				// it was never sent, and the error says so.
 				return notSent(err)
 			}
-			if redescribe(err) && cancelRetries < maxCancelRetries && owner == nil {
-				cancelRetries++
+			if redescribe(err) && owner == nil && budget.again(resendInterfered) {
 				continue // prepared again (in describe mode, after a pooler)
 			}
 			return err
@@ -238,8 +188,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if pinned {
 			c.unpin(sd)
 		}
-		if errors.Is(err, errPathChanged) && pathRetries < maxPathRetries && ctx.Err() == nil {
-			pathRetries++
+		if errors.Is(err, errPathChanged) && ctx.Err() == nil && budget.again(resendPathChanged) {
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil {
@@ -267,7 +216,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 			share = false
 			continue
 		}
-		*r = Rows{c: c, sd: sd, req: req}
+		*r = Rows{c: c, sd: sd, req: req, resends: *budget}
 		if hold != nil {
 			r.watch = c.watchCopy(ctx, req) // alone on the connection
 		} else {
@@ -286,75 +235,16 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if c.dropOutdated(sd, pgErr) {
 			// Nothing ran: prepare again and retry, outside a
 			// transaction (inside one, the error aborted it).
-			if !staleRetried && r.txStatus == 'I' {
-				staleRetried = true
+			if r.txStatus == 'I' && budget.again(resendStale) {
 				continue
 			}
 			return err
 		}
-		if cancelRetries < maxCancelRetries && c.resendable(ctx, owner, sql, err, r.txStatus) {
-			cancelRetries++
+		if c.resendable(ctx, owner, sql, err, r.txStatus) && budget.again(resendInterfered) {
 			continue // a cancel meant for another request
 		}
 		return err
 	}
-}
-
-// redescribe reports whether a statement whose describe failed with err
-// may be described again: the describe ran nothing and failed because of a
-// transaction pooler (errPooler) or a CancelRequest meant for another
-// statement (ErrCanceledByOther). Callers ask it outside a transaction
-// only: inside one, the failed describe has aborted it.
-func redescribe(err error) bool {
-	return errors.Is(err, errPooler) || errors.Is(err, ErrCanceledByOther) || errors.Is(err, errRefused)
-}
-
-// describeAgain reports whether owner (a transaction, or nil) describes sd's
-// statement again because sd's describe failed: for a reason another
-// describe need not meet (redescribe, outside a transaction), or in a
-// describe another owner queued — inside a transaction (aborted, or with
-// SET LOCAL) or outside owner's — whose failure is not owner's outcome.
-func describeAgain(sd *stmtDesc, owner *holder) bool {
-	return sd.err != nil && (sd.owner != owner || owner == nil && redescribe(sd.err))
-}
-
-// staleStatement reports errors that mean a cached statement no longer
-// fits the server: its result type changed under it (ALTER TABLE), or it
-// was deallocated (DISCARD ALL, DEALLOCATE).
-func staleStatement(e *PgError) bool {
-	switch e.Code {
-	case "0A000":
-		return strings.Contains(e.Message, "cached plan must not change result type")
-	case "26000": // invalid_sql_statement_name: prepared statement does not exist
-		return true
-	case "08P01": // Bind with one result format per column of an outdated description
-		return strings.Contains(e.Message, "result formats")
-	}
-	return false
-}
-
-// dropOutdated drops sd from the cache when e shows that what was cached
-// for its text no longer fits the server's (staleStatement: a schema
-// change, a DEALLOCATE, a search_path under which the text has other
-// result types; analysisFailed: parameter types that no longer fit), so
-// that the next use prepares or describes it anew, in a transaction too.
-// It reports whether the statement is stale, and so did not run.
-func (c *Conn) dropOutdated(sd *stmtDesc, e *PgError) (stale bool) {
-	stale = staleStatement(e)
-	if stale || analysisFailed(e) {
-		c.wmu.Lock()
-		c.stmts.remove(sd.origin())
-		c.wmu.Unlock()
-	}
-	return stale
-}
-
-// analysisFailed reports errors of the server's analysis of a statement's
-// text (SQLSTATE class 42: an undefined operator or column, a type
-// mismatch), which a statement that ran before meets when the schema
-// changed under it; 42P05 is the pooler's sign (see poolerSign).
-func analysisFailed(e *PgError) bool {
-	return strings.HasPrefix(e.Code, "42") && e.Code != "42P05"
 }
 
 // prepare returns the description of sql, from the cache or by asking the

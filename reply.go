@@ -22,7 +22,6 @@ package pgline
 //     CancelRequest may be sent (see drainTick).
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -363,19 +362,6 @@ func (c *Conn) resumeWrites() {
 	}
 	c.flushIdle.Broadcast() // writers waiting for the cancel (see claimWriter)
 	c.wmu.Unlock()
-}
-
-// whileRefused runs op again while it fails with errRefused (nothing of
-// it ran) and ctx is alive, up to maxCancelRetries times: for the
-// requests sent on behalf of a holder of the gate (a BEGIN, a COPY),
-// whose order with the requests of others does not matter.
-func whileRefused[T any](ctx context.Context, op func() (T, error)) (T, error) {
-	for attempt := 0; ; attempt++ {
-		v, err := op()
-		if !errors.Is(err, errRefused) || attempt >= maxCancelRetries || ctx.Err() != nil {
-			return v, err
-		}
-	}
 }
 
 // rollBackStranded queues a ROLLBACK of the transaction block the

@@ -78,6 +78,9 @@ type Rows struct {
 	// (see Conn.resendable). Not Conn.TxStatus, which may be a later
 	// request's by the time the rows are closed.
 	txStatus byte
+	// resends is the retry budget of the call that made the rows,
+	// carried across its attempts (see retry.go).
+	resends resends
 
 	// gaveUp: closeForTxEnd gave the rows up before the end of their
 	// reply. Written before use becomes rowsClosed.
@@ -729,15 +732,15 @@ type Row struct {
 // Scan scans the first row into dest and closes the rows. It returns
 // ErrNoRows when there is no row.
 func (r *Row) Scan(dest ...any) error {
-	for attempt := 0; ; attempt++ {
+	for {
 		err := r.scan(dest)
 		// The row reached dest only: when a cancel meant for another
 		// statement hit the statement, it is run again, and dest
 		// overwritten, unless a destination streamed it elsewhere.
-		if r.c == nil || attempt >= maxCancelRetries || !r.c.resendable(r.ctx, r.owner, r.sql, err, r.rows.txStatus) || streams(dest) {
+		if r.c == nil || streams(dest) || !r.c.resendable(r.ctx, r.owner, r.sql, err, r.rows.txStatus) || !r.rows.resends.again(resendInterfered) {
 			return err
 		}
-		r.rows = Rows{}
+		r.rows = Rows{resends: r.rows.resends} // one budget, with run's
 		if r.pool != nil {
 			r.pool.runRow(r)
 			continue
@@ -779,17 +782,6 @@ func ownRawBytes(dest []any) {
 			*p = bytes.Clone(*p)
 		}
 	}
-}
-
-// streams reports whether a destination writes the value elsewhere
-// (StreamTo) as it is scanned.
-func streams(dest []any) bool {
-	for _, d := range dest {
-		if _, ok := d.(*StreamDest); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // typeWord returns the type word of d: the identity of its dynamic type,

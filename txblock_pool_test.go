@@ -338,7 +338,7 @@ func TestPoolRefusedBatchSentAgain(t *testing.T) {
 				return fmt.Errorf("statement %d: %w", i, err)
 			}
 		}
-		resends = br.refusedResends
+		resends = int(br.resends.interfered)
 		return br.Close()
 	}}
 	errs := auditRefuse(t, c, func(ctx context.Context) error { _, err := p.Exec(ctx, auditStrander); return err }, step)

@@ -121,7 +121,7 @@ func TestRefusedBatchSessionEffectsOnce(t *testing.T) {
 				b := &Batch{AllOrNothing: all}
 				build(b)
 				br := c.SendBatch(ctx, b)
-				defer func() { resends = br.refusedResends }()
+				defer func() { resends = int(br.resends.interfered) }()
 				var err error
 				switch read {
 				case "exec":
@@ -224,7 +224,7 @@ func TestRefusedBatchPrepareFailedFirst(t *testing.T) {
 			for i := range errs {
 				_, errs[i] = br.Exec()
 			}
-			resends = br.refusedResends
+			resends = int(br.resends.interfered)
 			br.Close()
 		}()
 		auditWaitQueued(t, c, 1)
@@ -287,7 +287,7 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 		for i := range errs {
 			_, errs[i] = br.Exec()
 		}
-		resends = br.refusedResends
+		resends = int(br.resends.interfered)
 		br.Close()
 	}()
 	auditWaitQueued(t, c, 2)
@@ -345,8 +345,8 @@ func TestRefusedBatchResendsBounded(t *testing.T) {
 		}
 	}
 	br.Close()
-	if br.refusedResends != maxCancelRetries {
-		t.Errorf("sent again %d times, want %d", br.refusedResends, maxCancelRetries)
+	if br.resends.interfered != maxCancelRetries {
+		t.Errorf("sent again %d times, want %d", br.resends.interfered, maxCancelRetries)
 	}
 	c.block.end, c.block.strand = end, state
 	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {

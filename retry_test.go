@@ -1,0 +1,33 @@
+package pgline
+
+import "testing"
+
+// TestRetryBudgets pins each reason's budget (retry.go): a call may be
+// sent again maxCancelRetries times for others' interference, shared by
+// its three causes, once for a stale statement, and maxPathRetries times
+// for search_path changes; one reason's use leaves the others' alone.
+func TestRetryBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		reason resendReason
+		budget int
+	}{
+		{resendInterfered, maxCancelRetries},
+		{resendStale, 1},
+		{resendPathChanged, maxPathRetries},
+	} {
+		var b resends
+		for i := range tc.budget {
+			if !b.again(tc.reason) {
+				t.Fatalf("reason %d: attempt %d refused, budget %d", tc.reason, i+1, tc.budget)
+			}
+		}
+		if b.again(tc.reason) {
+			t.Fatalf("reason %d: sent again past its budget %d", tc.reason, tc.budget)
+		}
+		for _, other := range []resendReason{resendInterfered, resendStale, resendPathChanged} {
+			if other != tc.reason && !b.again(other) {
+				t.Errorf("reason %d used up reason %d's budget", tc.reason, other)
+			}
+		}
+	}
+}
