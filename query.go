@@ -136,7 +136,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 	// again, so that a run of failures cannot hold it back for ever.
 	share := !streamed
 	budget := &r.resends // the call's, kept in r across attempts (see Row.Scan)
-	var hold *copyHold // the connection is held for a COPY FROM STDIN
+	var hold *copyHold   // the connection is held for a COPY FROM STDIN
 	for {
 		sd, err := c.prepare(ctx, owner, sql)
 		if err != nil {
