@@ -64,9 +64,9 @@ type BatchResults struct {
 	first   error // first error of any statement, for Close
 	closed  bool
 	pooled  *poolConn // the pool connection the batch counts against, if any
-	// interrupted: the ctx ended while the reply was read; Close gives
+	// abandoned: the ctx ended while the reply was read; Close gives
 	// the rest of it to the connection to drain (see Conn.abandon).
-	interrupted bool
+	abandoned bool
 
 	// What was sent, for a statement sent again (see resend): the ctx,
 	// the transaction, the statements.
@@ -388,7 +388,7 @@ func (br *BatchResults) release() error {
 	c := br.c
 	if err := c.drainReply(br.req); err != nil {
 		if err == errInterrupted {
-			br.interrupted = true // Close drains what is left
+			br.abandoned = true // Close drains what is left
 		}
 		return err
 	}
@@ -456,7 +456,7 @@ func (br *BatchResults) Close() error {
 	}
 	c := br.c
 	// Read the statements not read yet, for their errors.
-	for br.i < len(br.sds) && br.err == nil && !br.interrupted && !c.IsClosed() {
+	for br.i < len(br.sds) && br.err == nil && !br.abandoned && !c.IsClosed() {
 		r, err := br.next(nil)
 		if err != nil {
 			continue // noted by Query
@@ -473,11 +473,11 @@ func (br *BatchResults) Close() error {
 	} else if br.req == nil { // nothing was sent: every statement failed to prepare
 		err = br.first
 	} else {
-		if br.all && !br.interrupted && c.drainReply(br.req) == errInterrupted {
+		if br.all && !br.abandoned && c.drainReply(br.req) == errInterrupted {
 			// The end of the reply: the batch's one ReadyForQuery.
-			br.interrupted = true
+			br.abandoned = true
 		}
-		if br.interrupted {
+		if br.abandoned {
 			err = c.abandon(br.req)
 			if br.first != nil {
 				err = br.first

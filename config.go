@@ -150,7 +150,7 @@ type Config struct {
 	cacheCapacity int    // statement_cache_capacity
 	syncEach      bool   // pipeline_sync=each
 	// proxies is set on a Pool's copy of the Config: its connections
-	// share what they find out about poolers (see pooler.go).
+	// share what they find out about poolers (see txpooler.go).
 	proxies *proxyFlags
 }
 

@@ -110,7 +110,7 @@ type Conn struct {
 	serverFatal atomic.Pointer[PgError] // the first FATAL (or PANIC) error received (see pgError)
 	unsentFrom  atomic.Uint64           // requests from this one on were never written (see writeQueued)
 	// proxied is set when the host is found behind a transaction pooler:
-	// shared by the connections of a Pool to the host (see pooler.go).
+	// shared by the connections of a Pool to the host (see txpooler.go).
 	proxied *atomic.Bool
 	// readOnly, set by a Pool over several hosts before the connection is
 	// used, is told of every 25006 error (read-only transaction) the

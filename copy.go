@@ -347,7 +347,7 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 				if cancelled != nil {
 					<-cancelled
 				}
-				if c.interrupted(req, err) {
+				if c.stoppedByCtx(req, err) {
 					return CommandTag{}, errInterrupted // the rest is drained
 				}
 				return CommandTag{}, c.fail(readErr(err))

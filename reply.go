@@ -122,17 +122,17 @@ func (c *Conn) readFailed(req *request, err error) error {
 	switch {
 	case req != nil && req.draining && c.timedOut(err):
 		return c.drainTick(req)
-	case c.interrupted(req, err):
+	case c.stoppedByCtx(req, err):
 		return errInterrupted
 	}
 	return c.errFor(req, c.fail(readErr(err)))
 }
 
-// interrupted reports whether err, a read error, is the past read
+// stoppedByCtx reports whether err, a read error, is the past read
 // deadline set when req's ctx ended (ctxWatch.fire), with the reader
 // still usable: nothing of the reply is lost, and the rest of it can be
 // drained (see abandon).
-func (c *Conn) interrupted(req *request, err error) bool {
+func (c *Conn) stoppedByCtx(req *request, err error) bool {
 	return req != nil && req.watch.interrupts && req.watch.fired.Load() && c.timedOut(err)
 }
 

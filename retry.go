@@ -198,7 +198,7 @@ func analysisFailed(e *PgError) bool {
 // that nothing of it ran. (A batch that a stranded transaction block
 // refused is sent again whole when it can be: see mayResendRefused.)
 func (br *BatchResults) mayResend(i int, err error, status byte) bool {
-	return !br.all && !br.interrupted && i == len(br.sds)-1 && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err, status)
+	return !br.all && !br.abandoned && i == len(br.sds)-1 && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err, status)
 }
 
 // mayResendRefused reports whether the batch may be sent again from
@@ -216,7 +216,7 @@ func (br *BatchResults) mayResend(i int, err error, status byte) bool {
 // a block, and sent again behind the ROLLBACK that ends the block, they
 // run once, in their order.
 func (br *BatchResults) mayResendRefused(i int, err error) bool {
-	if !errors.Is(err, errRefused) || br.owner != nil || br.interrupted || br.ctx.Err() != nil {
+	if !errors.Is(err, errRefused) || br.owner != nil || br.abandoned || br.ctx.Err() != nil {
 		return false
 	}
 	for _, sd := range br.sds[:i] {

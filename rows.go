@@ -70,9 +70,9 @@ type Rows struct {
 	// for binary: its rows are skipped and the run fails (see
 	// portalDescribed).
 	unreadable bool
-	// interrupted: the ctx ended while the reply was read; the rest of it
+	// abandoned: the ctx ended while the reply was read; the rest of it
 	// is the connection's to drain.
-	interrupted bool
+	abandoned bool
 	// txStatus is the transaction status of the ReadyForQuery that ended
 	// the reply, 0 before it: whether the statement ran in a transaction
 	// (see Conn.resendable). Not Conn.TxStatus, which may be a later
@@ -186,7 +186,7 @@ func (r *Rows) closeForTxEnd() (gaveUp bool) {
 		r.pending = false
 		if !r.done {
 			r.setErr(errRowsClosedByTx)
-			r.interrupted, gaveUp = true, true
+			r.abandoned, gaveUp = true, true
 		}
 		r.finish()
 	}
@@ -227,7 +227,7 @@ func (r *Rows) readRow() bool {
 			// the socket by Scan (see stream.go).
 			r.seen = true
 			if err := r.startBigRow(); err != nil {
-				if c.interrupted(r.req, err) {
+				if c.stoppedByCtx(r.req, err) {
 					return r.readFailed(errInterrupted)
 				}
 				return r.fatal(err)
@@ -393,7 +393,7 @@ func (r *Rows) nextMessage() (typ byte, body []byte, err error) {
 // connection to drain (see Conn.abandon).
 func (r *Rows) readFailed(err error) bool {
 	if err == errInterrupted {
-		r.interrupted = true
+		r.abandoned = true
 		err = r.req.watch.ctx.Err()
 	}
 	r.setErr(err)
@@ -451,11 +451,11 @@ func (r *Rows) finish() {
 	}
 	if r.batch != nil {
 		r.err = r.batch.watch.wrap(r.err)
-		r.batch.interrupted = r.batch.interrupted || r.interrupted
+		r.batch.abandoned = r.batch.abandoned || r.abandoned
 		r.c = nil // the batch goes on reading
 		return
 	}
-	if r.interrupted {
+	if r.abandoned {
 		r.c.abandon(r.req)
 	} else {
 		r.err = r.watch.end(r.err)

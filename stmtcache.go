@@ -13,7 +13,7 @@ import (
 // Statement cache modes (statement_cache_mode in the DSN).
 const (
 	// cacheAuto, the default, is cachePrepare unless the connection goes
-	// through a transaction pooler, then cacheDescribe (see pooler.go).
+	// through a transaction pooler, then cacheDescribe (see txpooler.go).
 	cacheAuto = "auto"
 	// cachePrepare prepares each SQL text once as a named statement and
 	// keeps its description: each run is Bind/Execute/Sync.

@@ -132,7 +132,7 @@ func (r *Rows) scanBig(dest []any) error {
 // ended (the cancel went unanswered and CancelTimeout closed the
 // connection), the error wraps ctx's too, as Err's does.
 func (r *Rows) bigFail(err error) error {
-	if r.c.interrupted(r.req, err) {
+	if r.c.stoppedByCtx(r.req, err) {
 		r.readFailed(errInterrupted)
 		return r.err
 	}
