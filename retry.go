@@ -16,8 +16,9 @@ package pgline
 //	                  server (dropOutdated), outside a transaction
 //	resendPathChanged search_path changed between its describe    maxPathRetries
 //	                  and its Bind: never sent (errPathChanged)
-//	resendSkipped     its Sync group failed before it: the        none: it is sent
-//	                  server skipped it                           alone the next time
+//	(a skipped run)   its Sync group failed before it: the        none: it is sent
+//	                  server skipped it (request.skipped)         alone the next time,
+//	                                                              in no group
 //
 // Whether an error is such a reason for a given call is decided by the
 // predicates of this file: resendable (a statement, after a reply that
