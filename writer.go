@@ -16,7 +16,7 @@ import (
 
 // writer is a connection's write side: it alone takes the write buffer
 // to the socket and writes to the socket (its platform part is sockWriter,
-// sockwrite_*.go), once the startup is done. Whoever queues a request
+// writer_sock_*.go), once the startup is done. Whoever queues a request
 // appends its messages to the write buffer, under wmu, between buf and
 // queue, and nothing else.
 //
