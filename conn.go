@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
@@ -41,9 +40,6 @@ type Conn struct {
 	netConn net.Conn    // the socket, or the TLS connection over it
 	peeker  *sockPeeker // looks into the socket (see settleIdle)
 	tls     bool        // netConn is a *tls.Conn
-	// sock writes to the socket without waiting (see writeLocked); set
-	// once the startup is done, when netConn is the socket itself.
-	sock sockWriter
 
 	pid, secretKey uint32 // BackendKeyData, for CancelRequest
 
@@ -53,37 +49,24 @@ type Conn struct {
 	// block is the session's transaction-block state (txblock.go).
 	block txBlock
 
-	wmu      sync.Mutex // protects the fields below
-	wbuf     []byte     // frontend messages are appended here, then written
-	spare    []byte     // the other write buffer, while wbuf is written
-	flushing bool       // a goroutine is writing (see flushLocked)
-	// yielding: the writer yields the processor before writing (see
-	// flushLocked); a caller may take its role over, which bumps
-	// takeovers so that the yielder, back, knows it has lost the role.
-	yielding  bool
-	takeovers uint64
-	queued    int // requests in the FIFO, from enqueueLocked to handoff
-	// cancelling: a CancelRequest is in flight, or its target's reply has
-	// not ended: nothing is written (see cancelHeld).
-	cancelling bool
-	flushIdle  *sync.Cond // on wmu: signalled when flushing becomes false
-	tail       *request   // the last request queued; nil when none is in flight
-	stmts      *stmtCache // statements prepared (or being prepared) on this connection
-	gate       gate       // who may queue requests (see gateLocked)
-	listener   *request   // a WaitForNotification reading while idle, woken when a request is queued
+	wmu sync.Mutex // protects the fields below, and writer's (see writer)
+	// writer is the write side: the write buffer, the writer's role and
+	// every write to the socket.
+	writer   writer
+	queued   int        // requests in the FIFO, from enqueueLocked to handoff
+	tail     *request   // the last request queued; nil when none is in flight
+	stmts    *stmtCache // statements prepared (or being prepared) on this connection
+	gate     gate       // who may queue requests (see gateLocked)
+	listener *request   // a WaitForNotification reading while idle, woken when a request is queued
 	// syncHolder is the last run queued when its Sync ends the unwritten
 	// write buffer, at syncHolderEnd: the next run may take that Sync.
 	syncHolder    *request
 	syncHolderEnd int
 	shareSyncs    bool // pipeline_sync=shared (see pipeline.go)
 	commitState   int  // of the named BEGIN and COMMIT (see commitMsgsLocked)
-	// seqNext numbers the requests queued; swappedSeq is the last one
-	// whose bytes left the write buffer (see writeQueued).
-	seqNext, swappedSeq uint64
-	// writtenSeq is the last request whose bytes have all reached the
-	// socket (see wroteLocked): a drain cancels nothing before its
-	// request's have (see drainTick).
-	writtenSeq uint64
+	// seqNext numbers the requests queued (see writer.swappedSeq and
+	// writtenSeq for those written).
+	seqNext uint64
 	// commitPrepare and commitNamed are the named BEGIN and COMMIT,
 	// parsed or only bound, made at their first use.
 	commitPrepare, commitNamed []byte
@@ -108,7 +91,6 @@ type Conn struct {
 	notifications []*Notification
 
 	serverFatal atomic.Pointer[PgError] // the first FATAL (or PANIC) error received (see pgError)
-	unsentFrom  atomic.Uint64           // requests from this one on were never written (see writeQueued)
 	// proxied is set when the host is found behind a transaction pooler:
 	// shared by the connections of a Pool to the host (see txpooler.go).
 	proxied *atomic.Bool
@@ -148,14 +130,7 @@ func (c *Conn) Close() error {
 	// closed socket returns (see fail).
 	closed := ErrClosed
 	c.fatal.CompareAndSwap(nil, &closed)
-	c.wmu.Lock()
-	idle := c.tail == nil && !c.flushing
-	c.wmu.Unlock()
-	if idle {
-		// A short deadline keeps Close from hanging on a dead peer.
-		c.netConn.SetWriteDeadline(time.Now().Add(time.Second))
-		c.netConn.Write(wire.AppendTerminate(nil))
-	}
+	c.writer.terminate() // when nothing is in flight
 	return c.netConn.Close()
 }
 
@@ -497,33 +472,16 @@ func (c *Conn) handleAsync(typ byte, body []byte) error {
 // pipelined behind them.
 func (c *Conn) refuseCopyIn(extended bool) {
 	c.wmu.Lock()
-	buf, err := wire.AppendCopyFail(c.wbuf, "COPY FROM STDIN is not supported here")
+	buf, err := wire.AppendCopyFail(c.writer.buf(), "COPY FROM STDIN is not supported here")
 	if err == nil {
-		c.wbuf = buf
 		if extended {
-			c.wbuf = wire.AppendSync(c.wbuf)
+			buf = wire.AppendSync(buf)
 		}
+		c.writer.queue(buf)
 	}
-	if c.cancelling && !c.flushing {
-		// A drain's cancel holds writes (cancelHeld) for this very
-		// statement, which waits in copy mode for data: the cancel does
-		// not end it (the backend reads from the client, and takes no
-		// cancel then), the CopyFail does, and no statement follows it
-		// for a late signal to hit. Under the COPY's hold nothing else
-		// is queued behind it. Held back, it would wait for the drain,
-		// which waits for it, until cancel_timeout closed the connection.
-		c.flushing = true
-		c.writePassLocked()
-		c.dropWriterLocked()
-		c.wmu.Unlock()
-		return
-	}
-	if !c.takeWriterLocked() {
-		c.wmu.Unlock() // written by the writer
-		return
-	}
-	c.wmu.Unlock()
-	c.flushLoop()
+	// Written past a drain's cancel, which may hold writes for this very
+	// statement: the CopyFail is what ends it.
+	c.writer.flushPastHoldUnlock()
 }
 
 // closedErr is the error for a call on a closed connection.

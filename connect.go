@@ -11,7 +11,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -275,7 +274,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	} else {
 		c.proxied = new(atomic.Bool)
 	}
-	c.flushIdle = sync.NewCond(&c.wmu)
+	c.writer.init(c)
 	if plan != tlsNo {
 		if err := c.startTLS(plan); err != nil {
 			return nil, ctxWrap(ctx, err)
@@ -307,7 +306,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	}
 	netConn.SetDeadline(time.Time{})
 	if !c.tls {
-		c.sock = newSockWriter(netConn)
+		c.writer.sock = newSockWriter(netConn)
 	}
 	ok = true
 	return c, nil

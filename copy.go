@@ -508,7 +508,7 @@ func (c *Conn) describeColumnsOnce(ctx context.Context, owner *holder, sql strin
 }
 
 // copyIn is a COPY FROM STDIN in progress: this goroutine writes CopyData
-// straight to the socket (it holds the writer's role, see claimWriter)
+// straight to the socket (it holds the writer's role, see writer.claim)
 // while another reads the reply.
 type copyIn struct {
 	c     *Conn
@@ -584,7 +584,7 @@ func (c *Conn) startCopyInOnce(ctx context.Context, h *copyHold, sql string) (*c
 			// Results of statements before the COPY in sql.
 		}
 	}
-	if err := c.claimWriter(); err != nil {
+	if err := c.writer.claim(); err != nil {
 		// The connection failed: the reply cannot be read any more.
 		return end(err)
 	}
@@ -625,7 +625,7 @@ func (ci *copyIn) send(buf []byte) bool {
 		err = fmt.Errorf("pgline: COPY data of %d bytes: %w", len(buf)-wire.CopyDataHeaderSize, err)
 		ci.c.fail(err)
 	} else {
-		err = ci.c.write(buf)
+		err = ci.c.writer.write(buf)
 	}
 	if err != nil {
 		ci.werr = err
@@ -660,13 +660,13 @@ func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
 			out = wire.AppendCopyDone(out)
 		}
 		if err == nil {
-			err = c.write(out)
+			err = c.writer.write(out)
 		}
 		if err != nil {
 			ci.werr = err
 		}
 	}
-	c.releaseWriter()
+	c.writer.release()
 	<-ci.done
 	ci.watch.stop()
 	werr, err := ci.watch.wrap(ci.werr), ci.watch.wrap(ci.err)
@@ -679,44 +679,3 @@ func (ci *copyIn) finish(buf []byte, failure error) (CommandTag, error) {
 	}
 	return ci.tag, err
 }
-
-// claimWriter makes the calling goroutine the connection's only writer
-// (Conn.flushing), once a flusher still writing earlier requests is done,
-// so that it may write to the socket directly. The caller holds the
-// connection (copyHold): nobody else appends requests meanwhile.
-func (c *Conn) claimWriter() error {
-	c.wmu.Lock()
-	for !c.takeWriterLocked() {
-		if c.closed.Load() {
-			c.wmu.Unlock()
-			return c.closedErr()
-		}
-		c.flushIdle.Wait() // signalled when a writer stops or a cancel was delivered
-	}
-	var pending []byte
-	var to uint64
-	if len(c.wbuf) > 0 {
-		pending, _, to = c.swapBuffersLocked()
-	}
-	c.wmu.Unlock()
-	if pending == nil {
-		return nil
-	}
-	err := c.write(pending)
-	c.wmu.Lock()
-	c.spare = pending[:0]
-	if err == nil {
-		c.wroteLocked(to)
-	}
-	c.wmu.Unlock()
-	if err != nil {
-		c.releaseWriter()
-		return err
-	}
-	return nil
-}
-
-// releaseWriter gives up the writer's role taken by claimWriter, writing
-// whatever was appended meanwhile (a CopyFail of readSimple refusing a
-// second COPY).
-func (c *Conn) releaseWriter() { c.flushLoop() }

@@ -171,7 +171,7 @@ func TestDrainWaitsForUnsentHead(t *testing.T) {
 	c := connect(t, srv.DSN("cancel_timeout=2s cancel_grace=0s"))
 	bg := context.Background()
 	c.wmu.Lock()
-	c.flushing = true // a writer that has not run yet
+	c.writer.taken = true // a writer that has not run yet
 	c.wmu.Unlock()
 	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 	_, err := c.Exec(ctx, "SELECT 1")
@@ -181,13 +181,13 @@ func TestDrainWaitsForUnsentHead(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // the drain probes meanwhile
 	c.wmu.Lock()
-	c.flushing = false
-	start := c.takeWriterLocked()
+	c.writer.taken = false
+	start := c.writer.takeLocked()
 	c.wmu.Unlock()
 	if !start {
 		t.Fatal("writes are held (a cancel for a statement never sent)")
 	}
-	go c.flushLoop()
+	go c.writer.flushLoop()
 	var v int
 	if err := c.QueryRow(bg, "SELECT 42").Scan(&v); err != nil || v != 42 {
 		t.Fatalf("after: %d, %v", v, err)

@@ -72,5 +72,5 @@ func (c *Conn) settleIdle(ctx context.Context, ask bool) error {
 func (c *Conn) busy() bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.tail != nil || c.flushing
+	return c.tail != nil || c.writer.busyLocked()
 }

@@ -126,7 +126,7 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 	defer c.handoff(req)
 
 	c.wmu.Lock()
-	if othersQueued(req) || c.flushing || c.hasNotification() {
+	if othersQueued(req) || c.writer.busyLocked() || c.hasNotification() {
 		c.wmu.Unlock()
 		// Others are waiting: let them go first; or a notification came
 		// in another's reply while this waited for its turn.

@@ -39,23 +39,22 @@ package pgline
 // the goroutines about to queue theirs do so first): one syscall, no
 // goroutine switch. Once half of what is queued waits for a yielding
 // writer, the caller queueing takes the role over and writes at once
-// (see overdueLocked), so that the server always has work. It never
+// (see writer.overdueLocked), so that the server always has work. It never
 // waits for the socket: what the socket does not take at once is left
 // to a short-lived flusher goroutine, so that a caller is never held in
 // Write, where its ctx could not end its wait, nor blocked writing while
 // its own reply waits to be read (the server stops reading when nobody
-// reads its output: that would deadlock).
+// reads its output: that would deadlock). The writer type (writer.go)
+// does all of this, and every other write to the socket.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -70,7 +69,7 @@ const (
 
 // request is one entry of the connection's FIFO of replies.
 type request struct {
-	seq   uint64        // its place in the order of requests queued (see writeQueued)
+	seq   uint64        // its place in the order of requests queued (see writer.swapLocked)
 	turn  chan struct{} // receives one token when the request becomes the head
 	state atomic.Int32
 	next  *request // the request queued after this one; guarded by Conn.wmu
@@ -191,7 +190,8 @@ func (r *request) free() {
 // and the connection. Its reply is drained like an abandoned request's.
 // It releases wmu.
 func (c *Conn) sendDetachedLocked(sql string) {
-	c.wbuf, _ = wire.AppendQuery(c.appendClosesLocked(c.wbuf), sql) // sql is ours: no NUL
+	buf, _ := wire.AppendQuery(c.appendClosesLocked(c.writer.buf()), sql) // sql is ours: no NUL
+	c.writer.queue(buf)
 	c.closesQueuedLocked()
 	req := newRequest()
 	req.detached, req.endsBlock = true, sql == "ROLLBACK"
@@ -206,7 +206,7 @@ func (c *Conn) sendDetachedLocked(sql string) {
 			c.drainAbandoned(req)
 		}()
 	}
-	c.flushLocked(req, false)
+	c.writer.flushUnlock(req, false)
 }
 
 // send appends the messages built by build to the write buffer, queues a
@@ -233,13 +233,13 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 	// it would skip) comes between, and no transaction is open.
 	prev := c.syncHolder
 	share = share && c.shareSyncs && owner == nil
-	chain := share && prev != nil && prev == c.tail && len(c.wbuf) == c.syncHolderEnd &&
+	queued := c.writer.buf()
+	chain := share && prev != nil && prev == c.tail && len(queued) == c.syncHolderEnd &&
 		len(c.stmts.closing) == 0 && c.block.status.Load() == 'I'
 	c.syncHolder = nil
-	start := len(c.wbuf)
-	buf, err := build(c.appendClosesLocked(c.wbuf))
+	start := len(queued)
+	buf, err := build(c.appendClosesLocked(queued))
 	if err != nil {
-		c.wbuf = c.wbuf[:start]
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
@@ -249,35 +249,15 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 		prev.chained.Store(true)
 		c.shared++
 	}
-	c.wbuf = buf
+	c.writer.queue(buf)
 	req := newRequest()
 	req.owner = owner
 	c.enqueueLocked(req)
 	if share {
-		c.syncHolder, c.syncHolderEnd = req, len(c.wbuf)
+		c.syncHolder, c.syncHolderEnd = req, len(buf)
 	}
-	c.flushLocked(req, ctx.Done() == nil)
+	c.writer.flushUnlock(req, ctx.Done() == nil)
 	return req, nil
-}
-
-// takeWriterLocked makes the caller the connection's one writer
-// (flushing) and reports whether it did: not while another goroutine
-// writes, nor while a CancelRequest holds writes back (see cancelHeld).
-// Every way of writing takes the role here and gives it up with
-// dropWriterLocked; the caller holds wmu.
-func (c *Conn) takeWriterLocked() bool {
-	if c.flushing || c.cancelling {
-		return false
-	}
-	c.flushing = true
-	return true
-}
-
-// dropWriterLocked gives up the writer's role and wakes those waiting for
-// it (sendStreamed, claimWriter); the caller holds wmu.
-func (c *Conn) dropWriterLocked() {
-	c.flushing = false
-	c.flushIdle.Broadcast()
 }
 
 // syncMsg is a Sync message, as the end of a run's messages.
@@ -484,240 +464,13 @@ func (c *Conn) enqueueLocked(req *request) {
 	c.tail = req
 }
 
-// flushLocked gets the write buffer written and releases wmu. Whoever
-// finds nobody writing writes, itself (no goroutine is started, and no
-// idle processor woken to run one), but never waits for the socket: what
-// the socket does not take at once (the server is not reading: it runs an
-// earlier statement, or waits for someone to read its output) is left to
-// a flusher goroutine, so that a caller is never held in Write, where its
-// ctx could not end its wait, nor blocked writing while its own reply
-// waits to be read (the server stops reading when nobody reads its
-// output: that would deadlock). When other requests are in flight it
-// first yields the processor: the goroutines it handed the reader to, and
-// those about to queue their next statement, run first and queue theirs,
-// so that one write carries them all. Over TLS, which cannot write
-// without waiting, a caller whose ctx cannot end (patient) writes its own
-// request when it is alone (the server is then reading, unless it
-// misbehaves), and leaves the rest to a flusher; every other write is a
-// flusher's, and the caller waits for its reply, where its ctx is
-// watched.
-func (c *Conn) flushLocked(req *request, patient bool) {
-	if !c.takeWriterLocked() {
-		if c.yielding && !c.cancelling && c.overdueLocked() {
-			// The writer is still yielding, and half of what is queued
-			// waits for it: take its role over and write now.
-			c.yielding = false
-			c.takeovers++
-			c.writeLocked(false, callerPasses)
-			return
-		}
-		c.wmu.Unlock() // the writer writes these bytes too, or the cancel's end
-		return
-	}
-	alone := c.tail == req && req.state.Load() == reqHead
-	switch {
-	case !c.sock.ok() && alone && patient:
-		c.writeLocked(true, 1) // nothing in flight before it: the server reads
-	case !c.sock.ok():
-		c.wmu.Unlock()
-		go c.flushLoop()
-	case alone:
-		c.writeLocked(false, callerPasses)
-	default:
-		c.yielding = true
-		takeovers := c.takeovers
-		c.wmu.Unlock()
-		runtime.Gosched()
-		c.wmu.Lock()
-		if c.takeovers != takeovers {
-			c.wmu.Unlock() // a caller took the role over (overdueLocked)
-			return
-		}
-		c.yielding = false
-		c.writeLocked(false, callerPasses)
-	}
-}
-
-// overdueLocked says whether the requests waiting to be written are at
-// least two and half of those queued: the server then has at most as
-// many statements left as wait here, and the writer's yield is not to be
-// waited for. A yield ends once the goroutines ready on its processor
-// have run, and the heads that read replies already received hand the
-// reader on to each other without ever leaving it: a writer yielding
-// while forty replies were read would write the forty statements their
-// callers queued only after the last, and leave the server idle until
-// then (a convoy: the server and the client taking turns, each idle
-// while the other works). Written by a caller at half, they keep the
-// server busy with one half while the other is read and queued.
-func (c *Conn) overdueLocked() bool {
-	waiting := c.seqNext - c.swappedSeq
-	return waiting >= 2 && 2*waiting >= uint64(c.queued)
-}
-
-// writeLocked writes the write buffer until it is empty, as the writer
-// (see takeWriterLocked), then gives the role up and releases wmu. With
-// wait, it waits for the socket; without (a caller, on a connection that
-// can: sockWriter), what the socket does not take at once is left to a
-// flusher. After passes writes (none: no limit), what is still queued is
-// left to a flusher too, so that a caller goes back to its own reply
-// (and its ctx) while others keep queueing.
-func (c *Conn) writeLocked(wait bool, passes int) {
-	for pass := 0; len(c.wbuf) > 0 && !c.cancelling; pass++ {
-		if passes > 0 && pass == passes {
-			c.wmu.Unlock()
-			go c.flushLoop()
-			return
-		}
-		if wait {
-			if c.writePassLocked() != nil {
-				break
-			}
-			continue
-		}
-		buf, from, to := c.swapBuffersLocked()
-		c.wmu.Unlock()
-		n, err := c.sock.writeNoWait(buf)
-		if err == nil && n < len(buf) {
-			// The rest waits for the socket: a flusher's, with the
-			// writer's role.
-			go c.flushRest(buf, n, from, to)
-			return
-		}
-		if err != nil {
-			c.writeFailed(n, from, err)
-		}
-		c.wmu.Lock()
-		c.spare = buf[:0]
-		if err != nil {
-			break
-		}
-		c.wroteLocked(to)
-	}
-	c.dropWriterLocked()
-	c.wmu.Unlock()
-}
-
-// writePassLocked writes the write buffer once, waiting for the socket,
-// as the writer: wmu is released during the write and held again after
-// it. A failure has been handled (writeFailed) when it returns.
-func (c *Conn) writePassLocked() error {
-	buf, from, to := c.swapBuffersLocked()
-	c.wmu.Unlock()
-	err := c.writeQueued(buf, 0, from)
-	c.wmu.Lock()
-	c.spare = buf[:0]
-	if err == nil {
-		c.wroteLocked(to)
-	}
-	return err
-}
-
-// callerPasses is how many writes a caller makes (see writeLocked): its
-// own bytes and what others queued meanwhile. Under load the buffer
-// refills during each write; in a benchmark of 40 goroutines on one Conn,
-// 5 % of the callers that wrote found more after the second write, 2 %
-// after the seventh.
-const callerPasses = 2
-
-// flushLoop writes the write buffer until it is empty, as the writer,
-// from a goroutine that waits for no reply.
-func (c *Conn) flushLoop() {
-	// Other requests are in flight: let the goroutines about to queue
-	// theirs do so first, so that one syscall writes them all.
-	runtime.Gosched()
-	c.wmu.Lock()
-	c.writeLocked(true, 0)
-}
-
-// flushRest writes buf[off:], the rest of a write a caller began (see
-// writeLocked), then the write buffer until it is empty, as the writer,
-// from a goroutine that waits for no reply.
-func (c *Conn) flushRest(buf []byte, off int, from, to uint64) {
-	err := c.writeQueued(buf, off, from)
-	c.wmu.Lock()
-	c.spare = buf[:0]
-	if err != nil {
-		c.dropWriterLocked()
-		c.wmu.Unlock()
-		return
-	}
-	c.wroteLocked(to)
-	c.writeLocked(true, 0)
-}
-
-// swapBuffersLocked takes the filled write buffer and leaves the spare one
-// to be appended to.
-//
-// It also returns the sequence numbers of the first request whose bytes
-// buf may hold (see writeQueued) and of the last (see wroteLocked).
-func (c *Conn) swapBuffersLocked() (buf []byte, from, to uint64) {
-	c.syncHolder = nil // its Sync is on its way
-	buf = c.wbuf
-	c.wbuf, c.spare = c.spare, nil
-	from = c.swappedSeq + 1
-	c.swappedSeq = c.seqNext
-	return buf, from, c.swappedSeq
-}
-
-// wroteLocked notes that the bytes of the requests up to to (see
-// swapBuffersLocked) have all reached the socket.
-func (c *Conn) wroteLocked(to uint64) {
-	c.writtenSeq = max(c.writtenSeq, to)
-}
-
-// writeQueued writes buf[off:], buf taken by swapBuffersLocked with from
-// and its first off bytes written already.
-func (c *Conn) writeQueued(buf []byte, off int, from uint64) error {
-	n, err := c.netConn.Write(buf[off:])
-	if err != nil {
-		c.writeFailed(off+n, from, err)
-	}
-	return err
-}
-
-// writeFailed handles a write of buf (see writeQueued) that failed with
-// err, n of its bytes written. When the socket took none of them, the
-// requests from from on were never sent, and their errors say so (see
-// errFor). When the server had closed the connection (EPIPE, ECONNRESET),
-// what it sent before is still to be read, often a FATAL that says why
-// and that nothing sent after it ran (pg_terminate_backend, a restart:
-// the session ended before the server read the statements written since):
-// while requests wait for replies, the request reading fails the
-// connection when it reaches the end of what the server sent, with that
-// cause (every later write fails the same way, taking nothing). Any other
-// failure closes the connection at once.
-func (c *Conn) writeFailed(n int, from uint64, err error) {
-	if n == 0 {
-		c.unsentFrom.CompareAndSwap(0, from)
-	}
-	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
-		c.wmu.Lock()
-		reading := c.tail != nil
-		c.wmu.Unlock()
-		if reading {
-			return
-		}
-	}
-	c.fail(err)
-}
-
 // errFor is the error req gets when the connection failed with err:
 // marked SafeToRetry when none of req's bytes reached the socket.
 func (c *Conn) errFor(req *request, err error) error {
-	if u := c.unsentFrom.Load(); req != nil && u != 0 && req.seq >= u && !SafeToRetry(err) {
+	if req != nil && c.writer.neverSent(req.seq) && !SafeToRetry(err) {
 		return notSent(err)
 	}
 	return err
-}
-
-// write writes buf to the socket; a failure closes the connection, and
-// every queued request then fails when it reads.
-func (c *Conn) write(buf []byte) error {
-	if _, err := c.netConn.Write(buf); err != nil {
-		c.fail(err)
-		return err
-	}
-	return nil
 }
 
 // exchange sends the messages build appends, waits for the reply's turn,

@@ -304,8 +304,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 	var req *request
 	err := c.gateLocked(ctx, owner)
 	if err == nil {
-		start := len(c.wbuf)
-		buf := c.appendClosesLocked(c.wbuf)
+		buf := c.appendClosesLocked(c.writer.buf())
 		var describes []*stmtDesc
 		uncached := owner.pathChanged()
 		for i, sql := range sqls {
@@ -338,7 +337,6 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 			describes = append(describes, sd)
 		}
 		if err != nil {
-			c.wbuf = c.wbuf[:start]
 			for _, sd := range describes {
 				c.stmts.remove(sd)
 			}
@@ -346,7 +344,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 				unpinLocked(sds)
 			}
 		} else if len(describes) > 0 {
-			c.wbuf = buf
+			c.writer.queue(buf)
 			c.closesQueuedLocked()
 			req = newRequest()
 			req.describes = describes
@@ -367,7 +365,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 		return nil, err
 	}
 	if req != nil {
-		c.flushLocked(req, ctx.Done() == nil)
+		c.writer.flushUnlock(req, ctx.Done() == nil)
 		if _, err := c.readReply(ctx, req, c.readDescribeReply); err != nil {
 			return fail(err) // whoever drains the reply completes the statements
 		}

@@ -273,7 +273,7 @@ func (c *Conn) drainAbandoned(req *request) {
 		c.netConn.SetReadDeadline(time.Time{})
 	}
 	if req.phase == drainCancel {
-		c.resumeWrites()
+		c.writer.resume()
 	}
 	c.handoff(req)
 }
@@ -297,7 +297,7 @@ func (c *Conn) drainTick(req *request) error {
 			break
 		}
 		c.wmu.Lock()
-		if req.seq > c.writtenSeq {
+		if !c.writer.sentLocked(req.seq) {
 			// Its statement has not all reached the server (a flusher is
 			// writing it): there is nothing to cancel yet, and holding
 			// writes (cancelHeld) would keep it from ever arriving.
@@ -326,7 +326,7 @@ func (c *Conn) drainTick(req *request) error {
 				break
 			}
 		}
-		c.cancelling = true // nothing more is written: see cancelHeld
+		c.writer.pauseLocked() // nothing more is written: see cancelHeld
 		c.wmu.Unlock()
 		c.cancelHeld(c.cancelTimeout())
 		req.phase, req.phaseAt = drainCancel, now.Add(c.cancelTimeout())
@@ -338,8 +338,9 @@ func (c *Conn) drainTick(req *request) error {
 }
 
 // cancelHeld sends a CancelRequest for the session while nothing is
-// written to the connection (the caller set c.cancelling), until the
-// drain has read the end of the canceled reply (resumeWrites): bytes
+// written to the connection (the caller paused the writer: see
+// writer.pauseLocked), until the drain has read the end of the canceled
+// reply (writer.resume): bytes
 // written before then would be statements the signal could hit. The
 // server signals a canceled backend twice (its pid and its process
 // group); the second signal may come after the first has ended the
@@ -351,17 +352,6 @@ func (c *Conn) cancelHeld(wait time.Duration) {
 	c.cancels.Add(1)
 	c.sendCancel(wait) // a failure leaves the drain's deadline to close the connection
 	c.cancels.Add(1)
-}
-
-// resumeWrites ends the hold on writes of cancelHeld.
-func (c *Conn) resumeWrites() {
-	c.wmu.Lock()
-	c.cancelling = false
-	if len(c.wbuf) > 0 && c.takeWriterLocked() {
-		go c.flushLoop()
-	}
-	c.flushIdle.Broadcast() // writers waiting for the cancel (see claimWriter)
-	c.wmu.Unlock()
 }
 
 // rollBackStranded queues a ROLLBACK of the transaction block the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"github.com/pgline/pgline/pgtype"
 )
@@ -65,107 +64,35 @@ func hasReaderArg(args []any) bool {
 // sendStreamed is send for messages holding ReaderArg values: this
 // goroutine becomes the connection's writer (after the flusher in progress,
 // if any), writes what was queued before, then its own messages with each
-// reader's bytes copied to the socket in place. Requests queued meanwhile
-// are written after it.
+// reader's bytes copied to the socket in place (see writer.streamUnlock).
+// Requests queued meanwhile are written after it.
 func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
 	}
 	c.wmu.Lock()
-	for {
-		if err := c.gateLocked(ctx, owner); err != nil {
-			c.wmu.Unlock()
-			return nil, notSent(err)
-		}
-		if c.takeWriterLocked() {
-			break
-		}
-		// Wait releases wmu: a transaction may take the connection
-		// meanwhile, so the gate is passed again.
-		c.flushIdle.Wait()
-	}
-	if c.closed.Load() {
-		c.dropWriterLocked()
-		c.wmu.Unlock()
-		return nil, notSent(c.closedErr())
-	}
-	start := len(c.wbuf)
-	var holes []hole
-	buf, err := build(c.appendClosesLocked(c.wbuf), &holes)
-	if err != nil {
-		c.wbuf = c.wbuf[:start]
-		c.dropWriterLocked()
+	if err := c.writer.awaitLocked(func() error { return c.gateLocked(ctx, owner) }); err != nil {
 		c.wmu.Unlock()
 		return nil, notSent(err)
 	}
+	if c.closed.Load() {
+		c.writer.dropLocked()
+		c.wmu.Unlock()
+		return nil, notSent(c.closedErr())
+	}
+	var holes []hole
+	buf, err := build(c.appendClosesLocked(c.writer.buf()), &holes)
+	if err != nil {
+		c.writer.dropLocked()
+		c.wmu.Unlock()
+		return nil, notSent(err)
+	}
+	c.writer.queue(buf)
 	c.closesQueuedLocked()
 	req := newRequest()
 	req.owner = owner
 	c.enqueueLocked(req)
-	c.wbuf, c.spare = c.spare[:0], nil
-	c.swappedSeq = c.seqNext // written here, piece by piece (not writeQueued)
-	to := c.swappedSeq
-	c.wmu.Unlock()
-
-	werr := c.writeWithStop(ctx, func() error { return c.writeWithHoles(buf, holes) })
-
-	c.wmu.Lock()
-	c.spare = buf[:0]
-	if werr == nil {
-		c.wroteLocked(to)
-	}
-	if werr == nil && len(c.wbuf) > 0 {
-		c.wmu.Unlock()
-		go c.flushLoop()
-	} else {
-		c.dropWriterLocked()
-		c.wmu.Unlock()
-	}
+	c.writer.streamUnlock(ctx, holes)
 	// On error the connection is closed: req fails when it reads.
 	return req, nil
-}
-
-// writeWithStop runs write, which writes to the socket in the caller's
-// goroutine, so that ctx's end stops it: a past write deadline makes the
-// write fail, and the connection with it (a message half written cannot
-// be finished), and the caller's read of its reply returns ctx's error.
-// A server that stops reading cannot keep the caller past its deadline.
-func (c *Conn) writeWithStop(ctx context.Context, write func() error) error {
-	if ctx.Done() == nil {
-		return write()
-	}
-	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		c.netConn.SetWriteDeadline(time.Unix(1, 0))
-		close(fired)
-	})
-	err := write()
-	if !stop() {
-		<-fired // the deadline is set: clear it for the writes after
-		if err == nil {
-			c.netConn.SetWriteDeadline(time.Time{})
-		}
-	}
-	return err
-}
-
-// writeWithHoles writes buf with each hole's reader bytes inserted at its
-// position.
-func (c *Conn) writeWithHoles(buf []byte, holes []hole) error {
-	prev := 0
-	for _, h := range holes {
-		if err := c.write(buf[prev:h.pos]); err != nil {
-			return err
-		}
-		n, err := io.CopyN(c.netConn, h.v.r, h.v.n)
-		if err != nil {
-			if n < h.v.n && (err == io.EOF || c.fatal.Load() == nil) {
-				err = fmt.Errorf("pgline: ReaderArg gave %d of its %d bytes: %w", n, h.v.n, err)
-			}
-			c.fail(err)
-			return err
-		}
-		prev = h.pos
-	}
-	return c.write(buf[prev:])
 }

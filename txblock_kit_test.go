@@ -86,11 +86,11 @@ func auditStrandConn(t *testing.T, extra ...string) *Conn {
 // in flight does; auditResumeWrites ends the hold.
 func auditHoldWrites(c *Conn) {
 	c.wmu.Lock()
-	c.cancelling = true
+	c.writer.pauseLocked()
 	c.wmu.Unlock()
 }
 
-func auditResumeWrites(c *Conn) { c.resumeWrites() }
+func auditResumeWrites(c *Conn) { c.writer.resume() }
 
 // auditQueued returns how many requests wait for their reply.
 func auditQueued(c *Conn) int {

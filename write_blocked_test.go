@@ -1,9 +1,9 @@
 package pgline
 
-// Writes the socket does not take (flushLocked, writeLocked, flushRest,
-// writeFailed): a server that stops reading, or reads slowly, cannot keep a
-// caller past its ctx's deadline, Close ends every blocked writer, and no
-// goroutine of the write path is left behind.
+// Writes the socket does not take (writer.flushUnlock, writeUnlock,
+// flushRest, writeFailed): a server that stops reading, or reads slowly,
+// cannot keep a caller past its ctx's deadline, Close ends every blocked
+// writer, and no goroutine of the write path is left behind.
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func writePathGoroutines() []string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		for _, fn := range []string{"(*Conn).flushLoop", "(*Conn).flushRest", "(*Conn).writeLocked", "(*Conn).drainAbandoned", "(*Conn).writeQueued"} {
+		for _, fn := range []string{"(*writer).flushLoop", "(*writer).flushRest", "(*writer).writeUnlock", "(*Conn).drainAbandoned", "(*writer).writeQueued"} {
 			if strings.Contains(g, fn) {
 				out = append(out, g)
 				break
@@ -226,7 +226,7 @@ func TestWriteCloseWhileFlusherBlocked(t *testing.T) {
 			flushing := false
 			for wait := time.Now(); !flushing && time.Since(wait) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
 				c.wmu.Lock()
-				flushing = c.flushing && len(c.wbuf) > 0
+				flushing = c.writer.taken && len(c.writer.wbuf) > 0
 				c.wmu.Unlock()
 			}
 			if !flushing {
@@ -335,7 +335,7 @@ func TestWriteFullSocketKeepsDeadline(t *testing.T) {
 			}()
 			for queued := false; !queued; time.Sleep(time.Millisecond) {
 				c.wmu.Lock()
-				queued = c.tail != nil && !c.flushing && len(c.wbuf) == 0
+				queued = c.tail != nil && !c.writer.taken && len(c.writer.wbuf) == 0
 				c.wmu.Unlock()
 			}
 			time.Sleep(50 * time.Millisecond) // the sleep has started on the server

@@ -1,10 +1,11 @@
 package pgline
 
-// The writer role handed over between callers (flushLocked/overdueLocked:
-// a writer that yields, a caller that takes its role over): many goroutines
-// share one Conn, each checking the echo of its own unique value, so that a
-// reply delivered to the wrong caller, a statement lost, doubled or
-// reordered, or bytes of two writers interleaved shows. These are storms.
+// The writer role handed over between callers (writer.flushUnlock and
+// overdueLocked: a writer that yields, a caller that takes its role over):
+// many goroutines share one Conn, each checking the echo of its own unique
+// value, so that a reply delivered to the wrong caller, a statement lost,
+// doubled or reordered, or bytes of two writers interleaved shows. These
+// are storms.
 
 import (
 	"bytes"
@@ -22,11 +23,11 @@ import (
 	"time"
 )
 
-// writerTakeovers reads c.takeovers under wmu.
+// writerTakeovers reads c.writer.takeovers under wmu.
 func writerTakeovers(c *Conn) uint64 {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.takeovers
+	return c.writer.takeovers
 }
 
 // waitWriterIdle waits for the connection to go idle and checks the
@@ -36,13 +37,13 @@ func waitWriterIdle(t *testing.T, c *Conn) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		c.wmu.Lock()
-		q, f, y, tail, w := c.queued, c.flushing, c.yielding, c.tail, len(c.wbuf)
+		q, f, y, tail, w := c.queued, c.writer.taken, c.writer.yielding, c.tail, len(c.writer.wbuf)
 		c.wmu.Unlock()
 		if q == 0 && !f && !y && tail == nil && w == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("not idle: queued %d, flushing %v, yielding %v, tail %v, wbuf %d", q, f, y, tail != nil, w)
+			t.Errorf("not idle: queued %d, writer taken %v, yielding %v, tail %v, wbuf %d", q, f, y, tail != nil, w)
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -218,7 +219,7 @@ func TestWriterTakeoverPartialWrites(t *testing.T) {
 
 // TestWriterTakeoverShortCtx: echo goroutines mixed with goroutines whose
 // ctx ends after a random few microseconds (abandoned requests drained by
-// others, cancels held with c.cancelling). Every answer that arrives must
+// others, cancels held with writer.pauseLocked). Every answer that arrives must
 // be the caller's own; a ctx error must come within a bound of its
 // deadline; the connection must stay usable.
 func TestWriterTakeoverShortCtx(t *testing.T) {
@@ -349,7 +350,7 @@ func TestWriterTakeoverExactlyOnce(t *testing.T) {
 
 // TestWriterTakeoverCancelStorm: takeovers under cancels: pg_cancel_backend
 // from another session and abandoned heads whose drain holds writes with a
-// CancelRequest (c.cancelling), while echo goroutines take the yielding
+// CancelRequest (writer.pauseLocked), while echo goroutines take the yielding
 // writer's role over. A caller may get 57014 or its ctx's error, never
 // another caller's value; the connection must stay in sync.
 func TestWriterTakeoverCancelStorm(t *testing.T) {
@@ -429,7 +430,7 @@ func TestWriterTakeoverCancelStorm(t *testing.T) {
 
 // TestWriterTakeoverMixedWriters: takeovers with everything else that
 // writes or waits for the writer's role on the same Conn: CopyFrom
-// (claimWriter), a streamed ReaderArg (sendStreamed), Batch, transactions,
+// (writer.claim), a streamed ReaderArg (sendStreamed), Batch, transactions,
 // and WaitForNotification, while echo goroutines keep the writer yielding
 // and callers taking its role over.
 func TestWriterTakeoverMixedWriters(t *testing.T) {

@@ -5,7 +5,7 @@ package pgline
 import "net"
 
 // sockWriter cannot write without waiting here: writes that must not wait
-// are left to a flusher goroutine (see writeLocked).
+// are left to a flusher goroutine (see writer.writeUnlock).
 type sockWriter struct{}
 
 func newSockWriter(net.Conn) sockWriter { return sockWriter{} }

@@ -12,7 +12,7 @@ import (
 type sockWriter struct {
 	rc      syscall.RawConn // nil: it cannot
 	network string
-	op      *noWaitWrite // reused: one writer at a time (Conn.flushing)
+	op      *noWaitWrite // reused: one writer at a time (the writer's role, see writer)
 }
 
 // noWaitWrite is a write in progress, its func made once so that passing
