@@ -54,23 +54,6 @@ func auditBouncerConn(t *testing.T, b *pgtest.PgBouncer, extra ...string) *Conn 
 	return c
 }
 
-// auditWaitActive waits (up to 5 s) until a backend runs a statement
-// containing frag, and returns its pid.
-func auditWaitActive(t *testing.T, admin *Conn, frag string) int {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		var pid int
-		err := admin.QueryRow(testCtx(t), "SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%'||$1||'%' AND pid <> pg_backend_pid() LIMIT 1", frag).Scan(&pid)
-		if err == nil {
-			return pid
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no backend runs %q", frag)
-	return 0
-}
-
 // auditQTTable creates table afresh, straight on the server.
 func auditQTTable(t *testing.T, admin *Conn, table string) {
 	t.Helper()

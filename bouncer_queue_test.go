@@ -123,7 +123,7 @@ func TestBouncerQueue_DeadlinesKept(t *testing.T) {
 	}
 	// The head's INSERT, given up in the queue, ran once the pool freed
 	// (its error is its ctx's, not SafeToRetry).
-	t.Logf("rows with id 1: %d", tableCount(t, admin, "pgbouncer_q WHERE id = 1"))
+	t.Logf("rows with id 1: %d", rowCount(t, admin, "pgbouncer_q WHERE id = 1"))
 }
 
 // TestBouncerQueryTimeout_HeadNotSafeToRetry: a slow INSERT (simple
@@ -153,7 +153,7 @@ func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 				t.Skip("query_timeout did not strike")
 			}
 			time.Sleep(time.Until(start.Add(2 * time.Second)))
-			if n := tableCount(t, admin, "pgbouncer_qth"); SafeToRetry(err) && n != 0 {
+			if n := rowCount(t, admin, "pgbouncer_qth"); SafeToRetry(err) && n != 0 {
 				t.Fatalf("error %v is SafeToRetry (nothing reached the server), yet the INSERT committed (%d row)", err, n)
 			}
 		})
@@ -178,7 +178,7 @@ func TestBouncerQueryTimeout_PoolRunsOnce(t *testing.T) {
 	tag, err := p.Exec(ctx, "INSERT INTO pgbouncer_qtp SELECT $1 FROM pg_sleep(1.6)", 1)
 	elapsed := time.Since(start)
 	time.Sleep(700 * time.Millisecond) // the last run's backend finishes
-	n := tableCount(t, admin, "pgbouncer_qtp")
+	n := rowCount(t, admin, "pgbouncer_qtp")
 	t.Logf("after %v: %q %v; rows %d", elapsed.Round(time.Millisecond), tag, err, n)
 	if n > 1 {
 		t.Fatalf("one Pool.Exec of one INSERT committed %d rows (err %v)", n, err)
@@ -213,7 +213,7 @@ func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 		t.Skip("query_timeout did not strike")
 	}
 	time.Sleep(time.Until(start.Add(2200 * time.Millisecond)))
-	n := tableCount(t, admin, "pgbouncer_qtb")
+	n := rowCount(t, admin, "pgbouncer_qtb")
 	if SafeToRetry(err1) && n != 0 {
 		t.Errorf("the batched INSERT's error is SafeToRetry, yet it ran (%d row): %v", n, err1)
 	}
@@ -238,7 +238,7 @@ func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 	}()
 	wg.Wait()
 	time.Sleep(time.Until(start.Add(2200 * time.Millisecond)))
-	n = tableCount(t, admin, "pgbouncer_qtb")
+	n = rowCount(t, admin, "pgbouncer_qtb")
 	t.Logf("two goroutines: insert: %v (SafeToRetry %v); rows %d", errIns, SafeToRetry(errIns), n)
 	if SafeToRetry(errIns) && n != 0 {
 		t.Fatalf("the pipelined INSERT's error is SafeToRetry, yet it ran (%d row): %v", n, errIns)

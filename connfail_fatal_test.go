@@ -46,7 +46,7 @@ func TestFatalIdleSessionSafeToRetry(t *testing.T) {
 			t.Errorf("after idle_session_timeout: %v, SafeToRetry=%v; want SafeToRetry", err, SafeToRetry(err))
 		}
 	})
-	if n := tableCount(t, admin, "audit_today_fatal"); n != 0 {
+	if n := rowCount(t, admin, "audit_today_fatal"); n != 0 {
 		t.Errorf("%d rows: a statement reported SafeToRetry ran", n)
 	}
 }
@@ -147,8 +147,8 @@ func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 		t.Errorf("Pool.Exec failed on query_wait_timeout although the statement never reached a server and a retry would have run it: %v", err)
 	}
 	time.Sleep(1600 * time.Millisecond)
-	t.Logf("rows id=1: %d, id=2: %d", tableCount(t, admin, "audit_today_qwt WHERE id = 1"), tableCount(t, admin, "audit_today_qwt WHERE id = 2"))
-	if n := tableCount(t, admin, "audit_today_qwt WHERE id = 1"); n != 0 {
+	t.Logf("rows id=1: %d, id=2: %d", rowCount(t, admin, "audit_today_qwt WHERE id = 1"), rowCount(t, admin, "audit_today_qwt WHERE id = 2"))
+	if n := rowCount(t, admin, "audit_today_qwt WHERE id = 1"); n != 0 {
 		t.Errorf("the query_wait_timeout statement ran (%d rows)", n)
 	}
 }
@@ -173,7 +173,7 @@ func TestFatalBouncerClientIdleTimeout(t *testing.T) {
 		t.Logf("PgError: severity=%s code=%s msg=%q routine=%q", pe.Severity, pe.Code, pe.Message, pe.Routine)
 	}
 	t.Logf("err: %v", err)
-	if n := tableCount(t, admin, "audit_today_cit"); n != 0 {
+	if n := rowCount(t, admin, "audit_today_cit"); n != 0 {
 		t.Fatalf("ran: %d", n)
 	}
 	if err == nil || !SafeToRetry(err) {
@@ -205,12 +205,15 @@ func TestFatalAfterInnerCommitNotRetried(t *testing.T) {
 		c := auditConn(t)
 		done := make(chan error, 1)
 		go func() { _, err := c.Exec(ctx, sql, args...); done <- err }()
-		pid := auditWaitActive(t, admin, "audit_inner")
+		pid := waitActivity(t, admin, 5*time.Second, "state = 'active' AND query LIKE '%'||$1||'%'", "audit_inner")
+		if pid == 0 {
+			t.Fatal("no backend runs the statement")
+		}
 		if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
 			t.Fatal(err)
 		}
 		err := <-done
-		n := tableCount(t, admin, "audit_today_inner")
+		n := rowCount(t, admin, "audit_today_inner")
 		t.Logf("Conn: err=%v SafeToRetry=%v rows=%d", err, SafeToRetry(err), n)
 		if n == 1 && SafeToRetry(err) {
 			t.Errorf("the statement committed a row, yet its error is SafeToRetry: %v", err)
@@ -225,12 +228,15 @@ func TestFatalAfterInnerCommitNotRetried(t *testing.T) {
 		defer pool.Close()
 		var killed atomic.Bool
 		go func() {
-			pid := auditWaitActive(t, admin, "audit_inner")
+			pid := waitActivity(t, admin, 5*time.Second, "state = 'active' AND query LIKE '%'||$1||'%'", "audit_inner")
+			if pid == 0 {
+				t.Error("no backend runs the statement")
+			}
 			admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid)
 			killed.Store(true)
 		}()
 		_, err = pool.Exec(ctx, sql, args...)
-		n = tableCount(t, admin, "audit_today_inner")
+		n = rowCount(t, admin, "audit_today_inner")
 		t.Logf("Pool: err=%v rows=%d", err, n)
 		if n > 1 {
 			t.Errorf("Pool.Exec ran the statement %d times (its first run was ended by a FATAL after it committed)", n)

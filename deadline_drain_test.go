@@ -26,26 +26,6 @@ func auditConn(t *testing.T, extra ...string) *Conn {
 	return c
 }
 
-// waitRunning waits until the backend pid runs a statement containing
-// frag (pg_stat_activity), up to 5 s.
-func waitRunning(t *testing.T, admin *Conn, pid uint32, frag string) bool {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		var n int
-		err := admin.QueryRow(testCtx(t), "SELECT count(*)::int FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND query LIKE '%' || $2 || '%'", int(pid), frag).Scan(&n)
-		if err != nil {
-			t.Logf("waitRunning: %v", err)
-			return false
-		}
-		if n > 0 {
-			return true
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return false
-}
-
 // auditTable makes a fresh table name (id serial, k text) for the tests
 // that count committed effects.
 func auditTable(t *testing.T, c *Conn, name string) {
@@ -77,10 +57,7 @@ func startAbandoned(t *testing.T, c *Conn) chan error {
 // group), and then B failed (bErr): a DO block is never sent again.
 func checkCommittedOnce(t *testing.T, c *Conn, table string, bErr error) {
 	t.Helper()
-	var n int
-	if err := c.QueryRow(testCtx(t), "SELECT count(*)::int FROM "+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	n := rowCount(t, c, table)
 	t.Logf("rows committed by B: %d", n)
 	if n > 1 || n == 0 && bErr == nil {
 		t.Errorf("B's committed INSERT ran %d times, B's error %v", n, bErr)
@@ -292,7 +269,7 @@ func TestDrainNoCancelAfterServerEnded(t *testing.T) {
 					bDone <- r
 				}()
 				// wait until B runs on the server: A has ended there
-				ok := waitRunning(t, admin, c.PID(), "generate_series(1, 3)")
+				ok := waitActivity(t, admin, 5*time.Second, runningLike, int(c.PID()), "generate_series(1, 3)") != 0
 				if !ok {
 					t.Logf("B never ran while A held the head (A's output did not fit the socket buffers)")
 				}
@@ -347,7 +324,7 @@ func TestDrainLateCancelDOBlockNotResent(t *testing.T) {
 		bDone <- err
 	}()
 	t.Logf("A: %v", <-aDone)
-	if !waitRunning(t, admin, c.PID(), "audit_do2") {
+	if waitActivity(t, admin, 5*time.Second, runningLike, int(c.PID()), "audit_do2") == 0 {
 		t.Fatal("B not running")
 	}
 	time.Sleep(100 * time.Millisecond)

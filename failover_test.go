@@ -589,20 +589,16 @@ func head[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 // come back to before, and prints every stack when it does not.
 func checkNoGoroutinesLeft(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		now := runtime.NumGoroutine()
-		if now <= before {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Errorf("%d goroutines after the pools closed, %d before:\n%s", now, before, buf)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	var now int
+	if waitFor(t, 2*time.Second, func() (bool, error) {
+		now = runtime.NumGoroutine()
+		return now <= before, nil
+	}) {
+		return
 	}
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	t.Errorf("%d goroutines after the pools closed, %d before:\n%s", now, before, buf)
 }
 
 // TestPoolRestartNoSafeToRetryErrors restarts the server under a Pool

@@ -286,7 +286,7 @@ func TestRawTxSavepointRecovers(t *testing.T) {
 	}
 	_, errTo := c.Exec(ctx, "ROLLBACK TO SAVEPOINT s")
 	tag, errCommit := c.Exec(ctx, "COMMIT")
-	n := tableCount(t, c, tbl)
+	n := rowCount(t, c, tbl)
 	t.Logf("ROLLBACK TO SAVEPOINT: %v; COMMIT: %q %v; rows committed %d", errTo, tag, errCommit, n)
 	if errTo != nil || n != 1 {
 		t.Errorf("libpq semantics broken: ROLLBACK TO SAVEPOINT s: %v; rows committed %d, want 1", errTo, n)
@@ -310,7 +310,7 @@ func TestRawTxSavepointTypo(t *testing.T) {
 	t.Logf("typo: %v (TxStatus %c)", err, c.TxStatus())
 	_, errTo := c.Exec(ctx, "ROLLBACK TO SAVEPOINT s")
 	_, errCommit := c.Exec(ctx, "COMMIT")
-	n := tableCount(t, c, tbl)
+	n := rowCount(t, c, tbl)
 	t.Logf("ROLLBACK TO SAVEPOINT: %v; COMMIT: %v; rows committed %d", errTo, errCommit, n)
 	if errTo != nil || n != 1 {
 		t.Errorf("libpq semantics broken: ROLLBACK TO SAVEPOINT s: %v; rows committed %d, want 1", errTo, n)

@@ -75,7 +75,7 @@ func TestRefusedBatchWithTxControl(t *testing.T) {
 			errs := auditRefuse(t, c, nil, auditBatchStep(c, tc.name, tc.all, build))
 			if errs[0] != nil {
 				t.Errorf("batch: %v", errs[0])
-			} else if n := auditCount(t, admin, tbl, 1); n != tc.rows {
+			} else if n := rowCount(t, admin, tbl+" WHERE k = $1", 1); n != tc.rows {
 				t.Errorf("%d rows, want %d", n, tc.rows)
 			}
 			wantUsable(t, ctx, c)
@@ -415,7 +415,7 @@ func TestRefusedBatchCtxEndsInResend(t *testing.T) {
 	}
 	wantUsable(t, ctx, c)
 	for k := int64(1); k <= 2; k++ {
-		if n := auditCount(t, admin, tbl, k); n > 1 {
+		if n := rowCount(t, admin, tbl+" WHERE k = $1", k); n > 1 {
 			t.Errorf("row %d: %d times", k, n)
 		}
 	}

@@ -49,7 +49,7 @@ func TestCommitDeferredConstraintFails(t *testing.T) {
 		if SafeToRetry(err) {
 			t.Fatalf("Commit error SafeToRetry")
 		}
-		if n := tableCount(t, connect(t, srv.DSN()), tbl); n != 0 {
+		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 0 {
 			t.Fatalf("%d rows after failed commit", n)
 		}
 		if c.TxStatus() != 'I' {
@@ -59,7 +59,7 @@ func TestCommitDeferredConstraintFails(t *testing.T) {
 		if _, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (7)"); err != nil {
 			t.Fatal(err)
 		}
-		if n := tableCount(t, connect(t, srv.DSN()), tbl); n != 1 {
+		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 1 {
 			t.Fatalf("%d rows after autocommit insert", n)
 		}
 		c.Exec(ctx, "DELETE FROM "+tbl)
@@ -72,7 +72,7 @@ func TestCommitDeferredConstraintFails(t *testing.T) {
 	if err == nil {
 		t.Fatal("BeginFunc succeeded with a deferred violation")
 	}
-	if n := tableCount(t, connect(t, srv.DSN()), tbl); n != 0 {
+	if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 0 {
 		t.Fatalf("%d rows after failed BeginFunc", n)
 	}
 }
@@ -279,7 +279,7 @@ func TestCommitAfterFailureRollsBack(t *testing.T) {
 		if !errors.Is(err, ErrTxRolledBack) {
 			t.Errorf("case %d: Commit = %v, want ErrTxRolledBack", i, err)
 		}
-		if n := tableCount(t, connect(t, srv.DSN()), tbl); n != 0 {
+		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 0 {
 			t.Fatalf("case %d: %d rows", i, n)
 		}
 	}
@@ -346,7 +346,7 @@ func TestCommitAfterCtxEndsMidTx(t *testing.T) {
 		if n1 != 0 || n2 != 0 || n100 != 1 {
 			t.Errorf("round %d: rows 1:%d 2:%d 100:%d", round, n1, n2, n100)
 		}
-		if n := tableCount(t, connect(t, srv.DSN()), tbl); n != int64(n1+n2+n100) {
+		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != int64(n1+n2+n100) {
 			t.Errorf("round %d: other session sees %d rows (uncommitted state?)", round, n)
 		}
 	}

@@ -71,7 +71,7 @@ func TestDetachedRollbackThenBegin(t *testing.T) {
 			t.Errorf("%d: TxStatus after Rollback: %c", i, s)
 		}
 	}
-	if n := tableCount(t, c, tbl); n != 0 {
+	if n := rowCount(t, c, tbl); n != 0 {
 		t.Errorf("%d rows committed, want 0", n)
 	}
 	wantUsable(t, ctx, c)
@@ -110,7 +110,7 @@ func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := tableCount(t, c, tbl); n != 0 {
+	if n := rowCount(t, c, tbl); n != 0 {
 		t.Errorf("%d rows committed, want 0", n)
 	}
 }
