@@ -9,89 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// freezeProxy forwards TCP connections to the test server until
-// frozen; then it stops forwarding in both directions without closing
-// anything (a network partition, or a server that stopped answering).
-type freezeProxy struct {
-	ln     net.Listener
-	frozen atomic.Bool
-	mu     sync.Mutex
-	conns  []net.Conn
-}
-
-// newFreezeProxy starts a freezeProxy to the test server, closed when the
-// test ends.
-func newFreezeProxy(t *testing.T) *freezeProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := &freezeProxy{ln: ln}
-	target := net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port))
-	pump := func(dst, src net.Conn) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			for px.frozen.Load() {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if n > 0 {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		dst.Close()
-		src.Close()
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			px.mu.Lock()
-			px.conns = append(px.conns, c, s)
-			px.mu.Unlock()
-			go pump(s, c)
-			go pump(c, s)
-		}
-	}()
-	t.Cleanup(func() {
-		px.frozen.Store(false)
-		ln.Close()
-		px.mu.Lock()
-		for _, c := range px.conns {
-			c.Close()
-		}
-		px.mu.Unlock()
-	})
-	return px
-}
-
-func (px *freezeProxy) dsn() string {
-	p := px.ln.Addr().(*net.TCPAddr).Port
-	d := srv.DSN("host=127.0.0.1", "port="+strconv.Itoa(p), "sslmode=disable")
-	return d
-}
 
 // TestBeginFuncRollbackKeepsDeadline: BeginFunc's rollback, after fn
 // returns an error or panics, is made with context.WithoutCancel(ctx).
@@ -102,8 +25,8 @@ func (px *freezeProxy) dsn() string {
 func TestBeginFuncRollbackKeepsDeadline(t *testing.T) {
 	for _, how := range []string{"error", "panic", "Tx.Rollback"} {
 		t.Run(how, func(t *testing.T) {
-			px := newFreezeProxy(t)
-			c, err := Connect(testCtx(t), px.dsn())
+			px := newTestProxy(t, srv.Addr, nil)
+			c, err := Connect(testCtx(t), srv.DSN("host=127.0.0.1", "port="+px.port(), "sslmode=disable"))
 			if err != nil {
 				if strings.Contains(err.Error(), "pg_hba") || strings.Contains(err.Error(), "SSL") {
 					t.Skipf("connect through the proxy: %v", err)
