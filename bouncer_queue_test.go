@@ -32,12 +32,12 @@ import (
 // holder commits, a caller without deadline gets its own answer and the
 // Conn is usable.
 func TestBouncerQueue_DeadlinesKept(t *testing.T) {
-	b := startAuditBouncer(t, "transaction")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "pgbouncer_q")
-	holder := auditBouncerConn(t, b)
-	c := auditBouncerConn(t, b, "cancel_timeout=3s")
+	freshIDTable(t, admin, "pgbouncer_q")
+	holder := bouncerConn(t, b)
+	c := bouncerConn(t, b, "cancel_timeout=3s")
 
 	// Descriptions cached first (describe mode behind a pooler): the runs
 	// themselves wait in PgBouncer's queue, not their describes.
@@ -132,8 +132,8 @@ func TestBouncerQueue_DeadlinesKept(t *testing.T) {
 // finishes it and the row is committed.
 func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	b := startAuditBouncer(t, "transaction", "query_timeout = 1")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction", "query_timeout = 1")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	for _, tc := range []struct {
 		name string
@@ -144,8 +144,8 @@ func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 		{"extended", "INSERT INTO pgbouncer_qth SELECT $1 FROM pg_sleep(1.6)", []any{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			auditQTTable(t, admin, "pgbouncer_qth")
-			c := auditBouncerConn(t, b)
+			freshIDTable(t, admin, "pgbouncer_qth")
+			c := bouncerConn(t, b)
 			start := time.Now()
 			_, err := c.Exec(ctx, tc.sql, tc.args...)
 			t.Logf("after %v: %v (SafeToRetry %v)", time.Since(start).Round(time.Millisecond), err, SafeToRetry(err))
@@ -165,10 +165,10 @@ func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 // call of Exec runs its INSERT several times (and still fails).
 func TestBouncerQueryTimeout_PoolRunsOnce(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	b := startAuditBouncer(t, "transaction", "query_timeout = 1", "default_pool_size = 2")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction", "query_timeout = 1", "default_pool_size = 2")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "pgbouncer_qtp")
+	freshIDTable(t, admin, "pgbouncer_qtp")
 	p, err := NewPool(ctx, b.DSN("pool_max_conns=1"))
 	if err != nil {
 		t.Fatal(err)
@@ -191,11 +191,11 @@ func TestBouncerQueryTimeout_PoolRunsOnce(t *testing.T) {
 // says it was never sent.
 func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	b := startAuditBouncer(t, "transaction", "query_timeout = 1")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction", "query_timeout = 1")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "pgbouncer_qtb")
-	c := auditBouncerConn(t, b)
+	freshIDTable(t, admin, "pgbouncer_qtb")
+	c := bouncerConn(t, b)
 
 	// Two callers of one Conn: the second queued while the first's bytes
 	// are still unwritten goes in the same write (often, with its Sync
@@ -219,8 +219,8 @@ func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 	}
 
 	// The same with two goroutines sharing the Conn.
-	auditQTTable(t, admin, "pgbouncer_qtb")
-	c2 := auditBouncerConn(t, b)
+	freshIDTable(t, admin, "pgbouncer_qtb")
+	c2 := bouncerConn(t, b)
 	var wg sync.WaitGroup
 	var errIns error
 	wg.Add(2)

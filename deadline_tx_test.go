@@ -82,14 +82,14 @@ func TestBeginFuncRollbackKeepsDeadline(t *testing.T) {
 func TestTxDoomedStatementNotCommitted(t *testing.T) {
 	for _, when := range []string{"queued", "running", "rowsmid"} {
 		t.Run(when, func(t *testing.T) {
-			c := auditConn(t)
+			c := connect(t, srv.DSN())
 			ctx := testCtx(t)
-			auditTable(t, c, "audit_tx")
+			effectsTable(t, c, "deadline_tx")
 			tx, err := c.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tx.Exec(ctx, "INSERT INTO audit_tx(id) VALUES (1)"); err != nil {
+			if _, err := tx.Exec(ctx, "INSERT INTO deadline_tx(id) VALUES (1)"); err != nil {
 				t.Fatal(err)
 			}
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -98,12 +98,12 @@ func TestTxDoomedStatementNotCommitted(t *testing.T) {
 			case "queued":
 				go tx.Exec(ctx, "SELECT pg_sleep(0.1)")
 				time.Sleep(5 * time.Millisecond)
-				_, err = tx.Exec(sctx, "INSERT INTO audit_tx(id) VALUES (2)")
+				_, err = tx.Exec(sctx, "INSERT INTO deadline_tx(id) VALUES (2)")
 			case "running":
-				_, err = tx.Exec(sctx, "INSERT INTO audit_tx(id) SELECT 2 FROM pg_sleep(0.1)")
+				_, err = tx.Exec(sctx, "INSERT INTO deadline_tx(id) SELECT 2 FROM pg_sleep(0.1)")
 			case "rowsmid":
 				var rows *Rows
-				rows, err = tx.Query(sctx, "INSERT INTO audit_tx(id) SELECT 2 RETURNING id, pg_sleep(0.1)")
+				rows, err = tx.Query(sctx, "INSERT INTO deadline_tx(id) SELECT 2 RETURNING id, pg_sleep(0.1)")
 				if err == nil {
 					<-sctx.Done()
 					rows.Close()
@@ -124,7 +124,7 @@ func TestTxDoomedStatementNotCommitted(t *testing.T) {
 			t.Logf("Commit: %v", cerr)
 			t.Logf("other: %v", <-other)
 			var n int
-			c.QueryRow(ctx, "SELECT count(*)::int FROM audit_tx").Scan(&n)
+			c.QueryRow(ctx, "SELECT count(*)::int FROM deadline_tx").Scan(&n)
 			t.Logf("rows: %d", n)
 			if err != nil && cerr == nil && n > 0 {
 				t.Errorf("Commit committed although a statement's caller got %v", err)
@@ -145,7 +145,7 @@ func TestTxShortCtxCommitOutcome(t *testing.T) {
 			c := connect(t, srv.DSN(dsn, "cancel_grace=1ms"))
 			other := connect(t, srv.DSN())
 			ctx := testCtx(t)
-			tbl := fmt.Sprintf("audit_takeover_tx_%d", time.Now().UnixNano())
+			tbl := fmt.Sprintf("takeover_tx_%d", time.Now().UnixNano())
 			if _, err := other.Exec(ctx, "CREATE TABLE "+tbl+" (k int8 PRIMARY KEY)"); err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/pgline/pgline/pgtest"
 )
 
-// TestPoolSilentHostRecovers (from an outside audit): host 0 is a proxy in front of a
+// TestPoolSilentHostRecovers: host 0 is a proxy in front of a
 // standby that first accepts TCP and never answers, then (after 7s, the
 // host found down meanwhile) forwards new connections to the standby,
 // leaving the first ones hung. The host's role check then succeeds and

@@ -45,7 +45,7 @@ func TestStatementCacheClosesWhatItForgets(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode=prepare")
+			c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 			ctx := testCtx(t)
 			for round := range 300 {
 				if err := tc.round(ctx, c); err != nil {
@@ -73,7 +73,7 @@ func TestStatementCacheClosesWhatItForgets(t *testing.T) {
 func TestStatementCacheDeallocateAllStillPrepares(t *testing.T) {
 	for _, stmt := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
 		t.Run(stmt, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode=prepare")
+			c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 			ctx := testCtx(t)
 			run := func(q interface {
 				QueryRow(context.Context, string, ...any) *Row
@@ -126,7 +126,7 @@ func TestStatementCacheDeallocateAllStillPrepares(t *testing.T) {
 // which the block's failure then aborts; the ROLLBACK ends the block and
 // the statements run again after it.
 func TestStatementCacheCloseInAbortedBlock(t *testing.T) {
-	c := auditConn(t, "statement_cache_mode=prepare")
+	c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 	ctx := testCtx(t)
 	var v int32
 	for k := range 3 {

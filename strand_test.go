@@ -90,7 +90,7 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 			}
 			stop := make(chan struct{})
 			storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-			l := newAuditLoad(t, time.Second, 10)
+			l := newLoopLoad(t, time.Second, 10)
 			var seq, oks, canceled atomic.Int64
 			l.spawn(40, func() {
 				v := seq.Add(1)
@@ -161,7 +161,7 @@ func TestCancelStormTxEnd(t *testing.T) {
 	c := connect(t, srv.DSN())
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-	l := newAuditLoad(t, time.Second, 10)
+	l := newLoopLoad(t, time.Second, 10)
 	var seq, oks, txs atomic.Int64
 	is := isCode
 	l.spawn(20, func() {
@@ -232,12 +232,12 @@ func TestStrandRawRollbackBeforeBegin(t *testing.T) {
 		_, err := c.Exec(ctx, "BEGIN; SELECT pg_sleep(0.3); SELECT 1/0; COMMIT")
 		strand <- err
 	}()
-	auditWaitQueued(t, c, 1)
+	waitQueued(t, c, 1)
 	go func() {
 		_, err := c.Exec(ctx, "ROLLBACK")
 		raw <- err
 	}()
-	auditWaitQueued(t, c, 2)
+	waitQueued(t, c, 2)
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

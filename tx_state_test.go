@@ -12,8 +12,7 @@ import (
 
 // Transactions whose ending statement never reached the server, or whose
 // BEGIN was abandoned, must not leave the connection inside a transaction
-// for the goroutines that use it next (found by an audit of concurrent
-// use).
+// for the goroutines that use it next.
 
 // TestRollbackWithEndedCtxEndsTx: a deferred Rollback(ctx) after ctx timed
 // out used to release the Conn with the transaction still open; every

@@ -136,7 +136,7 @@ func TestTxOutsidersCtxEndsStorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id bigint, who text)")
+	tbl := testTable(t, ctx, c, "(id bigint, who text)")
 	var next atomic.Int64
 	var mu sync.Mutex
 	outOK := map[int64]bool{}

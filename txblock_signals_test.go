@@ -38,21 +38,21 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 				ctx := testCtx(t)
 				c := connect(t, srv.DSN(mode, "cancel_grace=1ms"))
 				admin := connect(t, srv.DSN())
-				tbl := fmt.Sprintf("audit_strand_once_%d", time.Now().UnixNano())
+				tbl := fmt.Sprintf("strand_once_%d", time.Now().UnixNano())
 				if _, err := admin.Exec(ctx, "CREATE TABLE "+tbl+" (k int8)"); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { admin.Exec(context.Background(), "DROP TABLE "+tbl) })
 				if listen {
 					// Before the storm, which would cancel the LISTEN too.
-					if err := c.Listen(ctx, "audit_strand_once"); err != nil {
+					if err := c.Listen(ctx, "strand_once"); err != nil {
 						t.Fatal(err)
 					}
 				}
 				stop := make(chan struct{})
 				storm := cancelStorm(t, ctx, c.PID(), 400*time.Microsecond, stop)
-				o := newAuditStrandOutcomes()
-				l := newAuditLoad(t, 600*time.Millisecond, 10)
+				o := newInsertOutcomes()
+				l := newLoopLoad(t, 600*time.Millisecond, 10)
 				var seq atomic.Int64
 				var kind atomic.Int64
 				if listen {
@@ -114,11 +114,11 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 func TestStrandSignalsCommitCtx(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN("cancel_grace=1ms"))
-	tbl, admin := auditStrandTable(t, "txctx")
+	tbl, admin := strandTable(t, "txctx")
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-	o := newAuditStrandOutcomes()
-	l := newAuditLoad(t, time.Second, 10)
+	o := newInsertOutcomes()
+	l := newLoopLoad(t, time.Second, 10)
 	var seq atomic.Int64
 	l.spawn(15, func() {
 		v := seq.Add(1)
@@ -174,12 +174,12 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
-	tbl, admin := auditStrandTable(t, "nested")
+	tbl, admin := strandTable(t, "nested")
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
 	var mu sync.Mutex
 	want := map[int64]bool{} // key -> must exist
-	l := newAuditLoad(t, time.Second, 10)
+	l := newLoopLoad(t, time.Second, 10)
 	var seq atomic.Int64
 	l.spawn(10, func() {
 		v := seq.Add(1)
@@ -234,7 +234,7 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 	storm.Wait()
 	wantUsable(t, ctx, c)
 	have := map[int64]bool{}
-	for _, k := range auditRows(t, admin, tbl) {
+	for _, k := range kValues(t, admin, tbl) {
 		if have[k] {
 			t.Errorf("row %d twice", k)
 		}
@@ -259,7 +259,7 @@ func TestStrandSignalsRawTxText(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
-	tbl, _ := auditStrandTable(t, "rawsig")
+	tbl, _ := strandTable(t, "rawsig")
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
 	defer func() { close(stop); storm.Wait() }()
@@ -301,7 +301,7 @@ func TestStrandSignalsListenStorm(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	notifier := connect(t, srv.DSN())
-	ch := fmt.Sprintf("audit_strand_%d", time.Now().UnixNano())
+	ch := fmt.Sprintf("strand_%d", time.Now().UnixNano())
 	// LISTEN itself may be hit by a signal.
 	var err error
 	for range 5 {
@@ -314,7 +314,7 @@ func TestStrandSignalsListenStorm(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-	l := newAuditLoad(t, time.Second, 10)
+	l := newLoopLoad(t, time.Second, 10)
 	var seq, sent atomic.Int64
 	l.spawn(20, func() {
 		v := seq.Add(1)
@@ -402,11 +402,11 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 	storm(t)
 	for _, extra := range [][]string{{"statement_cache_mode=describe"}, {"statement_cache_mode=describe", "cancel_grace=1ms"}} {
 		t.Run(fmt.Sprint(extra), func(t *testing.T) {
-			b := startAuditBouncer(t, "transaction", "default_pool_size = 2")
+			b := startSmallBouncer(t, "transaction", "default_pool_size = 2")
 			ctx := testCtx(t)
-			c := auditBouncerConn(t, b, extra...)
-			tbl, admin := auditStrandTable(t, "bouncer")
-			app := "audit_strand_killer"
+			c := bouncerConn(t, b, extra...)
+			tbl, admin := strandTable(t, "bouncer")
+			app := "strand_killer"
 			killer := connect(t, srv.DSN("application_name="+app))
 			stop := make(chan struct{})
 			var signals atomic.Int64
@@ -433,8 +433,8 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 					time.Sleep(rand.N(400 * time.Microsecond))
 				}
 			}()
-			o := newAuditStrandOutcomes()
-			l := newAuditLoad(t, time.Second, 10)
+			o := newInsertOutcomes()
+			l := newLoopLoad(t, time.Second, 10)
 			var seq atomic.Int64
 			l.spawn(30, func() {
 				v := seq.Add(1)
@@ -461,7 +461,7 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})
-			l.spawn(1, func() { auditStrandTx(ctx, l, c.Begin, tbl, &seq, o) })
+			l.spawn(1, func() { strandTx(ctx, l, c.Begin, tbl, &seq, o) })
 			l.wait()
 			close(stop)
 			<-stormDone
