@@ -61,12 +61,13 @@ func TestAbandonedBeginIsRolledBack(t *testing.T) {
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS begin_abandoned; CREATE TABLE begin_abandoned (x int)"); err != nil {
 		t.Fatal(err)
 	}
+	mon := connect(t, srv.DSN()) // before the 1 s statement starts
 	slow := make(chan error, 1)
 	go func() {
 		_, err := c.Exec(ctx, "SELECT pg_sleep(1)")
 		slow <- err
 	}()
-	if waitActivity(t, connect(t, srv.DSN()), 10*time.Second, "pid = $1 AND state = 'active' AND query = $2", int32(c.PID()), "SELECT pg_sleep(1)") == 0 {
+	if waitActivity(t, mon, 10*time.Second, "pid = $1 AND state = 'active' AND query = $2", int32(c.PID()), "SELECT pg_sleep(1)") == 0 {
 		t.Fatalf("session %d never ran SELECT pg_sleep(1)", c.PID())
 	}
 	bctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
