@@ -82,7 +82,7 @@ func TestPoolSignalsStorm(t *testing.T) {
 					cancel()
 					o.note(v, qctx, err)
 				}
-				if isCode(err, "25P02") && !errors.Is(err, errRefused) {
+				if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})
@@ -124,18 +124,18 @@ func TestPoolSignalsStorm(t *testing.T) {
 func strandTx(ctx context.Context, l *loopLoad, begin func(context.Context) (*Tx, error), tbl string, seq *atomic.Int64, o *insertOutcomes) {
 	tx, err := begin(ctx)
 	if err != nil {
-		if !isCode(err, "57014") {
+		if pgCode(err) != "57014" {
 			l.fail("begin: %v", err)
 		}
 		return
 	}
 	v := -seq.Add(1)
 	_, err = tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", v)
-	if err != nil && !isCode(err, "57014") {
+	if err != nil && pgCode(err) != "57014" {
 		l.fail("tx insert: %v", err)
 	}
 	err = tx.Commit(ctx)
-	if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
+	if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) {
 		l.fail("commit: %v", err)
 	}
 	o.note(v, ctx, err)

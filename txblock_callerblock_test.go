@@ -73,10 +73,10 @@ func TestCallerBlockNotTakenForStranded(t *testing.T) {
 		}}
 		strandRefusing(t, c, nil, rollback, batch)
 		t.Logf("statements: %v", errs)
-		if errs[0] != nil || errs[1] != nil || !isCode(errs[2], "22012") {
+		if errs[0] != nil || errs[1] != nil || pgCode(errs[2]) != "22012" {
 			t.Fatalf("the batch did not run as planned: %v", errs)
 		}
-		if !isCode(errs[3], "25P02") {
+		if pgCode(errs[3]) != "25P02" {
 			t.Errorf("last statement: %v, want its own block's 25P02", errs[3])
 		}
 		if got := kValues(t, admin, tbl); len(got) != 0 {
@@ -209,7 +209,7 @@ func TestCallerBlockBegunInStrandGroup(t *testing.T) {
 			shared = c.shared - shared
 			c.wmu.Unlock()
 			t.Logf("group: %v; INSERT 2: %v; INSERT 3: %v; runs that took a Sync: %d", errs[0], errs[1], errs[2], shared)
-			if !isCode(errs[0], "22012") {
+			if pgCode(errs[0]) != "22012" {
 				t.Fatalf("the group: %v, want 22012", errs[0])
 			}
 			for i, err := range errs[1:] {
@@ -252,7 +252,7 @@ func TestCallerBlockAfterRawRollbackSecondStrand(t *testing.T) {
 		exec("INSERT 2", "INSERT INTO "+tbl+" VALUES (2)"))
 	t.Logf("ROLLBACK %v; BEGIN %v; INSERT 1 %v; second strander %v; INSERT 2 %v; closed %v",
 		errs[0], errs[1], errs[2], errs[3], errs[4], c.IsClosed())
-	if errs[0] != nil || errs[1] != nil || errs[2] != nil || !isCode(errs[3], "22012") {
+	if errs[0] != nil || errs[1] != nil || errs[2] != nil || pgCode(errs[3]) != "22012" {
 		t.Fatalf("the scenario did not run as planned: %v", errs)
 	}
 	if !isFailedInBlock(errs[4]) {

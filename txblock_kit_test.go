@@ -276,7 +276,7 @@ func runsOutsideBlock(t *testing.T, ctx context.Context, q interface {
 }) bool {
 	t.Helper()
 	_, err := q.Exec(ctx, "SAVEPOINT block_probe")
-	if isCode(err, "25P01") {
+	if pgCode(err) == "25P01" {
 		return true
 	}
 	if err != nil {
@@ -293,7 +293,7 @@ func runsOutsideBlock(t *testing.T, ctx context.Context, q interface {
 // (failing loudly), or, skipped by its Sync group's failure in that block,
 // errSkippedInBlock (not sent again outside it).
 func isFailedInBlock(err error) bool {
-	return isCode(err, "25P02") || errors.Is(err, ErrClosed) || errors.Is(err, errSkippedInBlock)
+	return pgCode(err) == "25P02" || errors.Is(err, ErrClosed) || errors.Is(err, errSkippedInBlock)
 }
 
 // wantCommitFailed runs the block's COMMIT and fails the test when it

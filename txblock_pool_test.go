@@ -111,7 +111,7 @@ func poolStrandSignalsKeepBackends(t *testing.T, mode string) {
 		v := seq.Add(1)
 		var got int64
 		err := p.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
-		if err == nil && got != v || err != nil && !isCode(err, "57014") {
+		if err == nil && got != v || err != nil && pgCode(err) != "57014" {
 			l.fail("sent %d, got %d, %v", v, got, err)
 		}
 	})

@@ -170,13 +170,13 @@ func TestRawTxLibpqSequences(t *testing.T) {
 	// BEGIN, 1/0, ROLLBACK: 22012, then 25P02 for the next statement in the block, ROLLBACK ok.
 	must("BEGIN")
 	must("INSERT INTO " + tbl + " VALUES (10)")
-	if _, err := c.Exec(ctx, "SELECT 1/0"); !isCode(err, "22012") {
+	if _, err := c.Exec(ctx, "SELECT 1/0"); pgCode(err) != "22012" {
 		t.Fatalf("1/0: %v", err)
 	}
 	if c.TxStatus() != 'E' {
 		t.Errorf("TxStatus after the failure in the raw block: %c, want E", c.TxStatus())
 	}
-	if _, err := c.Exec(ctx, "SELECT 1"); !isCode(err, "25P02") || errors.Is(err, ErrCanceledByOther) {
+	if _, err := c.Exec(ctx, "SELECT 1"); pgCode(err) != "25P02" || errors.Is(err, ErrCanceledByOther) {
 		t.Errorf("statement in the aborted raw block: %v, want a plain 25P02", err)
 	}
 	if tag := must("ROLLBACK"); tag.String() != "ROLLBACK" {
@@ -225,7 +225,7 @@ func TestRawTxLibpqSequences(t *testing.T) {
 	must("COMMIT")
 	// A failed statement before COMMIT AND CHAIN in one text: not rolled back by pgline (the text keeps a block).
 	must("BEGIN")
-	if _, err := c.Exec(ctx, "SELECT 1/0; COMMIT AND CHAIN"); !isCode(err, "22012") {
+	if _, err := c.Exec(ctx, "SELECT 1/0; COMMIT AND CHAIN"); pgCode(err) != "22012" {
 		t.Fatalf("got %v", err)
 	}
 	if c.TxStatus() != 'E' {
@@ -281,7 +281,7 @@ func TestRawTxSavepointRecovers(t *testing.T) {
 	}
 	_, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1); COMMIT")
 	t.Logf("INSERT dup; COMMIT: %v (TxStatus %c)", err, c.TxStatus())
-	if !isCode(err, "23505") {
+	if pgCode(err) != "23505" {
 		t.Fatalf("want 23505, got %v", err)
 	}
 	_, errTo := c.Exec(ctx, "ROLLBACK TO SAVEPOINT s")

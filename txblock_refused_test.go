@@ -240,7 +240,7 @@ func TestRefusedBatchPrepareFailedFirst(t *testing.T) {
 			c.Exec(ctx, "DELETE FROM "+tbl)
 			continue
 		}
-		if !isCode(errs[0], "42P01") {
+		if pgCode(errs[0]) != "42P01" {
 			t.Errorf("statement 0: %v, want its own 42P01", errs[0])
 		}
 		for i, err := range errs[1:] {

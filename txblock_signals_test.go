@@ -90,7 +90,7 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 					case 2:
 						_, err = c.Exec(qctx, "INSERT INTO "+tbl+" VALUES ("+strconv.FormatInt(v, 10)+")")
 					}
-					if isCode(err, "25P02") && !errors.Is(err, errRefused) {
+					if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
 						l.fail("insert %d: a 25P02 from a block it did not open: %v", v, err)
 					}
 					o.note(v, qctx, err)
@@ -124,21 +124,21 @@ func TestStrandSignalsCommitCtx(t *testing.T) {
 		v := seq.Add(1)
 		var got int64
 		err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
-		if err == nil && got != v || err != nil && !isCode(err, "57014") {
+		if err == nil && got != v || err != nil && pgCode(err) != "57014" {
 			l.fail("echo: sent %d, got %d, %v", v, got, err)
 		}
 	})
 	l.spawn(3, func() {
 		tx, err := c.Begin(ctx)
 		if err != nil {
-			if !isCode(err, "57014") {
+			if pgCode(err) != "57014" {
 				l.fail("begin: %v", err)
 			}
 			return
 		}
 		v := seq.Add(1)
 		if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", v); err != nil {
-			if !isCode(err, "57014") {
+			if pgCode(err) != "57014" {
 				l.fail("insert: %v", err)
 			}
 			tx.Rollback(ctx)
@@ -152,7 +152,7 @@ func TestStrandSignalsCommitCtx(t *testing.T) {
 		if el := time.Since(start); el > 100*time.Millisecond {
 			l.fail("Commit answered after %v (deadline ~1.5ms): %v", el, err)
 		}
-		if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) && !errors.Is(err, context.DeadlineExceeded) {
+		if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) && !errors.Is(err, context.DeadlineExceeded) {
 			l.fail("commit: %v", err)
 		}
 		o.note(v, cctx, err)
@@ -185,14 +185,14 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 		v := seq.Add(1)
 		var got int64
 		err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
-		if err == nil && got != v || err != nil && !isCode(err, "57014") {
+		if err == nil && got != v || err != nil && pgCode(err) != "57014" {
 			l.fail("echo: sent %d, got %d, %v", v, got, err)
 		}
 	})
 	l.spawn(2, func() {
 		tx, err := c.Begin(ctx)
 		if err != nil {
-			if !isCode(err, "57014") {
+			if pgCode(err) != "57014" {
 				l.fail("begin: %v", err)
 			}
 			return
@@ -217,11 +217,11 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 		}
 		err = tx.Commit(ctx)
 		for _, e := range errs {
-			if e != nil && !isCode(e, "57014") && !isCode(e, "25P02") {
+			if e != nil && pgCode(e) != "57014" && pgCode(e) != "25P02" {
 				l.fail("in the transaction: %v", e)
 			}
 		}
-		if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
+		if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) {
 			l.fail("commit: %v", err)
 		}
 		mu.Lock()
@@ -320,7 +320,7 @@ func TestStrandSignalsListenStorm(t *testing.T) {
 		v := seq.Add(1)
 		var got int64
 		err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
-		if err == nil && got != v || err != nil && !isCode(err, "57014") {
+		if err == nil && got != v || err != nil && pgCode(err) != "57014" {
 			l.fail("sent %d, got %d, %v", v, got, err)
 		}
 	})
@@ -453,11 +453,11 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 					if err == nil && got != v {
 						l.fail("sent %d, got %d", v, got)
 					}
-					if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrCanceledByOther) {
+					if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrCanceledByOther) {
 						l.fail("echo %d: %v", v, err)
 					}
 				}
-				if isCode(err, "25P02") && !errors.Is(err, errRefused) {
+				if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})

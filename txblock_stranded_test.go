@@ -358,7 +358,7 @@ func TestStrandedByFailedRawTxText(t *testing.T) {
 			var v int64
 			err = c.QueryRow(ctx, "SELECT 7::int8").Scan(&v)
 			t.Logf("next statement (another caller's): %d %v", v, err)
-			if isCode(err, "25P02") || c.TxStatus() != 'I' {
+			if pgCode(err) == "25P02" || c.TxStatus() != 'I' {
 				t.Errorf("the next caller's statement: %v, TxStatus %c", err, c.TxStatus())
 			}
 		})
@@ -379,7 +379,7 @@ func TestStrandedByFailedRawTxText(t *testing.T) {
 		var v int64
 		err := c.QueryRow(ctx, "SELECT 7::int8").Scan(&v)
 		t.Logf("next statement: %d %v, TxStatus %c", v, err, c.TxStatus())
-		if isCode(err, "25P02") || c.TxStatus() != 'I' {
+		if pgCode(err) == "25P02" || c.TxStatus() != 'I' {
 			t.Errorf("the next caller's statement: %v, TxStatus %c", err, c.TxStatus())
 		}
 	})

@@ -141,7 +141,7 @@ func TestDetachedRollbackTxStatusIdle(t *testing.T) {
 				err = tx.Commit(ctx)
 			}
 		}
-		if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
+		if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) {
 			t.Fatalf("transaction: %v", err)
 		}
 		txs++
