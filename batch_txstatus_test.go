@@ -16,11 +16,11 @@ import (
 // batch report success while a is lost. Whether Y ran in a transaction is
 // its own ReadyForQuery's status, not the connection's.
 func TestBatchInTxNotResent(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditTable(t, c, "replay_tx")
-	apOnce(t, c, "replay_tx_y")
-	y := "SELECT ap_once('replay_tx_y')"
+	effectsTable(t, c, "replay_tx")
+	createCancelOnce(t, c, "replay_tx_y")
+	y := "SELECT cancel_once('replay_tx_y')"
 	ins := "INSERT INTO replay_tx(k) VALUES ('a')"
 	// Prepared beforehand, the batch is queued at once (behind A), not
 	// after a describe of its statements.
@@ -60,7 +60,7 @@ func TestBatchInTxNotResent(t *testing.T) {
 	if !errors.Is(errs[2], ErrCanceledByOther) {
 		t.Errorf("Y: %v; want ErrCanceledByOther (not sent again: in a transaction)", errs[2])
 	}
-	if calls := apCalls(t, c, "replay_tx_y"); calls != 1 {
+	if calls := cancelOnceCalls(t, c, "replay_tx_y"); calls != 1 {
 		t.Errorf("Y ran %d times; want once", calls)
 	}
 }
@@ -73,15 +73,15 @@ func TestBatchInTxNotResent(t *testing.T) {
 // (ErrCanceledByOther, nothing of it ran), X ran once, and the batch's
 // other statements ran in order (the UPDATE found the row).
 func TestBatchNotLastNotResent(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditTable(t, c, "notlast")
-	x := "SELECT ap_once('notlast_x')"
+	effectsTable(t, c, "notlast")
+	x := "SELECT cancel_once('notlast_x')"
 	ins, upd := "INSERT INTO notlast(k) VALUES ('b')", "UPDATE notlast SET k = 'c' WHERE k = 'b'"
 	var errX, errIns, errUpd error
 	var tagUpd CommandTag
 	for attempt := 1; ; attempt++ {
-		apOnce(t, c, "notlast_x")
+		createCancelOnce(t, c, "notlast_x")
 		if _, err := c.Exec(ctx, "DELETE FROM notlast"); err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestBatchNotLastNotResent(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		aDone := apStartAbandoned(t, c, 1)
+		aDone := startAbandonedBehind(t, c, 1)
 		time.Sleep(5 * time.Millisecond)
 		b := &Batch{}
 		b.Queue(x)
@@ -112,7 +112,7 @@ func TestBatchNotLastNotResent(t *testing.T) {
 	if !errors.Is(errX, ErrCanceledByOther) {
 		t.Errorf("X: %v; want ErrCanceledByOther", errX)
 	}
-	if calls := apCalls(t, c, "notlast_x"); calls != 1 {
+	if calls := cancelOnceCalls(t, c, "notlast_x"); calls != 1 {
 		t.Errorf("X ran %d times; want once (not sent again after the statements behind it)", calls)
 	}
 	if errIns != nil || errUpd != nil || tagUpd.RowsAffected() != 1 {

@@ -14,14 +14,14 @@ import (
 	"github.com/pgline/pgline/pgtest"
 )
 
-// startAuditBouncer starts PgBouncer in front of srv with pool_mode mode
+// startSmallBouncer starts PgBouncer in front of srv with pool_mode mode
 // and the extra pgbouncer.ini lines, which override the defaults here:
 // default_pool_size = 1, max_client_conn = 200. It is stopped when the
-// test ends; with AUDIT_BOUNCER_LOG set, its log is written there first.
-func startAuditBouncer(t *testing.T, mode string, extra ...string) *pgtest.PgBouncer {
+// test ends; with PGLINE_BOUNCER_LOG set, its log is written there first.
+func startSmallBouncer(t *testing.T, mode string, extra ...string) *pgtest.PgBouncer {
 	t.Helper()
 	b := startTestPgBouncer(t, mode, append([]string{"default_pool_size = 1", "max_client_conn = 200"}, extra...)...)
-	if f := os.Getenv("AUDIT_BOUNCER_LOG"); f != "" {
+	if f := os.Getenv("PGLINE_BOUNCER_LOG"); f != "" {
 		t.Cleanup(func() { os.WriteFile(f, []byte(b.Log()), 0o644) }) // runs before Stop
 	}
 	return b
@@ -37,8 +37,8 @@ func bouncerAdmin(t *testing.T, b *pgtest.PgBouncer, sql string) string {
 	return out
 }
 
-// auditBouncerConn connects through b, closed when the test ends.
-func auditBouncerConn(t *testing.T, b *pgtest.PgBouncer, extra ...string) *Conn {
+// bouncerConn connects through b, closed when the test ends.
+func bouncerConn(t *testing.T, b *pgtest.PgBouncer, extra ...string) *Conn {
 	t.Helper()
 	cfg, err := ParseConfig(b.DSN(extra...))
 	if err != nil {
@@ -54,25 +54,8 @@ func auditBouncerConn(t *testing.T, b *pgtest.PgBouncer, extra ...string) *Conn 
 	return c
 }
 
-// auditWaitActive waits (up to 5 s) until a backend runs a statement
-// containing frag, and returns its pid.
-func auditWaitActive(t *testing.T, admin *Conn, frag string) int {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		var pid int
-		err := admin.QueryRow(testCtx(t), "SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%'||$1||'%' AND pid <> pg_backend_pid() LIMIT 1", frag).Scan(&pid)
-		if err == nil {
-			return pid
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no backend runs %q", frag)
-	return 0
-}
-
-// auditQTTable creates table afresh, straight on the server.
-func auditQTTable(t *testing.T, admin *Conn, table string) {
+// freshIDTable creates table afresh, straight on the server.
+func freshIDTable(t *testing.T, admin *Conn, table string) {
 	t.Helper()
 	if _, err := admin.Exec(testCtx(t), "DROP TABLE IF EXISTS "+table+"; CREATE TABLE "+table+"(id int)"); err != nil {
 		t.Fatal(err)

@@ -32,12 +32,12 @@ import (
 // holder commits, a caller without deadline gets its own answer and the
 // Conn is usable.
 func TestBouncerQueue_DeadlinesKept(t *testing.T) {
-	b := startAuditBouncer(t, "transaction")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "pgbouncer_q")
-	holder := auditBouncerConn(t, b)
-	c := auditBouncerConn(t, b, "cancel_timeout=3s")
+	freshIDTable(t, admin, "pgbouncer_q")
+	holder := bouncerConn(t, b)
+	c := bouncerConn(t, b, "cancel_timeout=3s")
 
 	// Descriptions cached first (describe mode behind a pooler): the runs
 	// themselves wait in PgBouncer's queue, not their describes.
@@ -123,7 +123,7 @@ func TestBouncerQueue_DeadlinesKept(t *testing.T) {
 	}
 	// The head's INSERT, given up in the queue, ran once the pool freed
 	// (its error is its ctx's, not SafeToRetry).
-	t.Logf("rows with id 1: %d", tableCount(t, admin, "pgbouncer_q WHERE id = 1"))
+	t.Logf("rows with id 1: %d", rowCount(t, admin, "pgbouncer_q WHERE id = 1"))
 }
 
 // TestBouncerQueryTimeout_HeadNotSafeToRetry: a slow INSERT (simple
@@ -132,8 +132,8 @@ func TestBouncerQueue_DeadlinesKept(t *testing.T) {
 // finishes it and the row is committed.
 func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	b := startAuditBouncer(t, "transaction", "query_timeout = 1")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction", "query_timeout = 1")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	for _, tc := range []struct {
 		name string
@@ -144,8 +144,8 @@ func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 		{"extended", "INSERT INTO pgbouncer_qth SELECT $1 FROM pg_sleep(1.6)", []any{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			auditQTTable(t, admin, "pgbouncer_qth")
-			c := auditBouncerConn(t, b)
+			freshIDTable(t, admin, "pgbouncer_qth")
+			c := bouncerConn(t, b)
 			start := time.Now()
 			_, err := c.Exec(ctx, tc.sql, tc.args...)
 			t.Logf("after %v: %v (SafeToRetry %v)", time.Since(start).Round(time.Millisecond), err, SafeToRetry(err))
@@ -153,7 +153,7 @@ func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 				t.Skip("query_timeout did not strike")
 			}
 			time.Sleep(time.Until(start.Add(2 * time.Second)))
-			if n := tableCount(t, admin, "pgbouncer_qth"); SafeToRetry(err) && n != 0 {
+			if n := rowCount(t, admin, "pgbouncer_qth"); SafeToRetry(err) && n != 0 {
 				t.Fatalf("error %v is SafeToRetry (nothing reached the server), yet the INSERT committed (%d row)", err, n)
 			}
 		})
@@ -165,10 +165,10 @@ func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 // call of Exec runs its INSERT several times (and still fails).
 func TestBouncerQueryTimeout_PoolRunsOnce(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	b := startAuditBouncer(t, "transaction", "query_timeout = 1", "default_pool_size = 2")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction", "query_timeout = 1", "default_pool_size = 2")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "pgbouncer_qtp")
+	freshIDTable(t, admin, "pgbouncer_qtp")
 	p, err := NewPool(ctx, b.DSN("pool_max_conns=1"))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestBouncerQueryTimeout_PoolRunsOnce(t *testing.T) {
 	tag, err := p.Exec(ctx, "INSERT INTO pgbouncer_qtp SELECT $1 FROM pg_sleep(1.6)", 1)
 	elapsed := time.Since(start)
 	time.Sleep(700 * time.Millisecond) // the last run's backend finishes
-	n := tableCount(t, admin, "pgbouncer_qtp")
+	n := rowCount(t, admin, "pgbouncer_qtp")
 	t.Logf("after %v: %q %v; rows %d", elapsed.Round(time.Millisecond), tag, err, n)
 	if n > 1 {
 		t.Fatalf("one Pool.Exec of one INSERT committed %d rows (err %v)", n, err)
@@ -191,11 +191,11 @@ func TestBouncerQueryTimeout_PoolRunsOnce(t *testing.T) {
 // says it was never sent.
 func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	b := startAuditBouncer(t, "transaction", "query_timeout = 1")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction", "query_timeout = 1")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "pgbouncer_qtb")
-	c := auditBouncerConn(t, b)
+	freshIDTable(t, admin, "pgbouncer_qtb")
+	c := bouncerConn(t, b)
 
 	// Two callers of one Conn: the second queued while the first's bytes
 	// are still unwritten goes in the same write (often, with its Sync
@@ -213,14 +213,14 @@ func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 		t.Skip("query_timeout did not strike")
 	}
 	time.Sleep(time.Until(start.Add(2200 * time.Millisecond)))
-	n := tableCount(t, admin, "pgbouncer_qtb")
+	n := rowCount(t, admin, "pgbouncer_qtb")
 	if SafeToRetry(err1) && n != 0 {
 		t.Errorf("the batched INSERT's error is SafeToRetry, yet it ran (%d row): %v", n, err1)
 	}
 
 	// The same with two goroutines sharing the Conn.
-	auditQTTable(t, admin, "pgbouncer_qtb")
-	c2 := auditBouncerConn(t, b)
+	freshIDTable(t, admin, "pgbouncer_qtb")
+	c2 := bouncerConn(t, b)
 	var wg sync.WaitGroup
 	var errIns error
 	wg.Add(2)
@@ -238,7 +238,7 @@ func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 	}()
 	wg.Wait()
 	time.Sleep(time.Until(start.Add(2200 * time.Millisecond)))
-	n = tableCount(t, admin, "pgbouncer_qtb")
+	n = rowCount(t, admin, "pgbouncer_qtb")
 	t.Logf("two goroutines: insert: %v (SafeToRetry %v); rows %d", errIns, SafeToRetry(errIns), n)
 	if SafeToRetry(errIns) && n != 0 {
 		t.Fatalf("the pipelined INSERT's error is SafeToRetry, yet it ran (%d row): %v", n, errIns)

@@ -28,15 +28,15 @@ import (
 // INSERT has its own id: none may run twice, and every reported success
 // must have its row.
 func bouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time.Duration, extra ...string) {
-	admin := auditConn(t)
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, table)
+	freshIDTable(t, admin, table)
 	p, err := NewPool(ctx, b.DSN(append([]string{"pool_max_conns=2"}, extra...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	other := auditBouncerConn(t, b, extra...)
+	other := bouncerConn(t, b, extra...)
 
 	stop := time.Now().Add(dur)
 	var nextID atomic.Int64
@@ -53,7 +53,7 @@ func bouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time.Dura
 	var stats struct{ ctxErr, byOther, ok, otherCancels, maxVictim atomic.Int64 }
 	noteLatency := func(start time.Time) {
 		d := int64(time.Since(start))
-		if time.Duration(d) > time.Second && os.Getenv("AUDIT_BOUNCER_LOG") != "" {
+		if time.Duration(d) > time.Second && os.Getenv("PGLINE_BOUNCER_LOG") != "" {
 			t.Logf("slow victim call: %s .. %s", start.Format("15:04:05.000"), time.Now().Format("15:04:05.000"))
 		}
 		for {
@@ -155,7 +155,7 @@ func bouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time.Dura
 			}
 		}
 	}()
-	if os.Getenv("AUDIT_BOUNCER_DIAG") != "" {
+	if os.Getenv("PGLINE_BOUNCER_DIAG") != "" {
 		for i := 0; i < 3; i++ {
 			time.Sleep(1500 * time.Millisecond)
 			t.Logf("clients:\n%s\nservers:\n%s", bouncerAdmin(t, b, "SHOW CLIENTS"), bouncerAdmin(t, b, "SHOW SERVERS"))
@@ -201,7 +201,7 @@ func bouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time.Dura
 // the whole storm. Calls with a deadline keep it; those without wait.)
 func TestBouncerStorm_Transaction(t *testing.T) {
 	storm(t)
-	b := startAuditBouncer(t, "transaction", "default_pool_size = 3")
+	b := startSmallBouncer(t, "transaction", "default_pool_size = 3")
 	bouncerStorm(t, b, "pgbouncer_storm_tx", 4*time.Second)
 }
 
@@ -210,7 +210,7 @@ func TestBouncerStorm_Transaction(t *testing.T) {
 // PgBouncer) while statements of its own and of others follow.
 func TestBouncerStorm_EagerCancel(t *testing.T) {
 	storm(t)
-	b := startAuditBouncer(t, "transaction", "default_pool_size = 3")
+	b := startSmallBouncer(t, "transaction", "default_pool_size = 3")
 	bouncerStorm(t, b, "pgbouncer_storm_eager", 4*time.Second, "cancel_grace=1ms")
 	t.Logf("cancels forwarded by PgBouncer: %d, dropped (client not linked): %d",
 		strings.Count(b.Log(), "started sending cancel request"), strings.Count(b.Log(), "cancel request for idle client"))
@@ -219,6 +219,6 @@ func TestBouncerStorm_EagerCancel(t *testing.T) {
 // TestBouncerStorm_Session: the same in session mode, for comparison.
 func TestBouncerStorm_Session(t *testing.T) {
 	storm(t)
-	b := startAuditBouncer(t, "session", "default_pool_size = 4")
+	b := startSmallBouncer(t, "session", "default_pool_size = 4")
 	bouncerStorm(t, b, "pgbouncer_storm_ses", 3*time.Second)
 }

@@ -18,7 +18,7 @@ import (
 // only that statement: the transaction's first retry meets the next one.
 // A retried transaction must succeed (here: within 2 attempts).
 func TestCacheTxRetryAfterDeallocateAll(t *testing.T) {
-	c := auditConn(t, "statement_cache_mode=prepare")
+	c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 	ctx := testCtx(t)
 	qs := []string{"SELECT $1::int4 + 1", "SELECT $1::int4 + 2", "SELECT $1::int4 + 3"}
 	for _, q := range qs {
@@ -66,7 +66,7 @@ func TestCacheTxRetryAfterDeallocateAll(t *testing.T) {
 // batch binds the cached, deallocated name: 26000. Every second run of
 // the same batch fails.
 func TestCacheBatchOfDeallocateAllRepeats(t *testing.T) {
-	c := auditConn(t, "statement_cache_mode=prepare")
+	c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 	ctx := testCtx(t)
 	for i := 0; i < 4; i++ {
 		b := &Batch{}
@@ -100,7 +100,7 @@ func TestBatchDeallocateThenStatement(t *testing.T) {
 		for _, sql := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
 			for _, all := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/all=%v", mode, sql, all), func(t *testing.T) {
-					c := auditConn(t, "statement_cache_mode="+mode)
+					c := connect(t, srv.DSN("statement_cache_mode="+mode))
 					ctx := testCtx(t)
 					const q = "SELECT $1::int4 + 1, 'x'::text"
 					for i := 0; i < 3; i++ {
@@ -157,7 +157,7 @@ func TestBatchDeallocateThenStatement(t *testing.T) {
 // sent again outside a transaction); each batch sends its statement
 // unnamed. No caller sees an error or a value not its own.
 func TestBatchDeallocateConcurrent(t *testing.T) {
-	c := auditConn(t, "statement_cache_mode=prepare")
+	c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 	ctx := testCtx(t)
 	const q = "SELECT $1::int4 + 1, $2::text"
 	var wg sync.WaitGroup

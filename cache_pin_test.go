@@ -25,12 +25,12 @@ import (
 // 42 read as int4. (Names now carry the cache's drop count, and the
 // waiting goroutine's description is pinned, so q is not evicted.)
 func TestCacheWaitingDescNotRebound(t *testing.T) {
-	c := auditConn(t, "statement_cache_mode=prepare", "statement_cache_capacity=1")
+	c := connect(t, srv.DSN("statement_cache_mode=prepare", "statement_cache_capacity=1"))
 	ctx := testCtx(t)
-	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS audit_rebind; CREATE TABLE audit_rebind (a int4); INSERT INTO audit_rebind VALUES (42)"); err != nil {
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS pin_rebind; CREATE TABLE pin_rebind (a int4); INSERT INTO pin_rebind VALUES (42)"); err != nil {
 		t.Fatal(err)
 	}
-	const q = "SELECT a FROM audit_rebind WHERE $1::int4 = 1"
+	const q = "SELECT a FROM pin_rebind WHERE $1::int4 = 1"
 	var v int32
 	if err := c.QueryRow(ctx, q, 1).Scan(&v); err != nil || v != 42 {
 		t.Fatalf("first run: %d, %v", v, err)
@@ -52,7 +52,7 @@ func TestCacheWaitingDescNotRebound(t *testing.T) {
 		got <- res{v, err}
 	}()
 	time.Sleep(50 * time.Millisecond) // the goroutine waits at the gate
-	if _, err := tx.Exec(ctx, "ALTER TABLE audit_rebind ALTER COLUMN a TYPE float4"); err != nil {
+	if _, err := tx.Exec(ctx, "ALTER TABLE pin_rebind ALTER COLUMN a TYPE float4"); err != nil {
 		t.Fatal(err)
 	}
 	// Evicts q (capacity 1: Close queued), then prepares q again: same
@@ -100,12 +100,12 @@ func TestCacheWaitingDescNotRebound(t *testing.T) {
 // types.
 func TestCacheWaitingDescAlterConcurrent(t *testing.T) {
 	storm(t)
-	c := auditConn(t, "statement_cache_mode=prepare")
+	c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 	ctx := testCtx(t)
-	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS audit_alt; CREATE TABLE audit_alt (a int4); INSERT INTO audit_alt VALUES (42)"); err != nil {
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS pin_alt; CREATE TABLE pin_alt (a int4); INSERT INTO pin_alt VALUES (42)"); err != nil {
 		t.Fatal(err)
 	}
-	const q = "SELECT a FROM audit_alt"
+	const q = "SELECT a FROM pin_alt"
 	deadline := time.Now().Add(3 * time.Second)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -135,7 +135,7 @@ func TestCacheWaitingDescAlterConcurrent(t *testing.T) {
 	}
 	for i := 0; time.Now().Before(deadline); i++ {
 		typ := []string{"float4", "int4"}[i%2]
-		if _, err := c.Exec(ctx, "ALTER TABLE audit_alt ALTER COLUMN a TYPE "+typ); err != nil {
+		if _, err := c.Exec(ctx, "ALTER TABLE pin_alt ALTER COLUMN a TYPE "+typ); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -155,7 +155,7 @@ func TestCacheWaitingDescAlterConcurrent(t *testing.T) {
 // description prepare returns is now pinned until its Bind is queued.
 func TestCacheEvictedBeforeBind(t *testing.T) {
 	storm(t)
-	c := auditConn(t, "statement_cache_capacity=1")
+	c := connect(t, srv.DSN("statement_cache_capacity=1"))
 	ctx := testCtx(t)
 	deadline := time.Now().Add(2 * time.Second)
 	var wg sync.WaitGroup
@@ -227,7 +227,7 @@ func TestFailedRequestKeepsCloses(t *testing.T) {
 // aborted". It now describes the statement again itself (describeAgain),
 // once the transaction has ended.
 func TestCacheTxDescribeErrorNotShared(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	tx, err := c.Begin(ctx)
 	if err != nil {

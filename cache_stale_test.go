@@ -29,9 +29,9 @@ func TestCacheBatchRetryAfterTableRecreated(t *testing.T) {
 				if strings.HasSuffix(mode, "-cap1") {
 					extra = append(extra, "statement_cache_capacity=1")
 				}
-				c := auditConn(t, extra...)
+				c := connect(t, srv.DSN(extra...))
 				ctx := testCtx(t)
-				tbl := "ac2_bst_" + strings.ReplaceAll(mode, "-", "_") + "_" + kind
+				tbl := "sps_bst_" + strings.ReplaceAll(mode, "-", "_") + "_" + kind
 				if _, err := c.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %[1]s; CREATE TABLE %[1]s (a int4, b text); INSERT INTO %[1]s VALUES (7, 'seven')", tbl)); err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +104,7 @@ var schemaChangeTypes = []string{"int4", "int8", "float4", "float8", "text", "nu
 // schemaChangeExpect returns, per type, the %T and %v of 42::type scanned
 // into any on a fresh connection.
 func schemaChangeExpect(t *testing.T, extra ...string) map[string]string {
-	c := auditConn(t, extra...)
+	c := connect(t, srv.DSN(extra...))
 	m := map[string]string{}
 	for _, ty := range schemaChangeTypes {
 		var v any
@@ -155,11 +155,11 @@ func TestCacheConcurrentSchemaChanges(t *testing.T) {
 				t.Cleanup(p.Close)
 				db = p
 			} else {
-				db = auditConn(t, tc.extra...)
+				db = connect(t, srv.DSN(tc.extra...))
 			}
-			admin := auditConn(t)
-			tbl := "ac2_conc"
-			tbl2 := "ac2_conc2"
+			admin := connect(t, srv.DSN())
+			tbl := "sps_conc"
+			tbl2 := "sps_conc2"
 			if _, err := admin.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %[1]s; DROP TABLE IF EXISTS %[2]s;
 				CREATE TABLE %[1]s (tn text, v int4); INSERT INTO %[1]s VALUES ('int4', 42);
 				CREATE TABLE %[2]s (a text, b int4); INSERT INTO %[2]s VALUES ('a:text', 42)`, tbl, tbl2)); err != nil {
@@ -305,9 +305,9 @@ func TestCacheConcurrentSchemaChanges(t *testing.T) {
 func TestCacheColumnRetypedToTextFormatType(t *testing.T) {
 	for _, mode := range []string{"describe", "prepare"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
 			ctx := testCtx(t)
-			tbl := "ac2_money_" + mode
+			tbl := "sps_money_" + mode
 			if _, err := c.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %[1]s; CREATE TABLE %[1]s (v int4); INSERT INTO %[1]s VALUES (1234)", tbl)); err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +320,7 @@ func TestCacheColumnRetypedToTextFormatType(t *testing.T) {
 			if _, err := c.Exec(ctx, "ALTER TABLE "+tbl+" ALTER COLUMN v TYPE money USING v::numeric::money"); err != nil {
 				t.Fatal(err)
 			}
-			fresh := auditConn(t, "statement_cache_mode="+mode)
+			fresh := connect(t, srv.DSN("statement_cache_mode="+mode))
 			var wantAny any
 			var wantStr string
 			if err := fresh.QueryRow(ctx, q, 1).Scan(&wantAny); err != nil {
@@ -441,9 +441,9 @@ func TestCacheColumnRetypedSameSize(t *testing.T) {
 func TestCacheParamTypeFromRetypedColumn(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
 			ctx := testCtx(t)
-			tbl := "ac2_param_" + mode
+			tbl := "sps_param_" + mode
 			if _, err := c.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %[1]s; CREATE TABLE %[1]s (k int4, v text); INSERT INTO %[1]s VALUES (1, 'one')", tbl)); err != nil {
 				t.Fatal(err)
 			}
@@ -457,7 +457,7 @@ func TestCacheParamTypeFromRetypedColumn(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A fresh connection runs the text fine.
-			fresh := auditConn(t, "statement_cache_mode="+mode)
+			fresh := connect(t, srv.DSN("statement_cache_mode="+mode))
 			if err := fresh.QueryRow(ctx, q, "1").Scan(&v); err != nil || v != "one" {
 				t.Fatalf("fresh connection: %q, %v", v, err)
 			}

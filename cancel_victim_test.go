@@ -700,7 +700,7 @@ func cancelBatchResent(ctx context.Context, t *testing.T, c, admin *Conn) bool {
 		_, err := c.Exec(actx, "SELECT pg_sleep(2) /* A */")
 		aDone <- err
 	}()
-	waitRunning(t, admin, c.PID(), "/* A */")
+	waitActivity(t, admin, 5*time.Second, runningLike, int(c.PID()), "/* A */")
 	c.wmu.Lock()
 	aReq := c.tail // A alone in the queue
 	c.wmu.Unlock()

@@ -11,7 +11,7 @@ import (
 // closed network connection"), whether their reply was being read or
 // their turn had not come.
 func TestCloseFailsInFlightWithErrClosed(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	errs := make(chan error, 3)
 	go func() {

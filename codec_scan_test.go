@@ -18,7 +18,7 @@ import (
 // in Row.Scan for this reason; Rows.Scan's documentation says nothing
 // refers to the connection's buffers after Scan returns.)
 func TestCodecRowScanRawBytesStable(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	want := strings.Repeat("a", 60)
 	var raw sql.RawBytes

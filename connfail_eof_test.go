@@ -18,14 +18,14 @@ import (
 )
 
 // cutProxy is a proxy to the test server that cuts, once the client
-// has sent the bytes "AUDITCUT", the k-th server message of type typ: not
+// has sent the bytes "CUTHERE", the k-th server message of type typ: not
 // sent at all (inside=false) or only its first half (inside).
 type cutProxy struct{ *cutproxy.Proxy }
 
 // startCutProxy starts a cutProxy, closed when the test ends.
 func startCutProxy(t *testing.T, typ byte, k int, inside bool) *cutProxy {
 	t.Helper()
-	px, err := cutproxy.AtMessage(srv.Addr(), []byte("AUDITCUT"), typ, k, inside)
+	px, err := cutproxy.AtMessage(srv.Addr(), []byte("CUTHERE"), typ, k, inside)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func cutModes(t *testing.T, f func(t *testing.T, inside bool)) {
 // DataRow: Scan reports the cut, not ErrNoRows.
 func TestConnCutRowScan(t *testing.T) {
 	cutModes(t, func(t *testing.T, inside bool) {
-		for _, q := range []string{"SELECT 42 /*AUDITCUT*/", "SELECT $1::int+0 /*AUDITCUT*/"} {
+		for _, q := range []string{"SELECT 42 /*CUTHERE*/", "SELECT $1::int+0 /*CUTHERE*/"} {
 			p := startCutProxy(t, 'D', 1, inside)
 			c := p.conn(t)
 			var args []any
@@ -92,7 +92,7 @@ func TestConnCutBeforeComplete(t *testing.T) {
 	cutModes(t, func(t *testing.T, inside bool) {
 		p := startCutProxy(t, 'C', 1, inside)
 		c := p.conn(t)
-		rows, err := c.Query(testCtx(t), "SELECT g FROM generate_series(1, 10) g /*AUDITCUT*/")
+		rows, err := c.Query(testCtx(t), "SELECT g FROM generate_series(1, 10) g /*CUTHERE*/")
 		if err != nil {
 			wantCutErr(t, "Query", err)
 			return
@@ -117,7 +117,7 @@ func TestConnCutCopyTo(t *testing.T) {
 			p := startCutProxy(t, typ, k, inside)
 			c := p.conn(t)
 			var buf bytes.Buffer
-			_, err := c.CopyTo(testCtx(t), &buf, "COPY (SELECT g FROM generate_series(1, 1000) g) TO STDOUT /*AUDITCUT*/")
+			_, err := c.CopyTo(testCtx(t), &buf, "COPY (SELECT g FROM generate_series(1, 1000) g) TO STDOUT /*CUTHERE*/")
 			wantCutErr(t, "CopyTo cut at "+string(typ), err)
 		})
 	}
@@ -130,7 +130,7 @@ func TestConnCutBigRowStream(t *testing.T) {
 	for _, nextOnly := range []bool{false, true} {
 		p := startCutProxy(t, 'D', 2, true)
 		c := p.conn(t)
-		rows, err := c.Query(testCtx(t), "SELECT g, repeat('y', 4<<20) FROM generate_series(1, 3) g /*AUDITCUT*/")
+		rows, err := c.Query(testCtx(t), "SELECT g, repeat('y', 4<<20) FROM generate_series(1, 3) g /*CUTHERE*/")
 		if err != nil {
 			wantCutErr(t, "Query", err)
 			continue
@@ -169,7 +169,7 @@ func TestConnCutBatch(t *testing.T) {
 		p := startCutProxy(t, 'D', 2, inside)
 		c := p.conn(t)
 		b := &Batch{}
-		b.Queue("SELECT 1 /*AUDITCUT*/")
+		b.Queue("SELECT 1 /*CUTHERE*/")
 		b.Queue("SELECT 2")
 		b.Queue("SELECT 3")
 		br := c.SendBatch(testCtx(t), b)
@@ -202,13 +202,13 @@ func TestConnCutWaitForNotification(t *testing.T) {
 	cutModes(t, func(t *testing.T, inside bool) {
 		p := startCutProxy(t, 'A', 1, inside)
 		c := p.conn(t)
-		if _, err := c.Exec(testCtx(t), "LISTEN audit_today_chan /*AUDITCUT*/"); err != nil {
+		if _, err := c.Exec(testCtx(t), "LISTEN fatal_chan /*CUTHERE*/"); err != nil {
 			t.Fatal(err)
 		}
-		admin := auditConn(t)
+		admin := connect(t, srv.DSN())
 		go func() {
 			time.Sleep(200 * time.Millisecond)
-			admin.Exec(testCtx(t), "NOTIFY audit_today_chan, 'x'")
+			admin.Exec(testCtx(t), "NOTIFY fatal_chan, 'x'")
 		}()
 		n, err := c.WaitForNotification(testCtx(t))
 		if n != nil {

@@ -9,7 +9,6 @@ package pgline
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -68,27 +67,17 @@ var fakeFields = []wire.FieldDescription{{Name: "v", DataTypeOID: 25, DataTypeSi
 func (f *fakePG) serve(t *testing.T) string {
 	return fakeServer(t, func(t *testing.T, c net.Conn) {
 		c.SetDeadline(time.Now().Add(60 * time.Second))
-		// startup or cancel
-		for {
-			_, body, err := wire.ReadFrontendMessage(c, true)
-			if err != nil {
-				return
-			}
-			code := binary.BigEndian.Uint32(body)
-			if code == wire.SSLRequestCode {
-				c.Write([]byte{'N'})
-				continue
-			}
-			if code == wire.CancelRequestCode {
-				f.cancels.Add(1)
-				if f.onCancel != nil {
-					f.onCancel(c)
-				}
-				return
-			}
-			break
+		cancel, err := fakeAccept(c)
+		if err != nil {
+			return
 		}
-		c.Write(authOKReady())
+		if cancel {
+			f.cancels.Add(1)
+			if f.onCancel != nil {
+				f.onCancel(c)
+			}
+			return
+		}
 		s := &fakeSess{c: c}
 		stmts := map[string]string{}
 		portal := ""
@@ -153,34 +142,6 @@ func fakeVal(sql string) string {
 // fakeIntSQL is the statement with an argument the fake server runs: one
 // int4 column holding 1, whatever the argument.
 const fakeIntSQL = "SELECT $1::int4"
-
-// fakeAccept reads what opens a connection to the fake server: an
-// SSLRequest (answered 'N'), then either a StartupMessage, answered with a
-// successful startup, or a CancelRequest (cancel is then true: nothing is
-// answered).
-func fakeAccept(c net.Conn) (cancel bool, err error) {
-	for {
-		_, body, err := wire.ReadFrontendMessage(c, true)
-		if err != nil {
-			return false, err
-		}
-		code, err := wire.StartupCode(body)
-		if err != nil {
-			return false, err
-		}
-		switch code {
-		case wire.SSLRequestCode:
-			if _, err := c.Write([]byte{'N'}); err != nil {
-				return false, err
-			}
-		case wire.CancelRequestCode:
-			return true, nil
-		default:
-			_, err := c.Write(authOKReady())
-			return false, err
-		}
-	}
-}
 
 // fakeIntBackend answers requests as a server would whose every statement
 // returns one row of one int4 column, v, holding 1.

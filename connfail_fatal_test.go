@@ -19,11 +19,11 @@ import (
 // idle_session_timeout) still make that statement SafeToRetry, and
 // nothing of it ran.
 func TestFatalIdleSessionSafeToRetry(t *testing.T) {
-	admin := auditConn(t)
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "audit_today_fatal")
+	freshIDTable(t, admin, "fatal_t")
 	t.Run("terminate", func(t *testing.T) {
-		c := auditConn(t)
+		c := connect(t, srv.DSN())
 		if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
 			t.Fatal(err)
 		}
@@ -31,22 +31,22 @@ func TestFatalIdleSessionSafeToRetry(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
-		_, err := c.Exec(ctx, "INSERT INTO audit_today_fatal VALUES (1)")
+		_, err := c.Exec(ctx, "INSERT INTO fatal_t VALUES (1)")
 		t.Logf("err: %v", err)
 		if err == nil || !SafeToRetry(err) {
 			t.Errorf("after pg_terminate_backend of an idle session: %v, SafeToRetry=%v; want SafeToRetry", err, SafeToRetry(err))
 		}
 	})
 	t.Run("idle_session_timeout", func(t *testing.T) {
-		c := auditConn(t, "options='-c idle_session_timeout=300'")
+		c := connect(t, srv.DSN("options='-c idle_session_timeout=300'"))
 		time.Sleep(700 * time.Millisecond)
-		_, err := c.Exec(ctx, "INSERT INTO audit_today_fatal VALUES (2)")
+		_, err := c.Exec(ctx, "INSERT INTO fatal_t VALUES (2)")
 		t.Logf("err: %v", err)
 		if err == nil || !SafeToRetry(err) {
 			t.Errorf("after idle_session_timeout: %v, SafeToRetry=%v; want SafeToRetry", err, SafeToRetry(err))
 		}
 	})
-	if n := tableCount(t, admin, "audit_today_fatal"); n != 0 {
+	if n := rowCount(t, admin, "fatal_t"); n != 0 {
 		t.Errorf("%d rows: a statement reported SafeToRetry ran", n)
 	}
 }
@@ -56,10 +56,10 @@ func TestFatalIdleSessionSafeToRetry(t *testing.T) {
 // connection while the client is idle) is relayed with its Routine: the
 // next statement is still SafeToRetry.
 func TestFatalRelayedByBouncerSafeToRetry(t *testing.T) {
-	b := startAuditBouncer(t, "session")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "session")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	c := auditBouncerConn(t, b)
+	c := bouncerConn(t, b)
 	var pid int
 	if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
 		t.Fatal(err)
@@ -85,22 +85,22 @@ func TestFatalRelayedByBouncerSafeToRetry(t *testing.T) {
 // would have succeeded on its retry fails.
 func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	b := startAuditBouncer(t, "transaction", "query_wait_timeout = 1")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction", "query_wait_timeout = 1")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "audit_today_qwt")
-	holder := auditBouncerConn(t, b)
-	c := auditBouncerConn(t, b)
+	freshIDTable(t, admin, "fatal_qwt")
+	holder := bouncerConn(t, b)
+	c := bouncerConn(t, b)
 	pool, err := NewPool(ctx, b.DSN("pool_max_conns=1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if _, err := pool.Exec(ctx, "INSERT INTO audit_today_qwt VALUES ($1)", 0); err != nil {
+	if _, err := pool.Exec(ctx, "INSERT INTO fatal_qwt VALUES ($1)", 0); err != nil {
 		t.Fatal(err)
 	}
 	// Cache the description first (describe mode behind a pooler).
-	if _, err := c.Exec(ctx, "INSERT INTO audit_today_qwt VALUES ($1)", 0); err != nil {
+	if _, err := c.Exec(ctx, "INSERT INTO fatal_qwt VALUES ($1)", 0); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := holder.Begin(ctx)
@@ -111,7 +111,7 @@ func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = c.Exec(ctx, "INSERT INTO audit_today_qwt VALUES ($1)", 1)
+	_, err = c.Exec(ctx, "INSERT INTO fatal_qwt VALUES ($1)", 1)
 	t.Logf("Conn: after %v: %v", time.Since(start).Round(time.Millisecond), err)
 	var pe *PgError
 	if errors.As(err, &pe) {
@@ -141,14 +141,14 @@ func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 	}()
 	pctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
-	_, err = pool.Exec(pctx, "INSERT INTO audit_today_qwt VALUES ($1)", 2)
+	_, err = pool.Exec(pctx, "INSERT INTO fatal_qwt VALUES ($1)", 2)
 	t.Logf("Pool: %v (holder released: %v)", err, released.Load())
 	if err != nil {
 		t.Errorf("Pool.Exec failed on query_wait_timeout although the statement never reached a server and a retry would have run it: %v", err)
 	}
 	time.Sleep(1600 * time.Millisecond)
-	t.Logf("rows id=1: %d, id=2: %d", tableCount(t, admin, "audit_today_qwt WHERE id = 1"), tableCount(t, admin, "audit_today_qwt WHERE id = 2"))
-	if n := tableCount(t, admin, "audit_today_qwt WHERE id = 1"); n != 0 {
+	t.Logf("rows id=1: %d, id=2: %d", rowCount(t, admin, "fatal_qwt WHERE id = 1"), rowCount(t, admin, "fatal_qwt WHERE id = 2"))
+	if n := rowCount(t, admin, "fatal_qwt WHERE id = 1"); n != 0 {
 		t.Errorf("the query_wait_timeout statement ran (%d rows)", n)
 	}
 }
@@ -158,22 +158,22 @@ func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 // provably never reached anything (PgBouncer had closed the link).
 func TestFatalBouncerClientIdleTimeout(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	b := startAuditBouncer(t, "transaction", "client_idle_timeout = 1")
-	admin := auditConn(t)
+	b := startSmallBouncer(t, "transaction", "client_idle_timeout = 1")
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "audit_today_cit")
-	c := auditBouncerConn(t, b)
+	freshIDTable(t, admin, "fatal_cit")
+	c := bouncerConn(t, b)
 	if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2500 * time.Millisecond)
-	_, err := c.Exec(ctx, "INSERT INTO audit_today_cit VALUES (1)")
+	_, err := c.Exec(ctx, "INSERT INTO fatal_cit VALUES (1)")
 	var pe *PgError
 	if errors.As(err, &pe) {
 		t.Logf("PgError: severity=%s code=%s msg=%q routine=%q", pe.Severity, pe.Code, pe.Message, pe.Routine)
 	}
 	t.Logf("err: %v", err)
-	if n := tableCount(t, admin, "audit_today_cit"); n != 0 {
+	if n := rowCount(t, admin, "fatal_cit"); n != 0 {
 		t.Fatalf("ran: %d", n)
 	}
 	if err == nil || !SafeToRetry(err) {
@@ -187,37 +187,40 @@ func TestFatalBouncerClientIdleTimeout(t *testing.T) {
 // Routine) ran, and what it committed persists; its error must not say
 // it was never sent (SafeToRetry), and a Pool must not run it again.
 func TestFatalAfterInnerCommitNotRetried(t *testing.T) {
-	admin := auditConn(t)
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditQTTable(t, admin, "audit_today_inner")
-	if _, err := admin.Exec(ctx, "CREATE OR REPLACE PROCEDURE audit_today_proc(x int) LANGUAGE plpgsql AS $$ BEGIN INSERT INTO audit_today_inner VALUES (x); COMMIT; PERFORM pg_sleep(3); END $$"); err != nil {
+	freshIDTable(t, admin, "fatal_inner")
+	if _, err := admin.Exec(ctx, "CREATE OR REPLACE PROCEDURE fatal_proc(x int) LANGUAGE plpgsql AS $$ BEGIN INSERT INTO fatal_inner VALUES (x); COMMIT; PERFORM pg_sleep(3); END $$"); err != nil {
 		t.Fatal(err)
 	}
 	for _, sql := range []string{
-		"DO $$ BEGIN INSERT INTO audit_today_inner VALUES (1); COMMIT; PERFORM pg_sleep(3); END $$ /*audit_inner*/",
-		"CALL audit_today_proc($1) /*audit_inner*/",
+		"DO $$ BEGIN INSERT INTO fatal_inner VALUES (1); COMMIT; PERFORM pg_sleep(3); END $$ /*inner_marker*/",
+		"CALL fatal_proc($1) /*inner_marker*/",
 	} {
-		auditQTTable(t, admin, "audit_today_inner")
+		freshIDTable(t, admin, "fatal_inner")
 		var args []any
 		if strings.Contains(sql, "$1") {
 			args = []any{1}
 		}
-		c := auditConn(t)
+		c := connect(t, srv.DSN())
 		done := make(chan error, 1)
 		go func() { _, err := c.Exec(ctx, sql, args...); done <- err }()
-		pid := auditWaitActive(t, admin, "audit_inner")
+		pid := waitActivity(t, admin, 5*time.Second, "state = 'active' AND query LIKE '%'||$1||'%'", "inner_marker")
+		if pid == 0 {
+			t.Fatal("no backend runs the statement")
+		}
 		if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
 			t.Fatal(err)
 		}
 		err := <-done
-		n := tableCount(t, admin, "audit_today_inner")
+		n := rowCount(t, admin, "fatal_inner")
 		t.Logf("Conn: err=%v SafeToRetry=%v rows=%d", err, SafeToRetry(err), n)
 		if n == 1 && SafeToRetry(err) {
 			t.Errorf("the statement committed a row, yet its error is SafeToRetry: %v", err)
 		}
 
 		// The Pool runs it again.
-		auditQTTable(t, admin, "audit_today_inner")
+		freshIDTable(t, admin, "fatal_inner")
 		pool, err := NewPool(ctx, srv.DSN("pool_max_conns=2"))
 		if err != nil {
 			t.Fatal(err)
@@ -225,12 +228,15 @@ func TestFatalAfterInnerCommitNotRetried(t *testing.T) {
 		defer pool.Close()
 		var killed atomic.Bool
 		go func() {
-			pid := auditWaitActive(t, admin, "audit_inner")
+			pid := waitActivity(t, admin, 5*time.Second, "state = 'active' AND query LIKE '%'||$1||'%'", "inner_marker")
+			if pid == 0 {
+				t.Error("no backend runs the statement")
+			}
 			admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid)
 			killed.Store(true)
 		}()
 		_, err = pool.Exec(ctx, sql, args...)
-		n = tableCount(t, admin, "audit_today_inner")
+		n = rowCount(t, admin, "fatal_inner")
 		t.Logf("Pool: err=%v rows=%d", err, n)
 		if n > 1 {
 			t.Errorf("Pool.Exec ran the statement %d times (its first run was ended by a FATAL after it committed)", n)

@@ -24,7 +24,7 @@ func TestConnKilledMidWriteSafeToRetry(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	if _, err := admin.Exec(ctx, "DROP TABLE IF EXISTS audit_write_kill; CREATE TABLE audit_write_kill(id int, pad text)"); err != nil {
+	if _, err := admin.Exec(ctx, "DROP TABLE IF EXISTS write_kill; CREATE TABLE write_kill(id int, pad text)"); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -70,7 +70,7 @@ func killMidWriteRound(t *testing.T, admin *Conn, dsn, how string, round int, de
 			if i%5 == 0 {
 				pad = "small"
 			}
-			_, errs[i] = c.Exec(ctx, "INSERT INTO audit_write_kill VALUES ($1, $2)", round*1000+i, pad)
+			_, errs[i] = c.Exec(ctx, "INSERT INTO write_kill VALUES ($1, $2)", round*1000+i, pad)
 		}()
 	}
 	time.Sleep(delay)
@@ -98,7 +98,7 @@ func killMidWriteRound(t *testing.T, admin *Conn, dsn, how string, round int, de
 		}
 	}
 	counts := map[int]int{}
-	rows, err := admin.Query(ctx, "SELECT id FROM audit_write_kill WHERE id / 1000 = $1", round)
+	rows, err := admin.Query(ctx, "SELECT id FROM write_kill WHERE id / 1000 = $1", round)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +140,12 @@ func killMidWriteRound(t *testing.T, admin *Conn, dsn, how string, round int, de
 		}
 		defer c2.Close()
 		for _, i := range retry {
-			if _, err := c2.Exec(ctx, "INSERT INTO audit_write_kill VALUES ($1, 'retry')", round*1000+i); err != nil {
+			if _, err := c2.Exec(ctx, "INSERT INTO write_kill VALUES ($1, 'retry')", round*1000+i); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var dup int
-		if err := admin.QueryRow(ctx, "SELECT count(*)::int FROM (SELECT id FROM audit_write_kill WHERE id / 1000 = $1 GROUP BY id HAVING count(*) > 1) d", round).Scan(&dup); err != nil {
+		if err := admin.QueryRow(ctx, "SELECT count(*)::int FROM (SELECT id FROM write_kill WHERE id / 1000 = $1 GROUP BY id HAVING count(*) > 1) d", round).Scan(&dup); err != nil {
 			t.Fatal(err)
 		}
 		if dup != 0 {
@@ -161,8 +161,8 @@ func killMidWriteRound(t *testing.T, admin *Conn, dsn, how string, round int, de
 func TestConnTerminatedPipelined(t *testing.T) {
 	for _, during := range []string{"pipelined", "drain"} {
 		t.Run(during, func(t *testing.T) {
-			c := auditConn(t)
-			admin := auditConn(t)
+			c := connect(t, srv.DSN())
+			admin := connect(t, srv.DSN())
 			ctx := testCtx(t)
 			c.Prepare(ctx, "SELECT $1::int, pg_sleep($2::float8)")
 			if during == "drain" {

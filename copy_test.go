@@ -34,20 +34,6 @@ func copyRow(row []any, i int) []any {
 	return row
 }
 
-// countRows returns the number of rows of table, checking on the way that
-// the connection is usable.
-func countRows(t *testing.T, c *Conn, table string) int64 {
-	t.Helper()
-	var n int64
-	if err := c.QueryRow(testCtx(t), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
-		t.Fatalf("count after COPY: %v", err)
-	}
-	if s := c.TxStatus(); s != 'I' {
-		t.Fatalf("TxStatus %c after COPY", s)
-	}
-	return n
-}
-
 func TestCopyFromMillionRows(t *testing.T) {
 	c := connect(t, srv.DSN())
 	copyTable(t, c, "cp_big")
@@ -124,7 +110,7 @@ func TestCopyFromSourceError(t *testing.T) {
 	if !errors.Is(err, boom) || n != 0 {
 		t.Fatalf("got %d, %v; want the source's error", n, err)
 	}
-	if got := countRows(t, c, "cp_srcerr"); got != 0 {
+	if got := idleRowCount(t, c, "cp_srcerr"); got != 0 {
 		t.Fatalf("%d rows committed", got)
 	}
 
@@ -138,7 +124,7 @@ func TestCopyFromSourceError(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Fatalf("empty source: %d, %v", n, err)
 	}
-	if got := countRows(t, c, "cp_srcerr"); got != 0 {
+	if got := idleRowCount(t, c, "cp_srcerr"); got != 0 {
 		t.Fatalf("%d rows", got)
 	}
 }
@@ -179,7 +165,7 @@ func TestCopyFromServerError(t *testing.T) {
 			if produced > total/2 {
 				t.Errorf("source read up to row %d after the server failed at row %d", produced, badAt)
 			}
-			if got := countRows(t, c, "cp_bad"); got != 0 {
+			if got := idleRowCount(t, c, "cp_bad"); got != 0 {
 				t.Fatalf("%d rows committed", got)
 			}
 		})
@@ -192,7 +178,7 @@ func TestCopyFromServerError(t *testing.T) {
 	if _, err := c.CopyFrom(testCtx(t), Identifier{"cp_bad"}, []string{"zz"}, CopyFromRows([][]any{{1}})); !errors.As(err, &pgErr) || pgErr.Code != "42703" {
 		t.Fatalf("missing column: %v", err)
 	}
-	if got := countRows(t, c, "cp_bad"); got != 0 {
+	if got := idleRowCount(t, c, "cp_bad"); got != 0 {
 		t.Fatalf("%d rows", got)
 	}
 }
@@ -231,7 +217,7 @@ func TestCopyFromEncodeErrors(t *testing.T) {
 	if _, err = c.CopyFrom(ctx, Identifier{"cp_enc"}, copyCols, CopyFromRows(rows)); err == nil || !strings.Contains(err.Error(), "2 values for 5 columns") {
 		t.Fatalf("short row: %v", err)
 	}
-	if got := countRows(t, c, "cp_enc"); got != 0 {
+	if got := idleRowCount(t, c, "cp_enc"); got != 0 {
 		t.Fatalf("%d rows committed", got)
 	}
 	if _, err := c.CopyFrom(ctx, Identifier{"cp_enc"}, copyCols, nil); err == nil {
@@ -318,7 +304,7 @@ func TestCopyFromReaderCSV(t *testing.T) {
 	if _, err := c.CopyFromReader(ctx, "COPY cp_csv TO STDOUT", strings.NewReader("")); err == nil {
 		t.Fatal("COPY TO: no error")
 	}
-	if got := countRows(t, c, "cp_csv"); got != 100_004 {
+	if got := idleRowCount(t, c, "cp_csv"); got != 100_004 {
 		t.Fatalf("%d rows, want 100004", got)
 	}
 }
@@ -384,7 +370,7 @@ func TestCopyTo(t *testing.T) {
 	if _, err := c.CopyTo(ctx, io.Discard, "COPY cp_to FROM STDIN"); err == nil {
 		t.Fatal("COPY FROM given to CopyTo: no error")
 	}
-	if got := countRows(t, c, "cp_to"); got != 0 {
+	if got := idleRowCount(t, c, "cp_to"); got != 0 {
 		t.Fatalf("%d rows", got)
 	}
 }
@@ -424,7 +410,7 @@ func TestCopyCancel(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("CopyFrom took %v to stop", d)
 	}
-	if got := countRows(t, c, "cp_cancel"); got != 0 {
+	if got := idleRowCount(t, c, "cp_cancel"); got != 0 {
 		t.Fatalf("%d rows committed", got)
 	}
 
@@ -447,7 +433,7 @@ func TestCopyCancel(t *testing.T) {
 	if _, err := c.CopyFromReader(ctx, "COPY cp_cancel FROM STDIN (FORMAT csv)", r); !errors.Is(err, context.Canceled) {
 		t.Fatalf("CopyFromReader: %v, want context.Canceled", err)
 	}
-	if got := countRows(t, c, "cp_cancel"); got != 0 {
+	if got := idleRowCount(t, c, "cp_cancel"); got != 0 {
 		t.Fatalf("%d rows committed", got)
 	}
 
@@ -457,7 +443,7 @@ func TestCopyCancel(t *testing.T) {
 	if _, err := c.CopyFrom(ctx, Identifier{"cp_cancel"}, copyCols, CopyFromRows([][]any{copyRow(nil, 1)})); !errors.Is(err, context.Canceled) {
 		t.Fatalf("done ctx: %v", err)
 	}
-	if got := countRows(t, c, "cp_cancel"); got != 0 {
+	if got := idleRowCount(t, c, "cp_cancel"); got != 0 {
 		t.Fatalf("%d rows", got)
 	}
 }
@@ -555,7 +541,7 @@ func TestCopyFromTx(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := countRows(t, c, "cp_tx"); got != 0 {
+	if got := idleRowCount(t, c, "cp_tx"); got != 0 {
 		t.Fatalf("%d rows after rollback", got)
 	}
 	if _, err := tx.CopyFrom(ctx, Identifier{"cp_tx"}, copyCols, CopyFromRows(nil)); !errors.Is(err, ErrTxClosed) {
@@ -621,7 +607,7 @@ func TestCopyFromConcurrentStatements(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if got := countRows(t, c, "cp_conc"); got != total {
+	if got := idleRowCount(t, c, "cp_conc"); got != total {
 		t.Fatalf("%d rows", got)
 	}
 }

@@ -96,7 +96,7 @@ func TestCopyCtx_EndsWhileQueued(t *testing.T) {
 			for err := range errs {
 				t.Error(err)
 			}
-			if n, err := copyRowCount(t, c, "cl_aband"); err != nil || n != 0 {
+			if n, err := rowCountErr(c, "cl_aband"); err != nil || n != 0 {
 				t.Fatalf("%s: count %d %v", name, n, err)
 			}
 		}
@@ -231,7 +231,7 @@ func TestCopyCtx_SlowSourceDeadline(t *testing.T) {
 	if d > time.Second {
 		t.Errorf("CopyFrom returned %v after start (deadline 300ms)", d)
 	}
-	if got, err := copyRowCount(t, c, "cl_slow"); err != nil || got != 0 {
+	if got, err := rowCountErr(c, "cl_slow"); err != nil || got != 0 {
 		t.Fatalf("count %d, %v", got, err)
 	}
 	// CopyFromReader with a reader that blocks briefly each time.
@@ -243,7 +243,7 @@ func TestCopyCtx_SlowSourceDeadline(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || d > time.Second {
 		t.Errorf("CopyFromReader: %v after %v", err, d)
 	}
-	if got, err := copyRowCount(t, c, "cl_slow"); err != nil || got != 0 {
+	if got, err := rowCountErr(c, "cl_slow"); err != nil || got != 0 {
 		t.Fatalf("count %d, %v", got, err)
 	}
 }

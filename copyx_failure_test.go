@@ -163,7 +163,7 @@ func TestCopyFailure_ServerErrorWithOthers(t *testing.T) {
 			t.Fatalf("round %d: CopyFrom: %d, %v; want 23505", round, n, err)
 		}
 		wg.Wait()
-		if got, err := copyRowCount(t, c, "cl_srverr"); err != nil || got != 0 {
+		if got, err := rowCountErr(c, "cl_srverr"); err != nil || got != 0 {
 			t.Fatalf("round %d: count %d, %v", round, got, err)
 		}
 	}
@@ -210,7 +210,7 @@ func TestCopyFailure_SourcePanic(t *testing.T) {
 		start := time.Now()
 		go func() {
 			defer close(done)
-			n, err = copyRowCount(t, c, "cl_panic")
+			n, err = rowCountErr(c, "cl_panic")
 		}()
 		select {
 		case <-done:

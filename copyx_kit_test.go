@@ -5,7 +5,6 @@ package pgline
 // sinks that are slow, fail or panic.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,17 +20,6 @@ func copyKeyedTable(t *testing.T, c *Conn, name string) {
 	if _, err := c.Exec(testCtx(t), "CREATE TEMP TABLE "+name+"(a int4 PRIMARY KEY, b text)"); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// copyRowCount counts rows of table with a short deadline (a wedged Conn
-// fails instead of hanging).
-func copyRowCount(t *testing.T, c *Conn, table string) (int64, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var n int64
-	err := c.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n)
-	return n, err
 }
 
 // copySlowWriter sleeps 5ms every 1000 writes.

@@ -67,7 +67,7 @@ func TestCopyMisuse_CopyFromViaExecOrQuery(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if got, err := copyRowCount(t, c, "cl_execcopy"); err != nil || got != 0 {
+	if got, err := rowCountErr(c, "cl_execcopy"); err != nil || got != 0 {
 		t.Fatalf("count %d %v", got, err)
 	}
 }
@@ -146,7 +146,7 @@ func TestCopyMisuse_TwoCopiesInText(t *testing.T) {
 	copyKeyedTable(t, c, "cl_two")
 	tag, err := c.CopyFromReader(ctx, "COPY cl_two FROM STDIN; COPY cl_two FROM STDIN", strings.NewReader("1\ta\n2\tb\n"))
 	t.Logf("two copies: %v %v", tag, err)
-	n, cerr := copyRowCount(t, c, "cl_two")
+	n, cerr := rowCountErr(c, "cl_two")
 	if cerr != nil {
 		t.Fatal(cerr)
 	}
@@ -161,7 +161,7 @@ func TestCopyMisuse_TwoCopiesInText(t *testing.T) {
 	if _, err := c.CopyTo(ctx, &b, "COPY cl_two FROM STDIN"); err == nil {
 		t.Error("CopyTo of COPY FROM succeeded")
 	}
-	if n, err := copyRowCount(t, c, "cl_two"); err != nil || n != 0 {
+	if n, err := rowCountErr(c, "cl_two"); err != nil || n != 0 {
 		t.Errorf("after: %d %v", n, err)
 	}
 }

@@ -14,41 +14,9 @@ import (
 	"time"
 )
 
-// auditConn connects to the test server, with extra settings, and closes
-// the connection when the test ends.
-func auditConn(t *testing.T, extra ...string) *Conn {
-	t.Helper()
-	c, err := Connect(testCtx(t), srv.DSN(extra...))
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// waitRunning waits until the backend pid runs a statement containing
-// frag (pg_stat_activity), up to 5 s.
-func waitRunning(t *testing.T, admin *Conn, pid uint32, frag string) bool {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		var n int
-		err := admin.QueryRow(testCtx(t), "SELECT count(*)::int FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND query LIKE '%' || $2 || '%'", int(pid), frag).Scan(&n)
-		if err != nil {
-			t.Logf("waitRunning: %v", err)
-			return false
-		}
-		if n > 0 {
-			return true
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return false
-}
-
-// auditTable makes a fresh table name (id serial, k text) for the tests
+// effectsTable makes a fresh table name (id serial, k text) for the tests
 // that count committed effects.
-func auditTable(t *testing.T, c *Conn, name string) {
+func effectsTable(t *testing.T, c *Conn, name string) {
 	t.Helper()
 	ctx := testCtx(t)
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+name+"; CREATE TABLE "+name+" (id serial, k text)"); err != nil {
@@ -77,10 +45,7 @@ func startAbandoned(t *testing.T, c *Conn) chan error {
 // group), and then B failed (bErr): a DO block is never sent again.
 func checkCommittedOnce(t *testing.T, c *Conn, table string, bErr error) {
 	t.Helper()
-	var n int
-	if err := c.QueryRow(testCtx(t), "SELECT count(*)::int FROM "+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	n := rowCount(t, c, table)
 	t.Logf("rows committed by B: %d", n)
 	if n > 1 || n == 0 && bErr == nil {
 		t.Errorf("B's committed INSERT ran %d times, B's error %v", n, bErr)
@@ -199,9 +164,9 @@ func TestDrainWaitsForUnsentHead(t *testing.T) {
 // of its reply must know ParameterDescription, not close the connection:
 // B, queued next with its ctx alive, succeeds.
 func TestDrainCopyFromDescribe(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditTable(t, c, "audit_copy")
+	effectsTable(t, c, "drain_copy")
 	aDone := make(chan error, 1)
 	go func() {
 		_, err := c.Exec(ctx, "SELECT pg_sleep(0.2)")
@@ -210,7 +175,7 @@ func TestDrainCopyFromDescribe(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	cctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := c.CopyFrom(cctx, Identifier{"audit_copy"}, []string{"id"}, CopyFromRows([][]any{{1}}))
+	_, err := c.CopyFrom(cctx, Identifier{"drain_copy"}, []string{"id"}, CopyFromRows([][]any{{1}}))
 	t.Logf("CopyFrom: %v", err)
 	t.Logf("A: %v", <-aDone)
 	var got int
@@ -234,8 +199,8 @@ func TestDrainNoCancelAfterServerEnded(t *testing.T) {
 	for _, mb := range drainReplyMBs {
 		for _, kind := range []string{"Batch", "QueryRow", "RowsMid"} {
 			t.Run(fmt.Sprintf("%dMB-%s", mb, kind), func(t *testing.T) {
-				c := auditConn(t)
-				admin := auditConn(t)
+				c := connect(t, srv.DSN())
+				admin := connect(t, srv.DSN())
 				ctx := testCtx(t)
 				n := mb * 1000
 				asql := fmt.Sprintf("SELECT repeat('x', 1000) FROM generate_series(1, %d)", n)
@@ -292,7 +257,7 @@ func TestDrainNoCancelAfterServerEnded(t *testing.T) {
 					bDone <- r
 				}()
 				// wait until B runs on the server: A has ended there
-				ok := waitRunning(t, admin, c.PID(), "generate_series(1, 3)")
+				ok := waitActivity(t, admin, 5*time.Second, runningLike, int(c.PID()), "generate_series(1, 3)") != 0
 				if !ok {
 					t.Logf("B never ran while A held the head (A's output did not fit the socket buffers)")
 				}
@@ -315,39 +280,39 @@ func TestDrainNoCancelAfterServerEnded(t *testing.T) {
 // was under way since B was queued. B must not be sent again: the INSERT it
 // committed would run twice.
 func TestDrainCancelDOBlockNotResent(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditTable(t, c, "audit_do")
+	effectsTable(t, c, "drain_do")
 	if _, err := c.Exec(ctx, "SET statement_timeout = '600ms'"); err != nil {
 		t.Fatal(err)
 	}
 	aDone := startAbandoned(t, c)
 	time.Sleep(5 * time.Millisecond) // A first
 	start := time.Now()
-	_, err := c.Exec(ctx, "DO $$BEGIN INSERT INTO audit_do(k) VALUES ('B'); COMMIT; PERFORM pg_sleep(2); END$$")
+	_, err := c.Exec(ctx, "DO $$BEGIN INSERT INTO drain_do(k) VALUES ('B'); COMMIT; PERFORM pg_sleep(2); END$$")
 	t.Logf("A: %v", <-aDone)
 	t.Logf("B: err=%v (ErrCanceledByOther=%v) after %v", err, errors.Is(err, ErrCanceledByOther), time.Since(start))
 	c.Exec(ctx, "SET statement_timeout = 0")
-	checkCommittedOnce(t, c, "audit_do", err)
+	checkCommittedOnce(t, c, "drain_do", err)
 }
 
 // TestDrainLateCancelDOBlockNotResent: as above, but B's 57014 comes from a
 // pg_cancel_backend by another session (standing in for a cancel meant for
 // A landing late) after B committed.
 func TestDrainLateCancelDOBlockNotResent(t *testing.T) {
-	c := auditConn(t)
-	admin := auditConn(t)
+	c := connect(t, srv.DSN())
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	auditTable(t, c, "audit_do2")
+	effectsTable(t, c, "drain_do2")
 	aDone := startAbandoned(t, c)
 	time.Sleep(5 * time.Millisecond)
 	bDone := make(chan error, 1)
 	go func() {
-		_, err := c.Exec(ctx, "DO $$BEGIN INSERT INTO audit_do2(k) VALUES ('B'); COMMIT; PERFORM pg_sleep(3); END$$")
+		_, err := c.Exec(ctx, "DO $$BEGIN INSERT INTO drain_do2(k) VALUES ('B'); COMMIT; PERFORM pg_sleep(3); END$$")
 		bDone <- err
 	}()
 	t.Logf("A: %v", <-aDone)
-	if !waitRunning(t, admin, c.PID(), "audit_do2") {
+	if waitActivity(t, admin, 5*time.Second, runningLike, int(c.PID()), "drain_do2") == 0 {
 		t.Fatal("B not running")
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -355,11 +320,11 @@ func TestDrainLateCancelDOBlockNotResent(t *testing.T) {
 	// cancel the resends too, as they come
 	for i := 0; i < 6; i++ {
 		time.Sleep(150 * time.Millisecond)
-		admin.Exec(ctx, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND query LIKE '%audit_do2%' AND state = 'active'", int(c.PID()))
+		admin.Exec(ctx, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND query LIKE '%drain_do2%' AND state = 'active'", int(c.PID()))
 	}
 	err := <-bDone
 	t.Logf("B: err=%v (ErrCanceledByOther=%v)", err, errors.Is(err, ErrCanceledByOther))
-	checkCommittedOnce(t, c, "audit_do2", err)
+	checkCommittedOnce(t, c, "drain_do2", err)
 }
 
 // TestDrainOwnStatementTimeoutNotOthers: B's own statement_timeout (57014)
@@ -368,7 +333,7 @@ func TestDrainLateCancelDOBlockNotResent(t *testing.T) {
 func TestDrainOwnStatementTimeoutNotOthers(t *testing.T) {
 	for _, kind := range []string{"Exec-simple", "Exec-args", "QueryRow", "Batch"} {
 		t.Run(kind, func(t *testing.T) {
-			c := auditConn(t)
+			c := connect(t, srv.DSN())
 			ctx := testCtx(t)
 			if _, err := c.Exec(ctx, "SET statement_timeout = '400ms'"); err != nil {
 				t.Fatal(err)

@@ -403,7 +403,7 @@ func (w *slowStreamWriter) Write(p []byte) (int, error) {
 func TestRowsBigRowCtxEnds(t *testing.T) {
 	for _, mode := range []string{"StreamTo", "string", "NextThenClose", "ScanAfterCtx"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t)
+			c := connect(t, srv.DSN())
 			ctx := testCtx(t)
 			asql := "SELECT repeat('x', 20000000)"
 			c.Prepare(ctx, asql)

@@ -9,89 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// freezeProxy forwards TCP connections to the test server until
-// frozen; then it stops forwarding in both directions without closing
-// anything (a network partition, or a server that stopped answering).
-type freezeProxy struct {
-	ln     net.Listener
-	frozen atomic.Bool
-	mu     sync.Mutex
-	conns  []net.Conn
-}
-
-// newFreezeProxy starts a freezeProxy to the test server, closed when the
-// test ends.
-func newFreezeProxy(t *testing.T) *freezeProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := &freezeProxy{ln: ln}
-	target := net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port))
-	pump := func(dst, src net.Conn) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			for px.frozen.Load() {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if n > 0 {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		dst.Close()
-		src.Close()
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			px.mu.Lock()
-			px.conns = append(px.conns, c, s)
-			px.mu.Unlock()
-			go pump(s, c)
-			go pump(c, s)
-		}
-	}()
-	t.Cleanup(func() {
-		px.frozen.Store(false)
-		ln.Close()
-		px.mu.Lock()
-		for _, c := range px.conns {
-			c.Close()
-		}
-		px.mu.Unlock()
-	})
-	return px
-}
-
-func (px *freezeProxy) dsn() string {
-	p := px.ln.Addr().(*net.TCPAddr).Port
-	d := srv.DSN("host=127.0.0.1", "port="+strconv.Itoa(p), "sslmode=disable")
-	return d
-}
 
 // TestBeginFuncRollbackKeepsDeadline: BeginFunc's rollback, after fn
 // returns an error or panics, is made with context.WithoutCancel(ctx).
@@ -102,8 +25,8 @@ func (px *freezeProxy) dsn() string {
 func TestBeginFuncRollbackKeepsDeadline(t *testing.T) {
 	for _, how := range []string{"error", "panic", "Tx.Rollback"} {
 		t.Run(how, func(t *testing.T) {
-			px := newFreezeProxy(t)
-			c, err := Connect(testCtx(t), px.dsn())
+			px := newTestProxy(t, srv.Addr, nil)
+			c, err := Connect(testCtx(t), srv.DSN("host=127.0.0.1", "port="+px.port(), "sslmode=disable"))
 			if err != nil {
 				if strings.Contains(err.Error(), "pg_hba") || strings.Contains(err.Error(), "SSL") {
 					t.Skipf("connect through the proxy: %v", err)
@@ -159,14 +82,14 @@ func TestBeginFuncRollbackKeepsDeadline(t *testing.T) {
 func TestTxDoomedStatementNotCommitted(t *testing.T) {
 	for _, when := range []string{"queued", "running", "rowsmid"} {
 		t.Run(when, func(t *testing.T) {
-			c := auditConn(t)
+			c := connect(t, srv.DSN())
 			ctx := testCtx(t)
-			auditTable(t, c, "audit_tx")
+			effectsTable(t, c, "deadline_tx")
 			tx, err := c.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tx.Exec(ctx, "INSERT INTO audit_tx(id) VALUES (1)"); err != nil {
+			if _, err := tx.Exec(ctx, "INSERT INTO deadline_tx(id) VALUES (1)"); err != nil {
 				t.Fatal(err)
 			}
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -175,12 +98,12 @@ func TestTxDoomedStatementNotCommitted(t *testing.T) {
 			case "queued":
 				go tx.Exec(ctx, "SELECT pg_sleep(0.1)")
 				time.Sleep(5 * time.Millisecond)
-				_, err = tx.Exec(sctx, "INSERT INTO audit_tx(id) VALUES (2)")
+				_, err = tx.Exec(sctx, "INSERT INTO deadline_tx(id) VALUES (2)")
 			case "running":
-				_, err = tx.Exec(sctx, "INSERT INTO audit_tx(id) SELECT 2 FROM pg_sleep(0.1)")
+				_, err = tx.Exec(sctx, "INSERT INTO deadline_tx(id) SELECT 2 FROM pg_sleep(0.1)")
 			case "rowsmid":
 				var rows *Rows
-				rows, err = tx.Query(sctx, "INSERT INTO audit_tx(id) SELECT 2 RETURNING id, pg_sleep(0.1)")
+				rows, err = tx.Query(sctx, "INSERT INTO deadline_tx(id) SELECT 2 RETURNING id, pg_sleep(0.1)")
 				if err == nil {
 					<-sctx.Done()
 					rows.Close()
@@ -201,7 +124,7 @@ func TestTxDoomedStatementNotCommitted(t *testing.T) {
 			t.Logf("Commit: %v", cerr)
 			t.Logf("other: %v", <-other)
 			var n int
-			c.QueryRow(ctx, "SELECT count(*)::int FROM audit_tx").Scan(&n)
+			c.QueryRow(ctx, "SELECT count(*)::int FROM deadline_tx").Scan(&n)
 			t.Logf("rows: %d", n)
 			if err != nil && cerr == nil && n > 0 {
 				t.Errorf("Commit committed although a statement's caller got %v", err)
@@ -222,7 +145,7 @@ func TestTxShortCtxCommitOutcome(t *testing.T) {
 			c := connect(t, srv.DSN(dsn, "cancel_grace=1ms"))
 			other := connect(t, srv.DSN())
 			ctx := testCtx(t)
-			tbl := fmt.Sprintf("audit_takeover_tx_%d", time.Now().UnixNano())
+			tbl := fmt.Sprintf("takeover_tx_%d", time.Now().UnixNano())
 			if _, err := other.Exec(ctx, "CREATE TABLE "+tbl+" (k int8 PRIMARY KEY)"); err != nil {
 				t.Fatal(err)
 			}

@@ -48,18 +48,13 @@ func startStandby(t *testing.T, p *pgtest.Server, opts pgtest.StandbyOptions) *p
 // twoHostDSN is a DSN listing the servers a then b, with extra key=value
 // pairs.
 func twoHostDSN(a, b *pgtest.Server, extra ...string) string {
-	return strings.Join(append([]string{
-		"host=127.0.0.1,127.0.0.1",
-		"port=" + strconv.Itoa(a.Port) + "," + strconv.Itoa(b.Port),
-		"user=postgres dbname=postgres sslmode=disable",
-	}, extra...), " ")
+	return hostsDSN([]int{a.Port, b.Port}, "postgres", "postgres", extra...)
 }
 
-// whichServer says which server a session is on: the port the server
-// listens on, and whether it is a standby in recovery.
-func whichServer(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) *Row
-}) (port int, standby bool, err error) {
+// whichServer says which server q (a Conn, a Pool or a Pool's Target)
+// reaches: the port the server listens on, and whether it is a standby in
+// recovery.
+func whichServer(ctx context.Context, q rowReader) (port int, standby bool, err error) {
 	err = q.QueryRow(ctx, "SELECT inet_server_port(), pg_is_in_recovery()").Scan(&port, &standby)
 	return port, standby, err
 }
@@ -589,20 +584,16 @@ func head[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 // come back to before, and prints every stack when it does not.
 func checkNoGoroutinesLeft(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		now := runtime.NumGoroutine()
-		if now <= before {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Errorf("%d goroutines after the pools closed, %d before:\n%s", now, before, buf)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	var now int
+	if waitFor(t, 2*time.Second, func() (bool, error) {
+		now = runtime.NumGoroutine()
+		return now <= before, nil
+	}) {
+		return
 	}
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	t.Errorf("%d goroutines after the pools closed, %d before:\n%s", now, before, buf)
 }
 
 // TestPoolRestartNoSafeToRetryErrors restarts the server under a Pool

@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,48 +28,126 @@ import (
 )
 
 // fakeServer listens on loopback and runs script on every accepted
-// connection. It returns a DSN for it, with statement_cache_mode=prepare:
-// a script answers no pooler check (see Conn.detectPooler).
+// connection (fakeListen). It returns a DSN for it (fakeDSN).
 func fakeServer(t *testing.T, script func(t *testing.T, c net.Conn)) string {
+	t.Helper()
+	port, _ := fakeListen(t, script)
+	return fakeDSN(port)
+}
+
+// fakeDSN is a DSN for a fake server on port, without TLS and with
+// statement_cache_mode=prepare: a script answers no pooler check (see
+// Conn.detectPooler).
+func fakeDSN(port int) string {
+	return "host=127.0.0.1 port=" + strconv.Itoa(port) + " user=u dbname=d password=fakepw sslmode=disable connect_timeout=10 statement_cache_mode=prepare"
+}
+
+// fakeListen listens on loopback and runs script, in a goroutine of its
+// own, on every connection it accepts, after setting a deadline 20 s
+// away on it (a script may set another). It stops listening when the
+// test ends. It returns the port, and wait, which stops listening and
+// waits for the scripts still running: a caller whose scripts use t
+// registers it with t.Cleanup.
+func fakeListen(t *testing.T, script func(t *testing.T, c net.Conn)) (port int, wait func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	var wg sync.WaitGroup
+	var mu sync.Mutex // protects closed and wg.Add against wait
+	closed := false
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			if closed {
+				mu.Unlock()
+				c.Close()
+				return
+			}
+			wg.Add(1)
+			mu.Unlock()
 			go func() {
+				defer wg.Done()
 				defer c.Close()
 				c.SetDeadline(time.Now().Add(20 * time.Second))
 				script(t, c)
 			}()
 		}
 	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	return "host=127.0.0.1 port=" + strconv.Itoa(port) + " user=u dbname=d password=fakepw sslmode=disable connect_timeout=10 statement_cache_mode=prepare"
+	wait = func() {
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		ln.Close()
+		wg.Wait()
+	}
+	return ln.Addr().(*net.TCPAddr).Port, wait
+}
+
+// fakeStartup reads what opens a connection to a fake server: SSLRequests,
+// answered 'N', or, with a cert, 'S' and a TLS handshake; then a
+// StartupMessage, or a CancelRequest (cancel is then true). It answers
+// neither, and returns the connection to go on with: the TLS one after
+// 'S', else c.
+func fakeStartup(c net.Conn, cert *tls.Certificate) (conn net.Conn, cancel bool, err error) {
+	conn = c
+	for {
+		_, body, err := wire.ReadFrontendMessage(conn, true)
+		if err != nil {
+			return conn, false, err
+		}
+		code, err := wire.StartupCode(body)
+		if err != nil {
+			return conn, false, err
+		}
+		switch code {
+		case wire.SSLRequestCode:
+			if cert == nil {
+				if _, err := conn.Write([]byte{'N'}); err != nil {
+					return conn, false, err
+				}
+				continue
+			}
+			if _, err := conn.Write([]byte{'S'}); err != nil {
+				return conn, false, err
+			}
+			ts := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{*cert}})
+			if err := ts.Handshake(); err != nil {
+				return conn, false, err
+			}
+			conn = ts
+		case wire.CancelRequestCode:
+			return conn, true, nil
+		default:
+			return conn, false, nil
+		}
+	}
 }
 
 // readStartup reads the client's StartupMessage (answering SSLRequest with
-// 'N' if one comes first).
+// 'N' if one comes first), or a CancelRequest, and answers neither.
 func readStartup(c net.Conn) error {
-	for {
-		_, body, err := wire.ReadFrontendMessage(c, true)
-		if err != nil {
-			return err
-		}
-		if len(body) >= 4 && binary.BigEndian.Uint32(body) == wire.SSLRequestCode {
-			if _, err := c.Write([]byte{'N'}); err != nil {
-				return err
-			}
-			continue
-		}
-		return nil
+	_, _, err := fakeStartup(c, nil)
+	return err
+}
+
+// fakeAccept reads what opens a connection to the fake server
+// (fakeStartup, without TLS): a StartupMessage is answered with a
+// successful startup (authOKReady); after a CancelRequest, cancel is true
+// and nothing is answered.
+func fakeAccept(c net.Conn) (cancel bool, err error) {
+	_, cancel, err = fakeStartup(c, nil)
+	if err != nil || cancel {
+		return cancel, err
 	}
+	_, err = c.Write(authOKReady())
+	return false, err
 }
 
 // rawMsg builds a backend message with a declared length that may lie.
@@ -146,10 +225,9 @@ func TestFakeServerMalformedStartup(t *testing.T) {
 // connection is closed.
 func TestFakeServerHugeDataRow(t *testing.T) {
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
-		if readStartup(c) != nil {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
 			return
 		}
-		c.Write(authOKReady())
 		if _, _, err := wire.ReadFrontendMessage(c, false); err != nil {
 			return
 		}

@@ -50,12 +50,12 @@ func TestCopyHitByOthersCancel(t *testing.T) {
 	storm(t)
 	kinds := map[string]func(ctx context.Context, c *Conn, round int) error{
 		"CopyFromReader": func(ctx context.Context, c *Conn, round int) error {
-			_, err := c.CopyFromReader(ctx, "COPY audit_gate_cv(id, k) FROM STDIN", &gateSlowLines{base: round * 100, n: 8, d: 3 * time.Millisecond})
+			_, err := c.CopyFromReader(ctx, "COPY gate_cv(id, k) FROM STDIN", &gateSlowLines{base: round * 100, n: 8, d: 3 * time.Millisecond})
 			return err
 		},
 		"CopyFrom": func(ctx context.Context, c *Conn, round int) error {
 			i := 0
-			_, err := c.CopyFrom(ctx, Identifier{"audit_gate_cv"}, []string{"id"}, CopyFromFunc(func() ([]any, error) {
+			_, err := c.CopyFrom(ctx, Identifier{"gate_cv"}, []string{"id"}, CopyFromFunc(func() ([]any, error) {
 				if i == 8 {
 					return nil, nil
 				}
@@ -82,7 +82,7 @@ func TestCopyHitByOthersCancel(t *testing.T) {
 	for _, name := range []string{"CopyFromReader", "CopyFrom", "CopyTo", "Exec"} {
 		run := kinds[name]
 		t.Run(name, func(t *testing.T) {
-			c := auditConn(t, "cancel_grace=5ms")
+			c := connect(t, srv.DSN("cancel_grace=5ms"))
 			ctx := testCtx(t)
 			logFrom := fileSize(srv.LogFile)
 			defer func() {
@@ -104,7 +104,7 @@ func TestCopyHitByOthersCancel(t *testing.T) {
 					t.Logf("server log, statements canceled: %v", n)
 				}
 			}()
-			auditTable(t, c, "audit_gate_cv")
+			effectsTable(t, c, "gate_cv")
 			var bare, marked, ok, other int
 			var first string
 			deadline := time.Now().Add(5 * time.Second)

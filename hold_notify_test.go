@@ -24,10 +24,10 @@ import (
 //	T: SELECT 1                   queued behind S: the backend sends the notification as it reads T
 //	W: WaitForNotification(1s)    queued behind T
 func TestWaitForNotificationInOthersReply(t *testing.T) {
-	c := auditConn(t)
-	other := auditConn(t)
+	c := connect(t, srv.DSN())
+	other := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	if err := c.Listen(ctx, "audit_gate_ch"); err != nil {
+	if err := c.Listen(ctx, "gate_ch"); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -50,7 +50,7 @@ func TestWaitForNotificationInOthersReply(t *testing.T) {
 		wDone <- res{n, err, time.Since(start)}
 	}()
 	time.Sleep(20 * time.Millisecond)
-	if _, err := other.Exec(ctx, "NOTIFY audit_gate_ch, 'hello'"); err != nil {
+	if _, err := other.Exec(ctx, "NOTIFY gate_ch, 'hello'"); err != nil {
 		t.Fatal(err)
 	}
 	sent := time.Now()
@@ -81,9 +81,9 @@ func processCPU() time.Duration {
 // handoff, enqueue again), a busy loop that would burn CPU for the whole
 // wait. Both still get the notifications.
 func TestWaitForNotificationTwoWaiters(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	if err := c.Listen(ctx, "audit_gate_w"); err != nil {
+	if err := c.Listen(ctx, "gate_w"); err != nil {
 		t.Fatal(err)
 	}
 	measure := func(n int) (time.Duration, time.Duration) {
@@ -105,7 +105,7 @@ func TestWaitForNotificationTwoWaiters(t *testing.T) {
 	cpu2, wall2 := measure(2)
 	t.Logf("one waiter: %v CPU in %v; two waiters: %v CPU in %v", cpu1.Round(time.Millisecond), wall1.Round(time.Millisecond), cpu2.Round(time.Millisecond), wall2.Round(time.Millisecond))
 	// Still delivered?
-	other := auditConn(t)
+	other := connect(t, srv.DSN())
 	got := make(chan *Notification, 2)
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
@@ -119,7 +119,7 @@ func TestWaitForNotificationTwoWaiters(t *testing.T) {
 		}()
 	}
 	time.Sleep(100 * time.Millisecond)
-	other.Exec(ctx, "NOTIFY audit_gate_w, 'a'; NOTIFY audit_gate_w, 'b'")
+	other.Exec(ctx, "NOTIFY gate_w, 'a'; NOTIFY gate_w, 'b'")
 	wg.Wait()
 	t.Logf("two waiters got %v and %v", <-got, <-got)
 	if cpu2 > 300*time.Millisecond {
@@ -135,7 +135,7 @@ func TestWaitForNotificationBatchSyncsRace(t *testing.T) {
 	storm(t)
 	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	if err := c.Listen(ctx, "audit_takeover_race"); err != nil {
+	if err := c.Listen(ctx, "takeover_race"); err != nil {
 		t.Fatal(err)
 	}
 	end := time.Now().Add(time.Second)

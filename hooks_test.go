@@ -172,8 +172,7 @@ func TestPoolConfigFields(t *testing.T) {
 
 // TestPoolHookPanics: a PrepareConn or AfterRelease that panics leaves no
 // connection counted held (the Pool went on counting one, and Close then
-// waited for ever: found by an outside audit); the panic reaches the
-// caller.
+// waited for ever); the panic reaches the caller.
 func TestPoolHookPanics(t *testing.T) {
 	ctx := testCtx(t)
 	cfg, err := ParseConfig(srv.DSN("pool_max_conns=1"))

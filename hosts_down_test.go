@@ -47,7 +47,7 @@ func TestHostsDown_StandbyCrashedIdleConns(t *testing.T) {
 		wg.Wait()
 	}
 	warm()
-	if port, _, err := hostsWhere(ctx, sb); err != nil || port != S1.Port {
+	if port, _, err := whichServer(ctx, sb); err != nil || port != S1.Port {
 		t.Fatalf("before: %d %v", port, err)
 	}
 	t.Logf("before: %+v", hostStat(t, p, S1.Port).TotalConns)
@@ -68,7 +68,7 @@ func TestHostsDown_StandbyCrashedIdleConns(t *testing.T) {
 			c, cancel := context.WithTimeout(ctx, deadline)
 			defer cancel()
 			start := time.Now()
-			port, _, err := hostsWhere(c, sb)
+			port, _, err := whichServer(c, sb)
 			mu.Lock()
 			defer mu.Unlock()
 			res = append(res, result{port, err, time.Since(start)})
@@ -117,7 +117,7 @@ func TestHostsDown_FrozenStandbyDeadline(t *testing.T) {
 	p := replicaPool(t, []*pgtest.Server{P, S}, 0, 0, "pool_max_conns=2")
 	ctx := testCtx(t)
 	for _, v := range []string{"standby", "prefer-standby"} {
-		if port, _, err := hostsWhere(ctx, p.Target(v)); err != nil || port != S.Port {
+		if port, _, err := whichServer(ctx, p.Target(v)); err != nil || port != S.Port {
 			t.Fatalf("before: %s on %d: %v", v, port, err)
 		}
 	}
@@ -141,7 +141,7 @@ func TestHostsDown_FrozenStandbyDeadline(t *testing.T) {
 					pc.Release()
 				}
 			default:
-				hostsWhere(c, p.Target(v))
+				whichServer(c, p.Target(v))
 			}
 			took := time.Since(start)
 			cancel()

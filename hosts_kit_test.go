@@ -5,7 +5,6 @@ package pgline
 // standby, and stopping or resuming a server's processes.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,12 +15,6 @@ import (
 
 	"github.com/pgline/pgline/pgtest"
 )
-
-// hostsWhere runs one read through q and says where it ran.
-func hostsWhere(ctx context.Context, q *Pool) (port int, standby bool, err error) {
-	err = q.QueryRow(ctx, "SELECT inet_server_port(), pg_is_in_recovery()").Scan(&port, &standby)
-	return port, standby, err
-}
 
 // hostsWriteOwned writes a file into a server's data directory with
 // the owner of the directory (the tests run as root, the server as
@@ -110,4 +103,17 @@ func hostsSignal(pids []int, sig syscall.Signal) {
 	for _, pid := range pids {
 		syscall.Kill(pid, sig)
 	}
+}
+
+// hostsDSN lists host:port pairs (all 127.0.0.1) and extra pairs.
+func hostsDSN(ports []int, user, db string, extra ...string) string {
+	hosts := make([]string, len(ports))
+	ps := make([]string, len(ports))
+	for i, p := range ports {
+		hosts[i], ps[i] = "127.0.0.1", strconv.Itoa(p)
+	}
+	return strings.Join(append([]string{
+		"host=" + strings.Join(hosts, ","), "port=" + strings.Join(ps, ","),
+		"user=" + user, "dbname=" + db, "sslmode=disable",
+	}, extra...), " ")
 }

@@ -38,7 +38,7 @@ func TestHostsPromote_StandbyViewLeavesPromoted(t *testing.T) {
 	sb, ro := p.Target("standby"), p.Target("read-only")
 	ctx := testCtx(t)
 	for range 5 {
-		port, standby, err := hostsWhere(ctx, sb)
+		port, standby, err := whichServer(ctx, sb)
 		if err != nil || port != S.Port || !standby {
 			t.Fatalf("before: standby read on %d (standby %v): %v", port, standby, err)
 		}
@@ -55,7 +55,7 @@ func TestHostsPromote_StandbyViewLeavesPromoted(t *testing.T) {
 	var lastWrong time.Duration
 	for time.Since(promoted) < 2*time.Second {
 		c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		port, standby, err := hostsWhere(c, sb)
+		port, standby, err := whichServer(c, sb)
 		cancel()
 		total++
 		switch {
@@ -273,7 +273,7 @@ func TestHostsPromote_DemotedPrimaryNotReadWrite(t *testing.T) {
 		if _, err := p.Exec(ctx, "INSERT INTO hosts_demote VALUES ($1)", i); err != nil {
 			t.Fatal(err)
 		}
-		port, standby, err := hostsWhere(ctx, p)
+		port, standby, err := whichServer(ctx, p)
 		if err != nil || port != P.Port || standby {
 			t.Fatalf("before: read-write read on %d (standby %v): %v", port, standby, err)
 		}

@@ -143,15 +143,3 @@ func ownClusters() {
 		flag.Set("test.parallel", "6")
 	}
 }
-
-// tableCount returns count(*) of table (a table name, or a name with a
-// WHERE clause) read through c; use connect(t, srv.DSN()) for a session
-// outside the test's own.
-func tableCount(t *testing.T, c *Conn, table string) int64 {
-	t.Helper()
-	var n int64
-	if err := c.QueryRow(testCtx(t), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
-		t.Fatalf("count %s: %v", table, err)
-	}
-	return n
-}

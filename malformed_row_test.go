@@ -120,10 +120,9 @@ func TestFakeServerSimpleQueryRowColumnCount(t *testing.T) {
 	fields := []wire.FieldDescription{{Name: "pg_backend_pid", DataTypeOID: 23, DataTypeSize: 4}}
 	three := []byte{0, 3, 0, 0, 0, 2, '4', '2', 0, 0, 0, 1, '7', 0xFF, 0xFF, 0xFF, 0xFF}
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
-		if readStartup(c) != nil {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
 			return
 		}
-		c.Write(authOKReady())
 		for {
 			typ, _, err := wire.ReadFrontendMessage(c, false)
 			if err != nil {

@@ -198,7 +198,7 @@ type brokenDescribeServer struct {
 func newBrokenDescribeServer(t *testing.T) *brokenDescribeServer {
 	s := &brokenDescribeServer{}
 	s.dsn = fakeServer(t, func(t *testing.T, c net.Conn) {
-		if readStartup(c) != nil {
+		if _, cancel, err := fakeStartup(c, nil); cancel || err != nil {
 			return
 		}
 		s.conns.Add(1)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,27 +96,6 @@ func warmPool(t *testing.T, ctx context.Context, p *Pool) []int {
 		t.Fatalf("after the warm-up: %+v, want 4 connections, none held", st)
 	}
 	return pids
-}
-
-// waitBackendsGone waits until none of pids is in pg_stat_activity: the
-// server has ended those sessions (and sent their clients its FATAL).
-func waitBackendsGone(t *testing.T, ctx context.Context, mon *Conn, pids []int) {
-	t.Helper()
-	list := make([]string, len(pids))
-	for i, pid := range pids {
-		list[i] = strconv.Itoa(pid)
-	}
-	sql := "SELECT count(*)::int FROM pg_stat_activity WHERE pid IN (" + strings.Join(list, ",") + ")"
-	for {
-		var n int
-		if err := mon.QueryRow(ctx, sql).Scan(&n); err != nil {
-			t.Fatalf("waiting for the sessions to end: %v", err)
-		}
-		if n == 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // terminateApp ends, with pg_terminate_backend, every session whose
@@ -252,7 +229,7 @@ func TestPoolIdleSessionTimeout(t *testing.T) {
 			pids := warmPool(t, ctx, p)
 			// The scenario: the connections stay idle past the timeout,
 			// until the server has ended all 4 sessions.
-			waitBackendsGone(t, ctx, mon, pids)
+			waitSessionsGone(t, mon, pids)
 			runDeadPoolOps(t, ctx, p, tc.ops)
 		})
 	}
@@ -282,7 +259,7 @@ func TestPoolTerminatedBackends(t *testing.T) {
 			if len(pids) != 4 {
 				t.Fatalf("terminated %d sessions, want the pool's 4", len(pids))
 			}
-			waitBackendsGone(t, ctx, mon, pids)
+			waitSessionsGone(t, mon, pids)
 			runDeadPoolOps(t, ctx, p, tc.ops)
 		})
 	}
@@ -427,7 +404,7 @@ func testPoolTerminatedUnderLoad(t *testing.T) {
 	if len(pids) == 0 {
 		t.Fatal("no session to terminate")
 	}
-	waitBackendsGone(t, ctx, mon, pids)
+	waitSessionsGone(t, mon, pids)
 	gone.Store(true)
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -481,7 +458,7 @@ func TestSimpleQueryReportsFatal(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitBackendsGone(t, ctx, mon, []int{int(c.PID())})
+			waitSessionsGone(t, mon, []int{int(c.PID())})
 			err := tc.run(ctx, c)
 			var pgErr *PgError
 			if !errors.As(err, &pgErr) || pgErr.Code != "57P05" {

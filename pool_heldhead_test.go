@@ -71,23 +71,6 @@ func TestPoolNestedQueryInRowsLoop(t *testing.T) {
 	}
 }
 
-// waitLockWaiter waits until a session waits for a lock while running a
-// statement that starts with prefix.
-func waitLockWaiter(t *testing.T, ctx context.Context, admin *Conn, prefix string) {
-	t.Helper()
-	for {
-		var n int
-		err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND starts_with(query, $1)", prefix).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // TestPoolReadInsideLockingTx: a Pool transaction locks a row, a statement
 // routed by the Pool blocks on that lock, and the transaction then reads
 // through the Pool (Pool.QueryRow, not the Tx) before it commits. The read
@@ -209,7 +192,9 @@ func TestPoolReadInsideLockingTx(t *testing.T) {
 				_, err := p.Exec(bctx, "UPDATE heldhead_lock SET v = v + 1 WHERE id = 1")
 				blocked <- err
 			}()
-			waitLockWaiter(t, ctx, admin, "UPDATE heldhead_lock")
+			if waitActivity(t, admin, 30*time.Second, "wait_event_type = 'Lock' AND starts_with(query, $1)", "UPDATE heldhead_lock") == 0 {
+				t.Fatal("the UPDATE never waited for the lock")
+			}
 			if warm {
 				time.Sleep(500 * time.Millisecond) // the transaction's work, while the readers run
 			}

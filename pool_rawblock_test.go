@@ -25,8 +25,8 @@ import (
 func TestPoolRefusesRawBegin(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
-	admin := auditConn(t)
-	tbl := auditStrand2Name("pool_rawbegin")
+	admin := connect(t, srv.DSN())
+	tbl := uniqueName("pool_rawbegin")
 	if _, err := admin.Exec(ctx, "CREATE TABLE "+tbl+" (id int8 PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}

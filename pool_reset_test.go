@@ -21,7 +21,7 @@ import (
 // (it resets nothing).
 func TestPoolReleaseKeepsAfterConnectSettings(t *testing.T) {
 	ctx := testCtx(t)
-	admin := auditConn(t)
+	admin := connect(t, srv.DSN())
 	if _, err := admin.Exec(ctx, `DROP SCHEMA IF EXISTS rst_tenant_a CASCADE; DROP TABLE IF EXISTS public.rst_accounts;
 		CREATE SCHEMA rst_tenant_a; CREATE TABLE rst_tenant_a.rst_accounts (owner text); INSERT INTO rst_tenant_a.rst_accounts VALUES ('tenant_a');
 		CREATE TABLE public.rst_accounts (owner text); INSERT INTO public.rst_accounts VALUES ('public')`); err != nil {

@@ -12,8 +12,8 @@ import (
 func TestPoolSearchPathLocalInBeginFunc(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe", "auto"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t)
-			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			c := connect(t, srv.DSN())
+			pathSetup(t, c, pathTypesSetup, pathTypesCleanup)
 			p, err := NewPool(testCtx(t), srv.DSN("pool_max_conns=1", "statement_cache_mode="+mode))
 			if err != nil {
 				t.Fatal(err)
@@ -23,7 +23,7 @@ func TestPoolSearchPathLocalInBeginFunc(t *testing.T) {
 			outside := func() {
 				t.Helper()
 				var v any
-				if err := p.QueryRow(ctx, apQ, 1).Scan(&v); err != nil || v != int32(7) {
+				if err := p.QueryRow(ctx, pathQ, 1).Scan(&v); err != nil || v != int32(7) {
 					t.Fatalf("outside: %#v, %v; want int32 7", v, err)
 				}
 			}
@@ -31,10 +31,10 @@ func TestPoolSearchPathLocalInBeginFunc(t *testing.T) {
 				outside()
 				var v any
 				err := BeginFunc(ctx, p, func(tx *Tx) error {
-					if _, err := tx.Exec(ctx, "SET LOCAL search_path TO ap_s, public"); err != nil {
+					if _, err := tx.Exec(ctx, "SET LOCAL search_path TO lp_s, public"); err != nil {
 						return err
 					}
-					return tx.QueryRow(ctx, apQ, 1).Scan(&v)
+					return tx.QueryRow(ctx, pathQ, 1).Scan(&v)
 				})
 				if err != nil || v != "schema" {
 					t.Fatalf("attempt %d in BeginFunc: %#v, %v; want \"schema\"", i, v, err)
@@ -52,26 +52,26 @@ func TestPoolSearchPathLocalInBeginFunc(t *testing.T) {
 func TestSearchPathLocalCopyInTx(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
-			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
+			pathSetup(t, c, pathTypesSetup, pathTypesCleanup)
 			ctx := testCtx(t)
-			if n, err := c.CopyFrom(ctx, Identifier{"ap_t"}, []string{"v"}, CopyFromRows([][]any{{int32(8)}})); err != nil || n != 1 {
+			if n, err := c.CopyFrom(ctx, Identifier{"lp_t"}, []string{"v"}, CopyFromRows([][]any{{int32(8)}})); err != nil || n != 1 {
 				t.Fatalf("outside copy: %d, %v", n, err)
 			}
-			const q = "SELECT count(*)::int FROM ap_t WHERE $1::int4 = 1"
+			const q = "SELECT count(*)::int FROM lp_t WHERE $1::int4 = 1"
 			var n int32
 			if err := c.QueryRow(ctx, q, 1).Scan(&n); err != nil || n != 2 {
 				t.Fatalf("outside count: %d, %v; want 2", n, err)
 			}
 			var got []string
-			err := apInTx(t, c, "SET LOCAL search_path = ap_s", func(ctx context.Context, tx *Tx) error {
-				if _, err := tx.CopyFrom(ctx, Identifier{"ap_t"}, []string{"v"}, CopyFromRows([][]any{{"copied"}})); err != nil {
+			err := inLocalPathTx(t, c, "SET LOCAL search_path = lp_s", func(ctx context.Context, tx *Tx) error {
+				if _, err := tx.CopyFrom(ctx, Identifier{"lp_t"}, []string{"v"}, CopyFromRows([][]any{{"copied"}})); err != nil {
 					return err
 				}
 				if err := tx.QueryRow(ctx, q, 1).Scan(&n); err != nil {
 					return err
 				}
-				rows, err := tx.Query(ctx, "SELECT v FROM ap_t WHERE $1::int4 = 1 ORDER BY v", 1)
+				rows, err := tx.Query(ctx, "SELECT v FROM lp_t WHERE $1::int4 = 1 ORDER BY v", 1)
 				if err != nil {
 					return err
 				}

@@ -17,7 +17,7 @@ func TestPoolSharedWriterMixedCallers(t *testing.T) {
 			p := newTestPool(t, dsn)
 			ctx := testCtx(t)
 			var seq, txs, acq atomic.Int64
-			l := newAuditLoad(t, 2*time.Second, 10)
+			l := newLoopLoad(t, 2*time.Second, 10)
 			fail, spawn := l.fail, l.spawn
 			spawn(100, func() {
 				v := seq.Add(1)

@@ -52,17 +52,17 @@ func TestPoolSignalsStorm(t *testing.T) {
 	for _, mode := range []string{"", "statement_cache_mode=describe"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := testCtx(t)
-			app := fmt.Sprintf("audit_strand_pool_%d", time.Now().UnixNano())
+			app := fmt.Sprintf("strand_pool_%d", time.Now().UnixNano())
 			p, err := NewPool(ctx, srv.DSN(mode, "application_name="+app, "pool_max_conns=3", "cancel_grace=1ms"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			tbl, admin := auditStrandTable(t, "pool")
+			tbl, admin := strandTable(t, "pool")
 			stop := make(chan struct{})
 			storm, signals := appStorm(t, ctx, app, 300*time.Microsecond, stop)
-			o := newAuditStrandOutcomes()
-			l := newAuditLoad(t, time.Second, 10)
+			o := newInsertOutcomes()
+			l := newLoopLoad(t, time.Second, 10)
 			var seq atomic.Int64
 			l.spawn(30, func() {
 				v := seq.Add(1)
@@ -82,11 +82,11 @@ func TestPoolSignalsStorm(t *testing.T) {
 					cancel()
 					o.note(v, qctx, err)
 				}
-				if isCode(err, "25P02") && !errors.Is(err, errRefused) {
+				if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})
-			l.spawn(2, func() { auditStrandTx(ctx, l, p.Begin, tbl, &seq, o) })
+			l.spawn(2, func() { strandTx(ctx, l, p.Begin, tbl, &seq, o) })
 			l.wait()
 			close(stop)
 			storm.Wait()
@@ -118,24 +118,24 @@ func TestPoolSignalsStorm(t *testing.T) {
 	}
 }
 
-// auditStrandTx runs one transaction of the storm tests: an INSERT of a
+// strandTx runs one transaction of the storm tests: an INSERT of a
 // fresh negative value, committed; each outcome is noted in o, and an
 // error other than a cancel's (or the rollback it causes) fails l.
-func auditStrandTx(ctx context.Context, l *auditLoad, begin func(context.Context) (*Tx, error), tbl string, seq *atomic.Int64, o *auditStrandOutcomes) {
+func strandTx(ctx context.Context, l *loopLoad, begin func(context.Context) (*Tx, error), tbl string, seq *atomic.Int64, o *insertOutcomes) {
 	tx, err := begin(ctx)
 	if err != nil {
-		if !isCode(err, "57014") {
+		if pgCode(err) != "57014" {
 			l.fail("begin: %v", err)
 		}
 		return
 	}
 	v := -seq.Add(1)
 	_, err = tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", v)
-	if err != nil && !isCode(err, "57014") {
+	if err != nil && pgCode(err) != "57014" {
 		l.fail("tx insert: %v", err)
 	}
 	err = tx.Commit(ctx)
-	if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
+	if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) {
 		l.fail("commit: %v", err)
 	}
 	o.note(v, ctx, err)

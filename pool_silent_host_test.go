@@ -6,7 +6,6 @@ import (
 	"net"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/pgline/pgline/pgtest"
 )
 
-// TestPoolSilentHostRecovers (from an outside audit): host 0 is a proxy in front of a
+// TestPoolSilentHostRecovers: host 0 is a proxy in front of a
 // standby that first accepts TCP and never answers, then (after 7s, the
 // host found down meanwhile) forwards new connections to the standby,
 // leaving the first ones hung. The host's role check then succeeds and
@@ -82,19 +81,6 @@ func TestPoolSilentHostRecovers(t *testing.T) {
 	}
 	p.Close()
 	checkNoGoroutinesLeft(t, before)
-}
-
-// hostsDSN lists host:port pairs (all 127.0.0.1) and extra pairs.
-func hostsDSN(ports []int, user, db string, extra ...string) string {
-	hosts := make([]string, len(ports))
-	ps := make([]string, len(ports))
-	for i, p := range ports {
-		hosts[i], ps[i] = "127.0.0.1", strconv.Itoa(p)
-	}
-	return strings.Join(append([]string{
-		"host=" + strings.Join(hosts, ","), "port=" + strings.Join(ps, ","),
-		"user=" + user, "dbname=" + db, "sslmode=disable",
-	}, extra...), " ")
 }
 
 // timedCall runs f with a ctx of deadline d and reports how long past

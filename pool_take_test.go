@@ -1,8 +1,7 @@
 package pgline
 
 // Acquire, Begin and BeginTx waiting in line (see serveTakersLocked): the
-// cases an outside audit of the FIFO line found broken in its first
-// version (a caller whose attempt failed parked with nothing to retry for
+// cases the FIFO line got wrong in its first version (a caller whose attempt failed parked with nothing to retry for
 // it; statements starved by a line never empty), and its fairness.
 
 import (

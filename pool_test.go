@@ -344,7 +344,7 @@ func TestPoolRoutedStatementLeavingTx(t *testing.T) {
 	if _, err := p.Exec(ctx, "INSERT INTO pool_leftx VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
-	if n := tableCount(t, connect(t, srv.DSN()), "pool_leftx"); n != 1 {
+	if n := rowCount(t, connect(t, srv.DSN()), "pool_leftx"); n != 1 {
 		t.Fatalf("%d rows visible outside: the insert ran in the transaction BEGIN left open", n)
 	}
 }

@@ -1,4 +1,4 @@
-//go:build auditopen
+//go:build pooleropen
 
 package pgline
 
@@ -6,7 +6,7 @@ package pgline
 // showing an open defect (see the closing note of 2026-12-02). They are
 // kept out of the default build until fixed; run them with
 //
-//	go test -tags auditopen -run TestPoolerSignHiddenDeallocate .
+//	go test -tags pooleropen -run TestPoolerSignHiddenDeallocate .
 
 import (
 	"testing"
@@ -19,17 +19,17 @@ import (
 // for good (on a Pool, every connection to the host would follow). Minor:
 // the results stay correct.
 func TestPoolerSignHiddenDeallocate(t *testing.T) {
-	c := auditConn(t, "statement_cache_mode=auto")
+	c := connect(t, srv.DSN("statement_cache_mode=auto"))
 	ctx := testCtx(t)
-	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION ac2_reset() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $$`); err != nil {
+	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION sps_reset() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $$`); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Exec(ctx, "DROP FUNCTION IF EXISTS ac2_reset()") })
+	t.Cleanup(func() { c.Exec(ctx, "DROP FUNCTION IF EXISTS sps_reset()") })
 	var v int32
 	if err := c.QueryRow(ctx, "SELECT $1::int4", 1).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, "SELECT ac2_reset()"); err != nil {
+	if _, err := c.Exec(ctx, "SELECT sps_reset()"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.QueryRow(ctx, "SELECT $1::int4", 1).Scan(&v); err != nil || v != 1 {

@@ -28,7 +28,7 @@ import (
 func TestPoolerSignCommitNamesNotCacheNames(t *testing.T) {
 	for _, order := range []string{"app first", "pgline first"} {
 		t.Run(order, func(t *testing.T) {
-			c := auditConn(t)
+			c := connect(t, srv.DSN())
 			ctx := testCtx(t)
 			prepareApp := func() {
 				for _, sql := range []string{"BEGIN", "COMMIT"} {
@@ -78,7 +78,7 @@ func TestPoolerSignCommitNamesNotCacheNames(t *testing.T) {
 // of the COMMIT failed with 42P05: the session was left in an aborted
 // explicit transaction block, outside any Tx.
 func TestPoolerSignAppCommitKeepsSession(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS a2_cc; CREATE TABLE a2_cc (id int)"); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestPoolerSignAppCommitKeepsSession(t *testing.T) {
 	for _, e := range errs {
 		t.Logf("  %s", e)
 	}
-	admin := auditConn(t)
+	admin := connect(t, srv.DSN())
 	var committed []int32
 	if err := admin.QueryRow(ctx, "SELECT coalesce(array_agg(id), '{}') FROM a2_cc").Scan(&committed); err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestPoolerSignAppCommitKeepsSession(t *testing.T) {
 func TestPoolerSignDeallocateQueuedBehindTx(t *testing.T) {
 	for _, stmt := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
 		t.Run(stmt, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode=auto")
+			c := connect(t, srv.DSN("statement_cache_mode=auto"))
 			ctx := testCtx(t)
 			if m := c.StatementCacheMode(); m != cachePrepare {
 				t.Fatalf("direct: %q", m)

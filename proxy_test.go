@@ -1,25 +1,33 @@
 package pgline
 
+// The TCP proxy of the tests, for hosts that misbehave at the network
+// level: a host that refuses, hangs or delays some connections, or a
+// network partition. internal/cutproxy cuts replies mid-message.
+
 import (
-	"io"
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
-// testProxy is a TCP forwarder in front of a server, for tests of hosts
-// that misbehave at the network level: admit decides what happens to each
-// connection (numbered from 0) before it is forwarded, on the
-// connection's own goroutine; everything is closed at the test's end.
+// testProxy is a TCP forwarder in front of a server: admit decides what
+// happens to each connection (numbered from 0) before it is forwarded, on
+// the connection's own goroutine; while frozen is set, nothing is
+// forwarded in either direction and nothing is closed (a partition, or a
+// server that stopped answering). Everything is closed at the test's end.
 type testProxy struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	open []net.Conn
+	ln     net.Listener
+	frozen atomic.Bool
+	mu     sync.Mutex
+	open   []net.Conn
 }
 
 // newTestProxy forwards the connections admit lets through (true) to
-// target; one it keeps (false) it has closed or holds silent itself.
+// target; one it keeps (false) it has closed or holds silent itself. A
+// nil admit lets every connection through.
 func newTestProxy(t *testing.T, target func() string, admit func(i int, c net.Conn) bool) *testProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -35,7 +43,7 @@ func newTestProxy(t *testing.T, target func() string, admit func(i int, c net.Co
 			}
 			px.track(c)
 			go func() {
-				if !admit(i, c) {
+				if admit != nil && !admit(i, c) {
 					return
 				}
 				s, err := net.Dial("tcp", target())
@@ -44,13 +52,13 @@ func newTestProxy(t *testing.T, target func() string, admit func(i int, c net.Co
 					return
 				}
 				px.track(s)
-				go func() { io.Copy(s, c); s.Close() }()
-				io.Copy(c, s)
-				c.Close()
+				go px.pump(s, c)
+				px.pump(c, s)
 			}()
 		}
 	}()
 	t.Cleanup(func() {
+		px.frozen.Store(false)
 		ln.Close()
 		px.mu.Lock()
 		for _, c := range px.open {
@@ -59,6 +67,28 @@ func newTestProxy(t *testing.T, target func() string, admit func(i int, c net.Co
 		px.mu.Unlock()
 	})
 	return px
+}
+
+// pump copies src to dst, holding what it read while px is frozen, until
+// either side fails; it then closes both.
+func (px *testProxy) pump(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for px.frozen.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	dst.Close()
+	src.Close()
 }
 
 func (px *testProxy) track(c net.Conn) {

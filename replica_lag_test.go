@@ -15,8 +15,7 @@ import (
 // start of the last read that did not see it. pgtest's servers run with
 // synchronous_commit=off, under which the primary's WAL write position
 // lags its commits: the lag is measured against its insert position.
-// (From an outside audit: reads went on for up to 910 ms with a 500 ms
-// bound.)
+// (Reads once went on for up to 910 ms with a 500 ms bound.)
 func TestPoolReplicaLagBound(t *testing.T) {
 	t.Parallel() // its own clusters (see ownClusters)
 	if testing.Short() {

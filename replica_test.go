@@ -57,13 +57,6 @@ func replicaPool(t *testing.T, servers []*pgtest.Server, period, maxLag time.Dur
 	return p
 }
 
-// where runs SELECT through q and returns the port of the server that ran
-// it and whether it is in recovery.
-func where(ctx context.Context, q *Pool) (port int, standby bool, err error) {
-	err = q.QueryRow(ctx, "SELECT inet_server_port(), pg_is_in_recovery()").Scan(&port, &standby)
-	return port, standby, err
-}
-
 // spread runs n reads through q and counts them per port; a read on a
 // server whose recovery state is not wantStandby fails the test.
 func spread(t *testing.T, q *Pool, n int, wantStandby bool) map[int]int {
@@ -71,7 +64,7 @@ func spread(t *testing.T, q *Pool, n int, wantStandby bool) map[int]int {
 	ctx := testCtx(t)
 	got := map[int]int{}
 	for range n {
-		port, standby, err := where(ctx, q)
+		port, standby, err := whichServer(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +159,7 @@ func TestPoolReplicas(t *testing.T) {
 		// any, with load_balance_hosts=random: every host.
 		anyPorts := map[int]int{}
 		for range 150 {
-			port, _, err := where(ctx, p.Target("any"))
+			port, _, err := whichServer(ctx, p.Target("any"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +260,7 @@ func TestPoolReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		for {
-			port, _, err := where(ctx, reads)
+			port, _, err := whichServer(ctx, reads)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -296,13 +289,13 @@ func TestPoolReplicas(t *testing.T) {
 		}
 		standby := p.Target("standby")
 		start := time.Now()
-		_, _, err := where(context.Background(), standby)
+		_, _, err := whichServer(context.Background(), standby)
 		if err == nil || !SafeToRetry(err) || !strings.Contains(err.Error(), "pool_max_replica_lag") || time.Since(start) > 200*time.Millisecond {
 			t.Errorf("Target(standby), both behind, no deadline: %v after %v; want a SafeToRetry error naming pool_max_replica_lag at once", err, time.Since(start))
 		}
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		start = time.Now()
-		_, _, err = where(short, standby)
+		_, _, err = whichServer(short, standby)
 		cancel()
 		if took := time.Since(start); err == nil || !errors.Is(err, context.DeadlineExceeded) || !SafeToRetry(err) ||
 			took < 290*time.Millisecond || took > 500*time.Millisecond {
@@ -318,7 +311,7 @@ func TestPoolReplicas(t *testing.T) {
 		go func() {
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			port, standby, err := where(wctx, standby)
+			port, standby, err := whichServer(wctx, standby)
 			done <- answer{port, standby, err}
 		}()
 		time.Sleep(200 * time.Millisecond)
@@ -342,7 +335,7 @@ func TestPoolTargetOneHost(t *testing.T) {
 	ctx := testCtx(t)
 	p := newTestPool(t, "pool_max_conns=2")
 	for _, attrs := range []string{"any", "read-write", "primary", "prefer-standby"} {
-		if _, standby, err := where(ctx, p.Target(attrs)); err != nil || standby {
+		if _, standby, err := whichServer(ctx, p.Target(attrs)); err != nil || standby {
 			t.Errorf("Target(%q) on a primary: in recovery %v, %v", attrs, standby, err)
 		}
 	}
@@ -352,20 +345,20 @@ func TestPoolTargetOneHost(t *testing.T) {
 	for _, attrs := range []string{"standby", "read-only"} {
 		// Without a deadline: the error once the role is known.
 		start := time.Now()
-		_, _, err := where(context.Background(), p.Target(attrs))
+		_, _, err := whichServer(context.Background(), p.Target(attrs))
 		if err == nil || !SafeToRetry(err) || !strings.Contains(err.Error(), "target_session_attrs="+attrs) {
 			t.Errorf("Target(%q) on a primary: %v; want a SafeToRetry error naming target_session_attrs=%s", attrs, err, attrs)
 		}
 		t.Logf("Target(%q): %v after %v", attrs, err, time.Since(start).Round(time.Millisecond))
 		// With one: at the deadline.
 		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		_, _, err = where(short, p.Target(attrs))
+		_, _, err = whichServer(short, p.Target(attrs))
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) || !SafeToRetry(err) {
 			t.Errorf("Target(%q) on a primary, 100ms deadline: %v", attrs, err)
 		}
 	}
-	if _, _, err := where(ctx, p.Target("bogus")); err == nil || !strings.Contains(err.Error(), `"bogus"`) {
+	if _, _, err := whichServer(ctx, p.Target("bogus")); err == nil || !strings.Contains(err.Error(), `"bogus"`) {
 		t.Errorf("Target(bogus): %v", err)
 	}
 	hs := p.Stat().Hosts

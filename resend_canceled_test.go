@@ -3,7 +3,7 @@ package pgline
 // A statement hit by the driver's CancelRequest meant for another (57014
 // while that cancel is under way) is sent again when it ran all or nothing
 // outside any transaction, on every common path, and not when it ran in a
-// transaction or its effect outlives its implicit transaction. ap_once
+// transaction or its effect outlives its implicit transaction. cancel_once
 // stands in for the stray cancel.
 
 import (
@@ -15,14 +15,14 @@ import (
 	"time"
 )
 
-// apStartAbandoned starts A, a 3 s statement on c, and returns once A is
+// startAbandonedBehind starts A, a 3 s statement on c, and returns once A is
 // queued. A's ctx ends once behind more requests are queued after A: the
 // caller's statements are then queued before the driver's cancel for A,
 // so a 57014 they get counts as possibly another's (Conn.strayCancel). A
 // timed ctx (30 ms, then 300 ms) was not enough on a loaded machine: the
 // caller's statement was sometimes queued after the cancel, and its 57014
 // was then rightly its own.
-func apStartAbandoned(t *testing.T, c *Conn, behind int) chan error {
+func startAbandonedBehind(t *testing.T, c *Conn, behind int) chan error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -31,12 +31,12 @@ func apStartAbandoned(t *testing.T, c *Conn, behind int) chan error {
 		_, err := c.Exec(ctx, "SELECT pg_sleep(3) /* A */")
 		done <- err
 	}()
-	auditWaitQueued(t, c, 1)
+	waitQueued(t, c, 1)
 	go func() {
 		defer cancel()
-		for end := time.Now().Add(10 * time.Second); auditQueued(c) < 1+behind; time.Sleep(200 * time.Microsecond) {
+		for end := time.Now().Add(10 * time.Second); queuedRequests(c) < 1+behind; time.Sleep(200 * time.Microsecond) {
 			if time.Now().After(end) {
-				t.Errorf("%d requests queued behind A after 10 s, want %d", auditQueued(c)-1, behind)
+				t.Errorf("%d requests queued behind A after 10 s, want %d", queuedRequests(c)-1, behind)
 				return
 			}
 		}
@@ -44,17 +44,17 @@ func apStartAbandoned(t *testing.T, c *Conn, behind int) chan error {
 	return done
 }
 
-// apOnce makes a function ap_once(seq) that fails once with 57014 (the
+// createCancelOnce makes a function cancel_once(seq) that fails once with 57014 (the
 // first time nextval(seq) runs), standing in for a CancelRequest meant for
 // another statement landing on it, and a fresh sequence for each name.
-// Its error's DETAIL is apFakeDetail (see apSignalFirst).
-func apOnce(t *testing.T, c *Conn, seqs ...string) {
+// Its error's DETAIL is cancelOnceDetail (see cancelReachedFirst).
+func createCancelOnce(t *testing.T, c *Conn, seqs ...string) {
 	t.Helper()
 	ctx := testCtx(t)
-	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION ap_once(seq regclass) RETURNS int LANGUAGE plpgsql AS $$
+	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION cancel_once(seq regclass) RETURNS int LANGUAGE plpgsql AS $$
 		BEGIN
 			IF nextval(seq) = 1 THEN
-				RAISE EXCEPTION 'canceling statement due to user request' USING ERRCODE = '57014', DETAIL = '`+apFakeDetail+`';
+				RAISE EXCEPTION 'canceling statement due to user request' USING ERRCODE = '57014', DETAIL = '`+cancelOnceDetail+`';
 			END IF;
 			RETURN 1;
 		END $$`); err != nil {
@@ -67,46 +67,46 @@ func apOnce(t *testing.T, c *Conn, seqs ...string) {
 	}
 }
 
-// apFakeDetail is the DETAIL of ap_once's error.
-const apFakeDetail = "ap_once"
+// cancelOnceDetail is the DETAIL of cancel_once's error.
+const cancelOnceDetail = "cancel_once"
 
-// apSignalFirst reports the outcome of a statement that calls ap_once
-// where the driver's cancel for A reached it before ap_once could fail
+// cancelReachedFirst reports the outcome of a statement that calls cancel_once
+// where the driver's cancel for A reached it before cancel_once could fail
 // it: the server signals a canceled backend twice (its pid and its
 // process group), and the second signal may cancel the statement queued
-// behind A, here before ap_once ran. That 57014 counts as another's, and
+// behind A, here before cancel_once ran. That 57014 counts as another's, and
 // the statement is sent again; but the resend is queued after the cancel
-// was over, so ap_once's failure of the resend is rightly its own (not
+// was over, so cancel_once's failure of the resend is rightly its own (not
 // ErrCanceledByOther), after one run. It is an outcome of its own, the
 // driver's right answer, and the test runs its scenario again. queued is
 // how many requests the statement queued, base how many it queues when
 // nothing fails: a statement whose first failure was not sent again (the
 // failure the tests look for) queued no more than base.
-func apSignalFirst(err error, calls int64, queued uint64, base func() uint64) bool {
+func cancelReachedFirst(err error, calls int64, queued uint64, base func() uint64) bool {
 	var pgErr *PgError
-	return calls == 1 && errors.As(err, &pgErr) && pgErr.Detail == apFakeDetail && !errors.Is(err, ErrCanceledByOther) && queued > base()
+	return calls == 1 && errors.As(err, &pgErr) && pgErr.Detail == cancelOnceDetail && !errors.Is(err, ErrCanceledByOther) && queued > base()
 }
 
-// apBase returns how many requests run queues when nothing fails (it
+// baseQueued returns how many requests run queues when nothing fails (it
 // must succeed).
-func apBase(t *testing.T, c *Conn, run func() error) uint64 {
+func baseQueued(t *testing.T, c *Conn, run func() error) uint64 {
 	t.Helper()
-	before := apQueued(c)
+	before := queuedSinceConnect(c)
 	if err := run(); err != nil {
 		t.Fatalf("run alone: %v", err)
 	}
-	return apQueued(c) - before
+	return queuedSinceConnect(c) - before
 }
 
-// apQueued returns how many requests c has queued since it connected.
-func apQueued(c *Conn) uint64 {
+// queuedSinceConnect returns how many requests c has queued since it connected.
+func queuedSinceConnect(c *Conn) uint64 {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.seqNext
 }
 
-// apCalls returns how often ap_once ran with seq.
-func apCalls(t *testing.T, c *Conn, seq string) int64 {
+// cancelOnceCalls returns how often cancel_once ran with seq.
+func cancelOnceCalls(t *testing.T, c *Conn, seq string) int64 {
 	t.Helper()
 	var n int64
 	if err := c.QueryRow(testCtx(t), "SELECT last_value - CASE WHEN is_called THEN 0 ELSE 1 END FROM "+seq).Scan(&n); err != nil {
@@ -126,7 +126,7 @@ func TestResendCanceledCommonPaths(t *testing.T) {
 		sql string
 		run func(ctx context.Context, c *Conn, sql string) error
 	}{
-		"QueryRow": {"SELECT ap_once('ap_s_qr')", func(ctx context.Context, c *Conn, sql string) error {
+		"QueryRow": {"SELECT cancel_once('rc_s_qr')", func(ctx context.Context, c *Conn, sql string) error {
 			var v int32
 			err := c.QueryRow(ctx, sql).Scan(&v)
 			if err == nil && v != 1 {
@@ -134,29 +134,29 @@ func TestResendCanceledCommonPaths(t *testing.T) {
 			}
 			return err
 		}},
-		"QueryRowArgs": {"SELECT ap_once($1::text::regclass)", func(ctx context.Context, c *Conn, sql string) error {
+		"QueryRowArgs": {"SELECT cancel_once($1::text::regclass)", func(ctx context.Context, c *Conn, sql string) error {
 			var v int32
-			return c.QueryRow(ctx, sql, "ap_s_qra").Scan(&v)
+			return c.QueryRow(ctx, sql, "rc_s_qra").Scan(&v)
 		}},
-		"QueryRowAfterFirstRow": {"SELECT CASE WHEN g = 1 THEN 0 ELSE ap_once('ap_s_qrr') END FROM generate_series(1, 2) g", func(ctx context.Context, c *Conn, sql string) error {
+		"QueryRowAfterFirstRow": {"SELECT CASE WHEN g = 1 THEN 0 ELSE cancel_once('rc_s_qrr') END FROM generate_series(1, 2) g", func(ctx context.Context, c *Conn, sql string) error {
 			var v int32
 			return c.QueryRow(ctx, sql).Scan(&v)
 		}},
-		"ExecArgs": {"SELECT ap_once($1::text::regclass)", func(ctx context.Context, c *Conn, sql string) error {
-			_, err := c.Exec(ctx, sql, "ap_s_ea")
+		"ExecArgs": {"SELECT cancel_once($1::text::regclass)", func(ctx context.Context, c *Conn, sql string) error {
+			_, err := c.Exec(ctx, sql, "rc_s_ea")
 			return err
 		}},
-		"ExecSimple": {"SELECT ap_once('ap_s_es')", func(ctx context.Context, c *Conn, sql string) error {
+		"ExecSimple": {"SELECT cancel_once('rc_s_es')", func(ctx context.Context, c *Conn, sql string) error {
 			_, err := c.Exec(ctx, sql)
 			return err
 		}},
-		"ExecSimpleMulti": {"SELECT 1; SELECT ap_once('ap_s_em')", func(ctx context.Context, c *Conn, sql string) error {
+		"ExecSimpleMulti": {"SELECT 1; SELECT cancel_once('rc_s_em')", func(ctx context.Context, c *Conn, sql string) error {
 			_, err := c.Exec(ctx, sql)
 			return err
 		}},
 		// Only a batch's last statement is sent again (see
 		// BatchResults.mayResend; TestBatchNotLastNotResent).
-		"BatchItem": {"SELECT ap_once('ap_s_bi')", func(ctx context.Context, c *Conn, sql string) error {
+		"BatchItem": {"SELECT cancel_once('rc_s_bi')", func(ctx context.Context, c *Conn, sql string) error {
 			b := &Batch{}
 			b.Queue("SELECT 1")
 			b.Queue("SELECT 2")
@@ -170,7 +170,7 @@ func TestResendCanceledCommonPaths(t *testing.T) {
 			errs = append(errs, br.Close())
 			return errors.Join(errs...)
 		}},
-		"BatchLastItemQueryRow": {"SELECT ap_once('ap_s_bq')", func(ctx context.Context, c *Conn, sql string) error {
+		"BatchLastItemQueryRow": {"SELECT cancel_once('rc_s_bq')", func(ctx context.Context, c *Conn, sql string) error {
 			b := &Batch{}
 			b.Queue("SELECT 2")
 			b.Queue(sql)
@@ -184,13 +184,13 @@ func TestResendCanceledCommonPaths(t *testing.T) {
 			return errors.Join(err1, err2, br.Close())
 		}},
 	}
-	seqOf := map[string]string{"QueryRow": "ap_s_qr", "QueryRowArgs": "ap_s_qra", "QueryRowAfterFirstRow": "ap_s_qrr",
-		"ExecArgs": "ap_s_ea", "ExecSimple": "ap_s_es", "ExecSimpleMulti": "ap_s_em", "BatchItem": "ap_s_bi", "BatchLastItemQueryRow": "ap_s_bq"}
+	seqOf := map[string]string{"QueryRow": "rc_s_qr", "QueryRowArgs": "rc_s_qra", "QueryRowAfterFirstRow": "rc_s_qrr",
+		"ExecArgs": "rc_s_ea", "ExecSimple": "rc_s_es", "ExecSimpleMulti": "rc_s_em", "BatchItem": "rc_s_bi", "BatchLastItemQueryRow": "rc_s_bq"}
 	for name, p := range paths {
 		t.Run(name, func(t *testing.T) {
-			c := auditConn(t)
+			c := connect(t, srv.DSN())
 			ctx := testCtx(t)
-			apOnce(t, c, seqOf[name])
+			createCancelOnce(t, c, seqOf[name])
 			for _, s := range []string{p.sql, "SELECT 1", "SELECT 2"} {
 				if _, err := c.Prepare(ctx, s); err != nil && name != "ExecSimpleMulti" {
 					t.Fatal(err)
@@ -198,16 +198,16 @@ func TestResendCanceledCommonPaths(t *testing.T) {
 			}
 			for attempt := 1; ; attempt++ {
 				if attempt > 1 {
-					apOnce(t, c, seqOf[name])
+					createCancelOnce(t, c, seqOf[name])
 				}
-				aDone := apStartAbandoned(t, c, 1)
+				aDone := startAbandonedBehind(t, c, 1)
 				time.Sleep(5 * time.Millisecond)
-				before := apQueued(c)
+				before := queuedSinceConnect(c)
 				err := p.run(ctx, c, p.sql)
-				queued := apQueued(c) - before
+				queued := queuedSinceConnect(c) - before
 				t.Logf("A: %v", <-aDone)
-				n := apCalls(t, c, seqOf[name])
-				if attempt < 5 && apSignalFirst(err, n, queued, func() uint64 { return apBase(t, c, func() error { return p.run(ctx, c, p.sql) }) }) {
+				n := cancelOnceCalls(t, c, seqOf[name])
+				if attempt < 5 && cancelReachedFirst(err, n, queued, func() uint64 { return baseQueued(t, c, func() error { return p.run(ctx, c, p.sql) }) }) {
 					t.Logf("attempt %d: the cancel's second signal came first (%v); again", attempt, err)
 					continue
 				}
@@ -222,14 +222,14 @@ func TestResendCanceledCommonPaths(t *testing.T) {
 
 // TestResendCanceledSharedSync: two statements queued at once behind A
 // (the second takes the first's Sync, or the first the second's): the
-// one calling ap_once fails once with 57014 and must succeed, sent again;
+// one calling cancel_once fails once with 57014 and must succeed, sent again;
 // the other, skipped by the server when the failure came first in its
 // Sync group, or run alone, must succeed too.
 func TestResendCanceledSharedSync(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	qs := []string{"SELECT ap_once($1::text::regclass) /* g1 */", "SELECT length($1::text) /* g2 */"}
-	apOnce(t, c, "ap_s_g1")
+	qs := []string{"SELECT cancel_once($1::text::regclass) /* g1 */", "SELECT length($1::text) /* g2 */"}
+	createCancelOnce(t, c, "rc_s_g1")
 	for _, q := range qs {
 		if _, err := c.Prepare(ctx, q); err != nil {
 			t.Fatal(err)
@@ -237,11 +237,11 @@ func TestResendCanceledSharedSync(t *testing.T) {
 	}
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
-			apOnce(t, c, "ap_s_g1")
+			createCancelOnce(t, c, "rc_s_g1")
 		}
-		aDone := apStartAbandoned(t, c, 2)
+		aDone := startAbandonedBehind(t, c, 2)
 		time.Sleep(5 * time.Millisecond)
-		before := apQueued(c)
+		before := queuedSinceConnect(c)
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		vals := make([]int32, 2)
@@ -249,14 +249,14 @@ func TestResendCanceledSharedSync(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = c.QueryRow(ctx, qs[i], "ap_s_g1").Scan(&vals[i])
+				errs[i] = c.QueryRow(ctx, qs[i], "rc_s_g1").Scan(&vals[i])
 			}()
 		}
 		wg.Wait()
-		queued := apQueued(c) - before
+		queued := queuedSinceConnect(c) - before
 		t.Logf("A: %v", <-aDone)
-		n := apCalls(t, c, "ap_s_g1")
-		if attempt < 5 && apSignalFirst(errs[0], n, queued, func() uint64 { return 2 }) {
+		n := cancelOnceCalls(t, c, "rc_s_g1")
+		if attempt < 5 && cancelReachedFirst(errs[0], n, queued, func() uint64 { return 2 }) {
 			t.Logf("attempt %d: the cancel's second signal came first (%v); again", attempt, errs[0])
 			continue
 		}
@@ -275,15 +275,15 @@ func TestResendCanceledSharedSync(t *testing.T) {
 // then fails with 57014) runs in that transaction: it must not be sent
 // again (its reply's status is 'E'), and nothing of it persists.
 func TestResendNotInRawTx(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	apOnce(t, c, "ap_s_rt")
-	auditTable(t, c, "ap_rt")
-	b := "WITH i AS (INSERT INTO ap_rt(k) VALUES ('b') RETURNING 1) SELECT ap_once('ap_s_rt') FROM i"
+	createCancelOnce(t, c, "rc_s_rt")
+	effectsTable(t, c, "rc_rt")
+	b := "WITH i AS (INSERT INTO rc_rt(k) VALUES ('b') RETURNING 1) SELECT cancel_once('rc_s_rt') FROM i"
 	if _, err := c.Prepare(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	aDone := apStartAbandoned(t, c, 2)
+	aDone := startAbandonedBehind(t, c, 2)
 	time.Sleep(3 * time.Millisecond)
 	begun := make(chan error, 1)
 	go func() {
@@ -298,10 +298,10 @@ func TestResendNotInRawTx(t *testing.T) {
 		t.Fatal(endErr)
 	}
 	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM ap_rt").Scan(&n); err != nil {
+	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM rc_rt").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if calls := apCalls(t, c, "ap_s_rt"); n != 0 || calls != 1 || bErr == nil {
+	if calls := cancelOnceCalls(t, c, "rc_s_rt"); n != 0 || calls != 1 || bErr == nil {
 		t.Errorf("B in a transaction begun by another goroutine: err %v, ran %d times, %d rows kept; want an error, 1 run, 0 rows", bErr, calls, n)
 	}
 }
@@ -311,17 +311,17 @@ func TestResendNotInRawTx(t *testing.T) {
 // batch's transaction: not sent again, COMMIT rolls back, B's error and
 // Close report it, no row kept.
 func TestResendNotInBatchBegin(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	apOnce(t, c, "ap_s_bb")
-	auditTable(t, c, "ap_bb")
-	b := "WITH i AS (INSERT INTO ap_bb(k) VALUES ('b') RETURNING 1) SELECT ap_once('ap_s_bb') FROM i"
+	createCancelOnce(t, c, "rc_s_bb")
+	effectsTable(t, c, "rc_bb")
+	b := "WITH i AS (INSERT INTO rc_bb(k) VALUES ('b') RETURNING 1) SELECT cancel_once('rc_s_bb') FROM i"
 	for _, s := range []string{"BEGIN", b, "COMMIT"} {
 		if _, err := c.Prepare(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	aDone := apStartAbandoned(t, c, 1)
+	aDone := startAbandonedBehind(t, c, 1)
 	time.Sleep(5 * time.Millisecond)
 	batch := &Batch{}
 	batch.Queue("BEGIN")
@@ -335,10 +335,10 @@ func TestResendNotInBatchBegin(t *testing.T) {
 	closeErr := br.Close()
 	t.Logf("A: %v; %v; close %v", <-aDone, errs, closeErr)
 	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM ap_bb").Scan(&n); err != nil {
+	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM rc_bb").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if calls := apCalls(t, c, "ap_s_bb"); n != 0 || calls != 1 || errs[1] == nil || closeErr == nil {
+	if calls := cancelOnceCalls(t, c, "rc_s_bb"); n != 0 || calls != 1 || errs[1] == nil || closeErr == nil {
 		t.Errorf("B in the batch's transaction: err %v, close %v, ran %d times, %d rows kept; want errors, 1 run, 0 rows", errs[1], closeErr, calls, n)
 	}
 	if c.TxStatus() != 'I' {
@@ -350,19 +350,19 @@ func TestResendNotInBatchBegin(t *testing.T) {
 // (INSERT; then the failing SELECT) runs in one implicit transaction: sent
 // again after the 57014, its INSERT is kept once.
 func TestResendSimpleMultiOnce(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	apOnce(t, c, "ap_s_sm")
-	auditTable(t, c, "ap_sm")
-	aDone := apStartAbandoned(t, c, 1)
+	createCancelOnce(t, c, "rc_s_sm")
+	effectsTable(t, c, "rc_sm")
+	aDone := startAbandonedBehind(t, c, 1)
 	time.Sleep(5 * time.Millisecond)
-	_, err := c.Exec(ctx, "INSERT INTO ap_sm(k) VALUES ('b'); SELECT ap_once('ap_s_sm')")
+	_, err := c.Exec(ctx, "INSERT INTO rc_sm(k) VALUES ('b'); SELECT cancel_once('rc_s_sm')")
 	t.Logf("A: %v", <-aDone)
 	var n int
-	if err2 := c.QueryRow(ctx, "SELECT count(*)::int FROM ap_sm").Scan(&n); err2 != nil {
+	if err2 := c.QueryRow(ctx, "SELECT count(*)::int FROM rc_sm").Scan(&n); err2 != nil {
 		t.Fatal(err2)
 	}
-	if calls := apCalls(t, c, "ap_s_sm"); err != nil || n != 1 || calls != 2 {
+	if calls := cancelOnceCalls(t, c, "rc_s_sm"); err != nil || n != 1 || calls != 2 {
 		t.Errorf("err %v, %d rows kept, ran %d times; want success, 1 row, 2 runs", err, n, calls)
 	}
 }
@@ -377,27 +377,27 @@ func TestResendSimpleMultiOnce(t *testing.T) {
 // its implicit transaction (sqllex.Info.SessionEffects) is not sent
 // again: it fails with ErrCanceledByOther, having run once.
 func TestResendNotSessionEffect(t *testing.T) {
-	c := auditConn(t)
-	admin := auditConn(t)
+	c := connect(t, srv.DSN())
+	admin := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	const q = "SELECT pg_advisory_lock(424242), ap_once('ap_s_lk')"
+	const q = "SELECT pg_advisory_lock(424242), cancel_once('rc_s_lk')"
 	var err error
 	var calls int64
 	for attempt := 1; ; attempt++ {
-		apOnce(t, c, "ap_s_lk")
+		createCancelOnce(t, c, "rc_s_lk")
 		if attempt == 1 {
 			if _, err := c.Prepare(ctx, q); err != nil {
 				t.Fatal(err)
 			}
 		}
-		aDone := apStartAbandoned(t, c, 1)
+		aDone := startAbandonedBehind(t, c, 1)
 		time.Sleep(5 * time.Millisecond)
 		_, err = c.Exec(ctx, q)
-		calls = apCalls(t, c, "ap_s_lk")
+		calls = cancelOnceCalls(t, c, "rc_s_lk")
 		t.Logf("A: %v; statement: %v, ran %d times", <-aDone, err, calls)
 		// The cancel's second signal may reach the statement before
-		// ap_once runs (see apSignalFirst): it fails, not sent again,
-		// with ap_once never run, an outcome of its own. Again.
+		// cancel_once runs (see cancelReachedFirst): it fails, not sent again,
+		// with cancel_once never run, an outcome of its own. Again.
 		if calls != 0 || !errors.Is(err, ErrCanceledByOther) || attempt == 5 {
 			break
 		}

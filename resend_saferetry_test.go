@@ -90,10 +90,9 @@ END $$`); err != nil {
 // Pool sends it on another connection.
 func TestWriteRefusedIsNotSent(t *testing.T) {
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
-		if readStartup(c) != nil {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
 			return
 		}
-		c.Write(authOKReady())
 		c.(*net.TCPConn).SetLinger(0) // Close sends RST
 		c.Close()
 	})

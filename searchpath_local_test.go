@@ -12,9 +12,9 @@ import (
 	"testing"
 )
 
-// apSetup runs setup (a multi-statement text) on c and drops the schemas
+// pathSetup runs setup (a multi-statement text) on c and drops the schemas
 // and public tables listed in cleanup afterwards.
-func apSetup(t *testing.T, c *Conn, setup, cleanup string) {
+func pathSetup(t *testing.T, c *Conn, setup, cleanup string) {
 	t.Helper()
 	ctx := testCtx(t)
 	if _, err := c.Exec(ctx, cleanup); err != nil {
@@ -26,9 +26,9 @@ func apSetup(t *testing.T, c *Conn, setup, cleanup string) {
 	t.Cleanup(func() { c.Exec(context.Background(), cleanup) })
 }
 
-// apInTx runs fn in a transaction of c whose first statement is set
+// inLocalPathTx runs fn in a transaction of c whose first statement is set
 // (SET LOCAL search_path = ...), and commits it.
-func apInTx(t *testing.T, c *Conn, set string, fn func(ctx context.Context, tx *Tx) error) error {
+func inLocalPathTx(t *testing.T, c *Conn, set string, fn func(ctx context.Context, tx *Tx) error) error {
 	t.Helper()
 	ctx := testCtx(t)
 	tx, err := c.Begin(ctx)
@@ -47,18 +47,18 @@ func apInTx(t *testing.T, c *Conn, set string, fn func(ctx context.Context, tx *
 	return tx.Commit(ctx)
 }
 
-// apTypesSetup: ap_t is int4 (7) in public, text ('schema') in ap_s.
-const apTypesSetup = `CREATE SCHEMA ap_s; CREATE TABLE ap_s.ap_t (v text); INSERT INTO ap_s.ap_t VALUES ('schema');
-	CREATE TABLE public.ap_t (v int4); INSERT INTO public.ap_t VALUES (7)`
+// pathTypesSetup: lp_t is int4 (7) in public, text ('schema') in lp_s.
+const pathTypesSetup = `CREATE SCHEMA lp_s; CREATE TABLE lp_s.lp_t (v text); INSERT INTO lp_s.lp_t VALUES ('schema');
+	CREATE TABLE public.lp_t (v int4); INSERT INTO public.lp_t VALUES (7)`
 
-const apTypesCleanup = `DROP SCHEMA IF EXISTS ap_s CASCADE; DROP TABLE IF EXISTS public.ap_t`
+const pathTypesCleanup = `DROP SCHEMA IF EXISTS lp_s CASCADE; DROP TABLE IF EXISTS public.lp_t`
 
-const apQ = "SELECT v FROM ap_t WHERE $1::int4 = 1"
+const pathQ = "SELECT v FROM lp_t WHERE $1::int4 = 1"
 
-func apOutside(t *testing.T, c *Conn) {
+func checkOutsidePath(t *testing.T, c *Conn) {
 	t.Helper()
 	var v any
-	if err := c.QueryRow(testCtx(t), apQ, 1).Scan(&v); err != nil || v != int32(7) {
+	if err := c.QueryRow(testCtx(t), pathQ, 1).Scan(&v); err != nil || v != int32(7) {
 		t.Fatalf("outside: %#v, %v; want int32 7", v, err)
 	}
 }
@@ -71,14 +71,14 @@ func apOutside(t *testing.T, c *Conn) {
 func TestSearchPathLocalSavepoints(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
-			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
+			pathSetup(t, c, pathTypesSetup, pathTypesCleanup)
 			ctx := testCtx(t)
-			apOutside(t, c)
+			checkOutsidePath(t, c)
 			read := func(tx *Tx, want any, what string) {
 				t.Helper()
 				var v any
-				if err := tx.QueryRow(ctx, apQ, 1).Scan(&v); err != nil || v != want {
+				if err := tx.QueryRow(ctx, pathQ, 1).Scan(&v); err != nil || v != want {
 					t.Fatalf("%s: %#v, %v; want %#v", what, v, err, want)
 				}
 			}
@@ -92,7 +92,7 @@ func TestSearchPathLocalSavepoints(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := sp.Exec(ctx, "SET LOCAL search_path = ap_s"); err != nil {
+			if _, err := sp.Exec(ctx, "SET LOCAL search_path = lp_s"); err != nil {
 				t.Fatal(err)
 			}
 			read(sp, "schema", "in the savepoint after SET LOCAL")
@@ -104,7 +104,7 @@ func TestSearchPathLocalSavepoints(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := sp2.Exec(ctx, "SELECT set_config('search_path', 'ap_s', true)"); err != nil {
+			if _, err := sp2.Exec(ctx, "SELECT set_config('search_path', 'lp_s', true)"); err != nil {
 				t.Fatal(err)
 			}
 			if err := sp2.Commit(ctx); err != nil {
@@ -114,36 +114,36 @@ func TestSearchPathLocalSavepoints(t *testing.T) {
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
-			apOutside(t, c)
+			checkOutsidePath(t, c)
 		})
 	}
 }
 
 // TestSearchPathLocalSetRole: SET LOCAL ROLE to a role whose schema
-// ("$user" in the default search_path) has ap_t as text.
+// ("$user" in the default search_path) has lp_t as text.
 func TestSearchPathLocalSetRole(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
-			cleanup := `DROP SCHEMA IF EXISTS ap_role CASCADE; DROP TABLE IF EXISTS public.ap_t;
-				DO $$BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'ap_role') THEN
-					EXECUTE 'DROP OWNED BY ap_role'; EXECUTE 'DROP ROLE ap_role'; END IF; END$$`
-			apSetup(t, c, `CREATE ROLE ap_role; CREATE SCHEMA ap_role AUTHORIZATION ap_role;
-				CREATE TABLE ap_role.ap_t (v text); INSERT INTO ap_role.ap_t VALUES ('schema');
-				ALTER TABLE ap_role.ap_t OWNER TO ap_role;
-				CREATE TABLE public.ap_t (v int4); INSERT INTO public.ap_t VALUES (7);
-				GRANT SELECT ON public.ap_t TO ap_role`, cleanup)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
+			cleanup := `DROP SCHEMA IF EXISTS lp_role CASCADE; DROP TABLE IF EXISTS public.lp_t;
+				DO $$BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'lp_role') THEN
+					EXECUTE 'DROP OWNED BY lp_role'; EXECUTE 'DROP ROLE lp_role'; END IF; END$$`
+			pathSetup(t, c, `CREATE ROLE lp_role; CREATE SCHEMA lp_role AUTHORIZATION lp_role;
+				CREATE TABLE lp_role.lp_t (v text); INSERT INTO lp_role.lp_t VALUES ('schema');
+				ALTER TABLE lp_role.lp_t OWNER TO lp_role;
+				CREATE TABLE public.lp_t (v int4); INSERT INTO public.lp_t VALUES (7);
+				GRANT SELECT ON public.lp_t TO lp_role`, cleanup)
 			for i := range 2 {
-				apOutside(t, c)
+				checkOutsidePath(t, c)
 				var v any
-				err := apInTx(t, c, "SET LOCAL ROLE ap_role", func(ctx context.Context, tx *Tx) error {
-					return tx.QueryRow(ctx, apQ, 1).Scan(&v)
+				err := inLocalPathTx(t, c, "SET LOCAL ROLE lp_role", func(ctx context.Context, tx *Tx) error {
+					return tx.QueryRow(ctx, pathQ, 1).Scan(&v)
 				})
 				if err != nil || v != "schema" {
-					t.Fatalf("attempt %d, SET LOCAL ROLE ap_role: %#v, %v; want \"schema\"", i, v, err)
+					t.Fatalf("attempt %d, SET LOCAL ROLE lp_role: %#v, %v; want \"schema\"", i, v, err)
 				}
 			}
-			apOutside(t, c)
+			checkOutsidePath(t, c)
 		})
 	}
 }
@@ -158,16 +158,16 @@ func TestSearchPathLocalSetRole(t *testing.T) {
 func TestSearchPathSetConfigArgs(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
-			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
+			pathSetup(t, c, pathTypesSetup, pathTypesCleanup)
 			for i := range 2 {
-				apOutside(t, c)
+				checkOutsidePath(t, c)
 				var v any
-				err := apInTx(t, c, "", func(ctx context.Context, tx *Tx) error {
-					if _, err := tx.Exec(ctx, "SELECT set_config($1, $2, true)", "search_path", "ap_s"); err != nil {
+				err := inLocalPathTx(t, c, "", func(ctx context.Context, tx *Tx) error {
+					if _, err := tx.Exec(ctx, "SELECT set_config($1, $2, true)", "search_path", "lp_s"); err != nil {
 						return err
 					}
-					return tx.QueryRow(ctx, apQ, 1).Scan(&v)
+					return tx.QueryRow(ctx, pathQ, 1).Scan(&v)
 				})
 				if err != nil || v != "schema" {
 					t.Errorf("attempt %d: %#v, %v; want \"schema\"", i, v, err)
@@ -186,27 +186,27 @@ func TestSearchPathSetConfigArgs(t *testing.T) {
 func TestSearchPathLocalBatches(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
-			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
+			pathSetup(t, c, pathTypesSetup, pathTypesCleanup)
 			for i := range 2 {
-				apOutside(t, c)
-				err := apInTx(t, c, "", func(ctx context.Context, tx *Tx) error {
+				checkOutsidePath(t, c)
+				err := inLocalPathTx(t, c, "", func(ctx context.Context, tx *Tx) error {
 					// The statement after the SET in the same batch was
 					// described under the session's search_path: the
 					// batch fails before anything is sent (see
 					// Conn.boundLocked), and the SET is sent alone.
 					b := &Batch{AllOrNothing: true}
-					b.Queue("SET LOCAL search_path = ap_s")
-					b.Queue(apQ, 1)
+					b.Queue("SET LOCAL search_path = lp_s")
+					b.Queue(pathQ, 1)
 					if err := tx.SendBatch(ctx, b).Close(); !errors.Is(err, errPathChanged) {
 						return errors.Join(err, errors.New("all-or-nothing batch [SET, q]: want errPathChanged"))
 					}
-					if _, err := tx.Exec(ctx, "SET LOCAL search_path = ap_s"); err != nil {
+					if _, err := tx.Exec(ctx, "SET LOCAL search_path = lp_s"); err != nil {
 						return err
 					}
 					b2 := &Batch{}
-					b2.Queue(apQ, 1)
-					b2.Queue(apQ, 1)
+					b2.Queue(pathQ, 1)
+					b2.Queue(pathQ, 1)
 					br2 := tx.SendBatch(ctx, b2)
 					for range 2 {
 						var v any
@@ -218,7 +218,7 @@ func TestSearchPathLocalBatches(t *testing.T) {
 					if err := br2.Close(); err != nil {
 						return err
 					}
-					rows, err := tx.Query(ctx, apQ, 1)
+					rows, err := tx.Query(ctx, pathQ, 1)
 					if err != nil {
 						return err
 					}
@@ -237,7 +237,7 @@ func TestSearchPathLocalBatches(t *testing.T) {
 					t.Fatalf("attempt %d: %v", i, err)
 				}
 			}
-			apOutside(t, c)
+			checkOutsidePath(t, c)
 		})
 	}
 }
@@ -259,10 +259,10 @@ func anyString(v any) string {
 func TestSearchPathLocalConcurrentTxAndOutside(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
-			apSetup(t, c, apTypesSetup, apTypesCleanup)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
+			pathSetup(t, c, pathTypesSetup, pathTypesCleanup)
 			ctx := testCtx(t)
-			apOutside(t, c)
+			checkOutsidePath(t, c)
 			for round := range 3 {
 				errs := make(chan error, 64)
 				var outWG, txWG sync.WaitGroup
@@ -272,7 +272,7 @@ func TestSearchPathLocalConcurrentTxAndOutside(t *testing.T) {
 						defer outWG.Done()
 						for range 3 {
 							var v any
-							if err := c.QueryRow(ctx, apQ, 1).Scan(&v); err != nil || v != int32(7) {
+							if err := c.QueryRow(ctx, pathQ, 1).Scan(&v); err != nil || v != int32(7) {
 								errs <- errors.Join(err, errors.New("outside read "+anyString(v)))
 								return
 							}
@@ -288,13 +288,13 @@ func TestSearchPathLocalConcurrentTxAndOutside(t *testing.T) {
 					go func() {
 						defer txWG.Done()
 						if g == 0 {
-							if _, err := tx.Exec(ctx, "SET LOCAL search_path = ap_s"); err != nil {
+							if _, err := tx.Exec(ctx, "SET LOCAL search_path = lp_s"); err != nil {
 								errs <- err
 							}
 						}
 						for range 5 {
 							var v any
-							err := tx.QueryRow(ctx, apQ, 1).Scan(&v)
+							err := tx.QueryRow(ctx, pathQ, 1).Scan(&v)
 							// before the SET (another goroutine's), the
 							// session's value; after it, the schema's
 							if err != nil || v != "schema" && v != int32(7) {
@@ -306,7 +306,7 @@ func TestSearchPathLocalConcurrentTxAndOutside(t *testing.T) {
 				}
 				txWG.Wait()
 				var v any
-				if err := tx.QueryRow(ctx, apQ, 1).Scan(&v); err != nil || v != "schema" {
+				if err := tx.QueryRow(ctx, pathQ, 1).Scan(&v); err != nil || v != "schema" {
 					t.Fatalf("round %d: after the SET: %#v, %v", round, v, err)
 				}
 				if err := tx.Commit(ctx); err != nil {
@@ -317,7 +317,7 @@ func TestSearchPathLocalConcurrentTxAndOutside(t *testing.T) {
 				for err := range errs {
 					t.Errorf("round %d: %v", round, err)
 				}
-				apOutside(t, c)
+				checkOutsidePath(t, c)
 			}
 		})
 	}

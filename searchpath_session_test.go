@@ -28,22 +28,22 @@ func TestSearchPathSessionChangesConcurrent(t *testing.T) {
 			if mode == "prepare-cap1" {
 				extra = []string{"statement_cache_mode=prepare", "statement_cache_capacity=1"}
 			}
-			c := auditConn(t, extra...)
+			c := connect(t, srv.DSN(extra...))
 			ctx := testCtx(t)
-			if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS ac2_s1 CASCADE; DROP SCHEMA IF EXISTS ac2_s2 CASCADE; DROP SCHEMA IF EXISTS ac2_s3 CASCADE; DROP TABLE IF EXISTS public.ac2_spt2;
-				CREATE SCHEMA ac2_s1; CREATE SCHEMA ac2_s2; CREATE SCHEMA ac2_s3;
-				CREATE TABLE public.ac2_spt2 (sn text, v int4); INSERT INTO public.ac2_spt2 VALUES ('public', 42);
-				CREATE TABLE ac2_s1.ac2_spt2 (sn text, v int8); INSERT INTO ac2_s1.ac2_spt2 VALUES ('s1', 42);
-				CREATE TABLE ac2_s2.ac2_spt2 (sn text, v text); INSERT INTO ac2_s2.ac2_spt2 VALUES ('s2', '42');
-				CREATE TABLE ac2_s3.ac2_spt2 (v float4, sn text); INSERT INTO ac2_s3.ac2_spt2 VALUES (42, 's3')`); err != nil {
+			if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sps_s1 CASCADE; DROP SCHEMA IF EXISTS sps_s2 CASCADE; DROP SCHEMA IF EXISTS sps_s3 CASCADE; DROP TABLE IF EXISTS public.sps_spt2;
+				CREATE SCHEMA sps_s1; CREATE SCHEMA sps_s2; CREATE SCHEMA sps_s3;
+				CREATE TABLE public.sps_spt2 (sn text, v int4); INSERT INTO public.sps_spt2 VALUES ('public', 42);
+				CREATE TABLE sps_s1.sps_spt2 (sn text, v int8); INSERT INTO sps_s1.sps_spt2 VALUES ('s1', 42);
+				CREATE TABLE sps_s2.sps_spt2 (sn text, v text); INSERT INTO sps_s2.sps_spt2 VALUES ('s2', '42');
+				CREATE TABLE sps_s3.sps_spt2 (v float4, sn text); INSERT INTO sps_s3.sps_spt2 VALUES (42, 's3')`); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				c.Exec(context.Background(), "DROP SCHEMA IF EXISTS ac2_s1 CASCADE; DROP SCHEMA IF EXISTS ac2_s2 CASCADE; DROP SCHEMA IF EXISTS ac2_s3 CASCADE; DROP TABLE IF EXISTS public.ac2_spt2")
+				c.Exec(context.Background(), "DROP SCHEMA IF EXISTS sps_s1 CASCADE; DROP SCHEMA IF EXISTS sps_s2 CASCADE; DROP SCHEMA IF EXISTS sps_s3 CASCADE; DROP TABLE IF EXISTS public.sps_spt2")
 			})
 			want := map[string]string{"public": "int32 42", "s1": "int64 42", "s2": "string 42", "s3": "float32 42"}
-			const q = "SELECT sn, v FROM ac2_spt2 WHERE $1::int4 = 1"
-			const qStar = "SELECT * FROM ac2_spt2 WHERE $1::int4 = 1"
+			const q = "SELECT sn, v FROM sps_spt2 WHERE $1::int4 = 1"
+			const qStar = "SELECT * FROM sps_spt2 WHERE $1::int4 = 1"
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
 			var runs, errs, bad atomic.Int64
@@ -52,8 +52,8 @@ func TestSearchPathSessionChangesConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cmds := []string{"SET search_path = ac2_s1", "SET search_path = ac2_s2", "DEALLOCATE ALL", "SET search_path = ac2_s3, public",
-					"DISCARD ALL", "SET search_path = ac2_s2", "RESET search_path", "SET search_path = ac2_s3"}
+				cmds := []string{"SET search_path = sps_s1", "SET search_path = sps_s2", "DEALLOCATE ALL", "SET search_path = sps_s3, public",
+					"DISCARD ALL", "SET search_path = sps_s2", "RESET search_path", "SET search_path = sps_s3"}
 				for i := 0; ; i++ {
 					select {
 					case <-stop:

@@ -23,7 +23,7 @@ import (
 func TestSearchPathLocalPreparedInTx(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
 			ctx := testCtx(t)
 			if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp_a CASCADE; DROP SCHEMA IF EXISTS sp_b CASCADE;
 				DROP SCHEMA IF EXISTS sp_c CASCADE; DROP TABLE IF EXISTS public.sp_t;
@@ -147,7 +147,7 @@ func TestSearchPathTxRetryAfterOutsideUse(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		for name, way := range ways {
 			t.Run(mode+"/"+name, func(t *testing.T) {
-				c := auditConn(t, "statement_cache_mode="+mode)
+				c := connect(t, srv.DSN("statement_cache_mode="+mode))
 				ctx := testCtx(t)
 				if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp2 CASCADE; DROP TABLE IF EXISTS public.sp2_t;
 					CREATE SCHEMA sp2; CREATE TABLE sp2.sp2_t (v text); INSERT INTO sp2.sp2_t VALUES ('schema');
@@ -192,7 +192,7 @@ func TestSearchPathTxRetryAfterOutsideUse(t *testing.T) {
 func TestSearchPathBatchAfterPathChangeFails(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
 			ctx := testCtx(t)
 			if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp3 CASCADE; DROP TABLE IF EXISTS public.sp3_t;
 				CREATE SCHEMA sp3; CREATE TABLE sp3.sp3_t (v text); INSERT INTO sp3.sp3_t VALUES ('schema');
@@ -236,7 +236,7 @@ func TestSearchPathBatchAfterPathChangeFails(t *testing.T) {
 func TestSearchPathSessionSetParamType(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
 			ctx := testCtx(t)
 			if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp4 CASCADE; DROP TABLE IF EXISTS public.sp4_t;
 				CREATE SCHEMA sp4; CREATE TABLE sp4.sp4_t (k timestamp, v int4);
@@ -276,7 +276,7 @@ func TestSearchPathSessionSetParamType(t *testing.T) {
 // noon argument matches the noon row.
 func TestSearchPathPoolRelease(t *testing.T) {
 	ctx := testCtx(t)
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS sp5 CASCADE; DROP TABLE IF EXISTS public.sp5_t;
 		CREATE SCHEMA sp5; CREATE TABLE sp5.sp5_t (k timestamp, v int4);
 		INSERT INTO sp5.sp5_t VALUES ('2024-01-01 00:00', 10), ('2024-01-01 12:00', 20);

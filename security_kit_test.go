@@ -153,7 +153,7 @@ const (
 	sslError                  // 'E' and an ErrorResponse
 )
 
-// secServer listens on loopback. Each connection: the SSLRequest is
+// secServer is a fake server (fakeListen). Each connection: the SSLRequest is
 // answered per answer, then the StartupMessage is read (recorded as plain
 // or TLS) and script runs on the (possibly TLS) connection.
 type secServer struct {
@@ -165,29 +165,14 @@ type secServer struct {
 
 func newSecServer(t *testing.T, answer sslAnswer, cert tls.Certificate, script func(t *testing.T, c net.Conn, rec *secRecord)) *secServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &secServer{rec: &secRecord{}, port: ln.Addr().(*net.TCPAddr).Port, answer: answer, cert: cert}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(15 * time.Second))
-				s.rec.add(func(r *secRecord) { r.conns++ })
-				s.serve(t, c, script)
-			}()
-		}
-	}()
+	s := &secServer{rec: &secRecord{}, answer: answer, cert: cert}
+	port, wait := fakeListen(t, func(t *testing.T, c net.Conn) {
+		c.SetDeadline(time.Now().Add(15 * time.Second))
+		s.rec.add(func(r *secRecord) { r.conns++ })
+		s.serve(t, c, script)
+	})
+	t.Cleanup(wait) // the scripts use t
+	s.port = port
 	return s
 }
 

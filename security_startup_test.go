@@ -204,10 +204,9 @@ func TestSecurityStartup_MalformedSASL(t *testing.T) {
 // sizes, empty sslmode, no RuntimeParams) connects without a panic.
 func TestSecurityStartup_BareConfig(t *testing.T) {
 	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
-		if readStartup(c) != nil {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
 			return
 		}
-		c.Write(authOKReady())
 		waitClosed(c)
 	})
 	parsed, err := ParseConfig(dsn)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,44 +204,31 @@ func TestSecurityTLS_RequireVsInjectedOK(t *testing.T) {
 func TestSecurityTLS_CancelNoPlaintext(t *testing.T) {
 	ca := newSecCA(t, "test CA")
 	cert := ca.issue(t, leafOpts{cn: "localhost", dns: []string{"localhost"}, ips: []net.IP{net.IPv4(127, 0, 0, 1)}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	plainCancel := make(chan bool, 4)
-	go func() {
-		for n := 0; ; n++ {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func(n int, c net.Conn) {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				if _, _, err := wire.ReadFrontendMessage(c, true); err != nil {
-					return
-				}
-				if n > 0 { // the cancel connection
-					c.Write([]byte{'N'})
-					_, body, err := wire.ReadFrontendMessage(c, true)
-					plainCancel <- err == nil && len(body) >= 4 && binary.BigEndian.Uint32(body) == wire.CancelRequestCode
-					return
-				}
-				c.Write([]byte{'S'})
-				ts := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}})
-				if ts.Handshake() != nil {
-					return
-				}
-				if _, _, err := wire.ReadFrontendMessage(ts, true); err != nil {
-					return
-				}
-				ts.Write(authOKReady())
-				io.Copy(io.Discard, ts) // never answer the query
-			}(n, c)
+	var accepted atomic.Int32
+	port, _ := fakeListen(t, func(_ *testing.T, c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		n := accepted.Add(1) - 1
+		if _, _, err := wire.ReadFrontendMessage(c, true); err != nil {
+			return
 		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+		if n > 0 { // the cancel connection
+			c.Write([]byte{'N'})
+			_, body, err := wire.ReadFrontendMessage(c, true)
+			plainCancel <- err == nil && len(body) >= 4 && binary.BigEndian.Uint32(body) == wire.CancelRequestCode
+			return
+		}
+		c.Write([]byte{'S'})
+		ts := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}})
+		if ts.Handshake() != nil {
+			return
+		}
+		if _, _, err := wire.ReadFrontendMessage(ts, true); err != nil {
+			return
+		}
+		ts.Write(authOKReady())
+		io.Copy(io.Discard, ts) // never answer the query
+	})
 	cfg, err := ParseConfig("host=127.0.0.1 port=" + itoa(port) + " user=u dbname=d password=x sslmode=verify-full sslrootcert=" + ca.pemFile + " statement_cache_mode=prepare")
 	if err != nil {
 		t.Fatal(err)

@@ -6,17 +6,6 @@ import (
 	"testing"
 )
 
-// serverStatements counts the prepared statements of c's own session
-// (pg_prepared_statements shows the calling session's only).
-func serverStatements(t *testing.T, ctx context.Context, c *Conn) int {
-	t.Helper()
-	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM pg_prepared_statements").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // TestStatementCacheClosesWhatItForgets: 300 rounds of a text that
 // mentions deallocation only in a literal, or of the application's own
 // PREPARE and DEALLOCATE of its own statement, each followed by 20
@@ -56,7 +45,7 @@ func TestStatementCacheClosesWhatItForgets(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode=prepare")
+			c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 			ctx := testCtx(t)
 			for round := range 300 {
 				if err := tc.round(ctx, c); err != nil {
@@ -70,7 +59,7 @@ func TestStatementCacheClosesWhatItForgets(t *testing.T) {
 				}
 			}
 			// 20 texts, the round's own and the count's: 23 at most.
-			if n := serverStatements(t, ctx, c); n > 25 {
+			if n := rowCount(t, c, "pg_prepared_statements"); n > 25 {
 				t.Errorf("%d prepared statements on the server after 300 rounds of 21 texts", n)
 			}
 		})
@@ -84,7 +73,7 @@ func TestStatementCacheClosesWhatItForgets(t *testing.T) {
 func TestStatementCacheDeallocateAllStillPrepares(t *testing.T) {
 	for _, stmt := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
 		t.Run(stmt, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode=prepare")
+			c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 			ctx := testCtx(t)
 			run := func(q interface {
 				QueryRow(context.Context, string, ...any) *Row
@@ -120,7 +109,7 @@ func TestStatementCacheDeallocateAllStillPrepares(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if n := serverStatements(t, ctx, c); n > 8 {
+			if n := rowCount(t, c, "pg_prepared_statements"); n > 8 {
 				t.Errorf("%d prepared statements on the server for 6 texts", n)
 			}
 			if m := c.StatementCacheMode(); m != "prepare" {
@@ -137,7 +126,7 @@ func TestStatementCacheDeallocateAllStillPrepares(t *testing.T) {
 // which the block's failure then aborts; the ROLLBACK ends the block and
 // the statements run again after it.
 func TestStatementCacheCloseInAbortedBlock(t *testing.T) {
-	c := auditConn(t, "statement_cache_mode=prepare")
+	c := connect(t, srv.DSN("statement_cache_mode=prepare"))
 	ctx := testCtx(t)
 	var v int32
 	for k := range 3 {
@@ -165,7 +154,7 @@ func TestStatementCacheCloseInAbortedBlock(t *testing.T) {
 			t.Fatalf("after the block, text %d: %d, %v", k, v, err)
 		}
 	}
-	if n := serverStatements(t, ctx, c); n > 5 {
+	if n := rowCount(t, c, "pg_prepared_statements"); n > 5 {
 		t.Errorf("%d prepared statements on the server for 4 texts", n)
 	}
 }

@@ -66,7 +66,7 @@ func TestSearchPathReadsKeepOthersStatements(t *testing.T) {
 			if mode == "pool4" {
 				c = newTestPool(t, "pool_max_conns=4")
 			} else {
-				c = auditConn(t, "statement_cache_mode="+mode)
+				c = connect(t, srv.DSN("statement_cache_mode="+mode))
 			}
 			ctx := testCtx(t)
 			readers := []func() error{
@@ -136,7 +136,7 @@ func TestSearchPathSetStillResolvesAfterReads(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
 			spTwoSchemas(t, c)
 			ctx := testCtx(t)
 			want := map[string]any{"sp_a": int32(1), "sp_b": "one"}
@@ -187,7 +187,7 @@ func TestSearchPathBatchResentAfterOutsideChange(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
 			ctx := testCtx(t)
 			var fails spFailures
 			var runs atomic.Int64
@@ -233,7 +233,7 @@ func TestSearchPathBatchResentAfterOutsideChange(t *testing.T) {
 // time): it fails with errPathChanged, as TestSearchPathBatchAfterPathChangeFails
 // pins in a transaction, here outside one, without looping.
 func TestSearchPathOwnBatchChangeStillFails(t *testing.T) {
-	c := auditConn(t)
+	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
 	b := &Batch{}
 	b.Queue("SET search_path = public")
@@ -255,7 +255,7 @@ func TestSearchPathOwnBatchChangeStillFails(t *testing.T) {
 func TestSearchPathDiscardAllInBatch(t *testing.T) {
 	for _, mode := range []string{"prepare", "describe"} {
 		t.Run(mode, func(t *testing.T) {
-			c := auditConn(t, "statement_cache_mode="+mode)
+			c := connect(t, srv.DSN("statement_cache_mode="+mode))
 			ctx := testCtx(t)
 			const drop = "DROP SCHEMA IF EXISTS spd_s CASCADE; DROP TABLE IF EXISTS public.spd_t"
 			if _, err := c.Exec(ctx, drop+`; CREATE SCHEMA spd_s;

@@ -337,17 +337,17 @@ var stormKinds = allKinds
 // every one reported rolled back is not.
 func TestStormConn(t *testing.T) {
 	storm(t)
-	c := auditConn(t)
-	auditTable(t, c, "audit_storm_c")
-	st := runStorm(t, c, 12, 60, "audit_storm_c", stormKinds)
+	c := connect(t, srv.DSN())
+	effectsTable(t, c, "storm_c")
+	st := runStorm(t, c, 12, 60, "storm_c", stormKinds)
 	// the connection must still work
 	var one int
 	err := c.QueryRow(testCtx(t), "SELECT 1").Scan(&one)
 	t.Logf("after storm: closed=%v err=%v", c.IsClosed(), err)
 	if err != nil {
-		c = auditConn(t)
+		c = connect(t, srv.DSN())
 	}
-	st.verify(t, c, "audit_storm_c")
+	st.verify(t, c, "storm_c")
 }
 
 // TestStormKinds: the storm one kind of operation at a time, each on a
@@ -356,8 +356,8 @@ func TestStormKinds(t *testing.T) {
 	storm(t)
 	for _, k := range allKinds {
 		t.Run(k, func(t *testing.T) {
-			c := auditConn(t)
-			auditTable(t, c, "audit_storm_k")
+			c := connect(t, srv.DSN())
+			effectsTable(t, c, "storm_k")
 			ops := 20
 			if strings.HasPrefix(k, "Batch") {
 				// Three statements of up to 30 ms each per batch, on one
@@ -365,7 +365,7 @@ func TestStormKinds(t *testing.T) {
 				// operations of the other kinds.
 				ops = 10
 			}
-			st := runStorm(t, c, 12, ops, "audit_storm_k", []string{k})
+			st := runStorm(t, c, 12, ops, "storm_k", []string{k})
 			var one int
 			err := c.QueryRow(testCtx(t), "SELECT 1").Scan(&one)
 			t.Logf("after storm: closed=%v err=%v problems=%d", c.IsClosed(), err, len(st.problems))
@@ -386,9 +386,9 @@ func TestStormPool(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			table := fmt.Sprintf("audit_storm_p%d", n)
-			c := auditConn(t)
-			auditTable(t, c, table)
+			table := fmt.Sprintf("storm_p%d", n)
+			c := connect(t, srv.DSN())
+			effectsTable(t, c, table)
 			st := runStorm(t, p, 16, 50, table, stormKinds)
 			st.verify(t, c, table)
 		})

@@ -66,12 +66,6 @@ func wantUsable(t *testing.T, ctx context.Context, c *Conn) {
 	}
 }
 
-// isCode reports whether err is a server error with code.
-func isCode(err error, code string) bool {
-	var pe *PgError
-	return errors.As(err, &pe) && pe.Code == code
-}
-
 // TestCancelStormSharedSyncs: goroutines sharing Syncs on one Conn under
 // a storm of signals from another session, with simple queries, COPYs and
 // batches among them. A caller may get its own statement's 57014, never a
@@ -90,7 +84,7 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 			}
 			stop := make(chan struct{})
 			storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-			l := newAuditLoad(t, time.Second, 10)
+			l := newLoopLoad(t, time.Second, 10)
 			var seq, oks, canceled atomic.Int64
 			l.spawn(40, func() {
 				v := seq.Add(1)
@@ -99,20 +93,20 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 				switch {
 				case err == nil && got == v:
 					oks.Add(1)
-				case isCode(err, "57014"):
+				case pgCode(err) == "57014":
 					canceled.Add(1)
 				default:
 					l.fail("sent %d, got %d, %v", v, got, err)
 				}
 			})
 			l.spawn(4, func() {
-				if _, err := c.Exec(ctx, "SELECT 1"); err != nil && !isCode(err, "57014") {
+				if _, err := c.Exec(ctx, "SELECT 1"); err != nil && pgCode(err) != "57014" {
 					l.fail("simple query: %v", err)
 				}
 			})
 			l.spawn(1, func() {
 				_, err := c.CopyFrom(ctx, Identifier{"storm_copy"}, []string{"v"}, CopyFromRows([][]any{{1}, {2}}))
-				if err != nil && !isCode(err, "57014") {
+				if err != nil && pgCode(err) != "57014" {
 					l.fail("COPY: %v", err)
 				}
 			})
@@ -129,7 +123,7 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 					err := br.QueryRow().Scan(&got)
 					switch {
 					case err == nil && got == v:
-					case isCode(err, "57014"), errors.Is(err, ErrBatchAborted):
+					case pgCode(err) == "57014", errors.Is(err, ErrBatchAborted):
 					case errors.Is(err, errRefused) && i < len(vs)-1:
 					default:
 						l.fail("batch statement %d: sent %d, got %d, %v", i, v, got, err)
@@ -161,9 +155,8 @@ func TestCancelStormTxEnd(t *testing.T) {
 	c := connect(t, srv.DSN())
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-	l := newAuditLoad(t, time.Second, 10)
+	l := newLoopLoad(t, time.Second, 10)
 	var seq, oks, txs atomic.Int64
-	is := isCode
 	l.spawn(20, func() {
 		v := seq.Add(1)
 		var got int64
@@ -171,7 +164,7 @@ func TestCancelStormTxEnd(t *testing.T) {
 		switch {
 		case err == nil && got == v:
 			oks.Add(1)
-		case is(err, "57014"):
+		case pgCode(err) == "57014":
 		default:
 			l.fail("sent %d, got %d, %v", v, got, err)
 		}
@@ -179,7 +172,7 @@ func TestCancelStormTxEnd(t *testing.T) {
 	l.spawn(2, func() {
 		tx, err := c.Begin(ctx)
 		if err != nil {
-			if !is(err, "57014") {
+			if pgCode(err) != "57014" {
 				l.fail("begin: %v", err)
 			}
 			return
@@ -191,9 +184,9 @@ func TestCancelStormTxEnd(t *testing.T) {
 			err := tx.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
 			switch {
 			case err == nil && got == v:
-			case is(err, "57014"):
+			case pgCode(err) == "57014":
 				failed = true
-			case is(err, "25P02") && failed:
+			case pgCode(err) == "25P02" && failed:
 			default:
 				l.fail("in a transaction: sent %d, got %d, %v", v, got, err)
 			}
@@ -203,7 +196,7 @@ func TestCancelStormTxEnd(t *testing.T) {
 		} else {
 			err = tx.Rollback(ctx)
 		}
-		if err == nil || is(err, "57014") || errors.Is(err, ErrTxRolledBack) {
+		if err == nil || pgCode(err) == "57014" || errors.Is(err, ErrTxRolledBack) {
 			txs.Add(1)
 		} else {
 			l.fail("end: %v", err)
@@ -232,17 +225,17 @@ func TestStrandRawRollbackBeforeBegin(t *testing.T) {
 		_, err := c.Exec(ctx, "BEGIN; SELECT pg_sleep(0.3); SELECT 1/0; COMMIT")
 		strand <- err
 	}()
-	auditWaitQueued(t, c, 1)
+	waitQueued(t, c, 1)
 	go func() {
 		_, err := c.Exec(ctx, "ROLLBACK")
 		raw <- err
 	}()
-	auditWaitQueued(t, c, 2)
+	waitQueued(t, c, 2)
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-strand; !isCode(err, "22012") {
+	if err := <-strand; pgCode(err) != "22012" {
 		t.Fatalf("the stranding text: %v", err)
 	}
 	if err := <-raw; err != nil {

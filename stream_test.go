@@ -427,10 +427,9 @@ func TestFakeServerBigRowEmptyJSONB(t *testing.T) {
 // (malformed on purpose) and SELECT 1.
 func fakeRowServer(t *testing.T, fields []wire.FieldDescription, body []byte) string {
 	return fakeServer(t, func(t *testing.T, c net.Conn) {
-		if readStartup(c) != nil {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
 			return
 		}
-		c.Write(authOKReady())
 		// Parse/Describe/Sync, then Bind/Execute/Sync.
 		for i := 0; i < 2; i++ {
 			for {

@@ -12,8 +12,7 @@ import (
 
 // Transactions whose ending statement never reached the server, or whose
 // BEGIN was abandoned, must not leave the connection inside a transaction
-// for the goroutines that use it next (found by an audit of concurrent
-// use).
+// for the goroutines that use it next.
 
 // TestRollbackWithEndedCtxEndsTx: a deferred Rollback(ctx) after ctx timed
 // out used to release the Conn with the transaction still open; every
@@ -62,12 +61,15 @@ func TestAbandonedBeginIsRolledBack(t *testing.T) {
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS begin_abandoned; CREATE TABLE begin_abandoned (x int)"); err != nil {
 		t.Fatal(err)
 	}
+	mon := connect(t, srv.DSN()) // before the 1 s statement starts
 	slow := make(chan error, 1)
 	go func() {
 		_, err := c.Exec(ctx, "SELECT pg_sleep(1)")
 		slow <- err
 	}()
-	waitActive(t, c.PID(), "SELECT pg_sleep(1)")
+	if waitActivity(t, mon, 10*time.Second, "pid = $1 AND state = 'active' AND query = $2", int32(c.PID()), "SELECT pg_sleep(1)") == 0 {
+		t.Fatalf("session %d never ran SELECT pg_sleep(1)", c.PID())
+	}
 	bctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	if _, err := c.Begin(bctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -82,26 +84,9 @@ func TestAbandonedBeginIsRolledBack(t *testing.T) {
 	if st := c.TxStatus(); st != 'I' {
 		t.Fatalf("tx status %q after the abandoned Begin", st)
 	}
-	if n := tableCount(t, connect(t, srv.DSN()), "begin_abandoned"); n != 1 {
+	if n := rowCount(t, connect(t, srv.DSN()), "begin_abandoned"); n != 1 {
 		t.Fatalf("the insert is not visible outside (%d rows): it ran inside the abandoned transaction", n)
 	}
-}
-
-// waitActive waits until the server session pid runs query.
-func waitActive(t *testing.T, pid uint32, query string) {
-	t.Helper()
-	other := connect(t, srv.DSN())
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		var n int
-		err := other.QueryRow(testCtx(t), "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND query = $2", int32(pid), query).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			return
-		}
-	}
-	t.Fatalf("session %d never ran %q", pid, query)
 }
 
 // slowReader yields n lines of COPY data, one per Read after a pause; the
@@ -335,7 +320,7 @@ func TestReaderArgWaitsForTx(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := tableCount(t, connect(t, srv.DSN()), "reader_tx"); n != 1 {
+	if n := rowCount(t, connect(t, srv.DSN()), "reader_tx"); n != 1 {
 		t.Fatalf("%d rows; want the streamed insert, which succeeded", n)
 	}
 }

@@ -7,7 +7,7 @@ package pgline
 // block; pgline's ROLLBACK must not end it silently (the connection is
 // closed instead: strandRolledBack), and a Tx begun behind a refused
 // text is a real transaction whose Rollback undoes its rows. The block is
-// stranded on purpose, with writes held (auditRefuse).
+// stranded on purpose, with writes held (strandRefusing).
 
 import (
 	"context"
@@ -41,7 +41,7 @@ import (
 func TestCallerBlockNotTakenForStranded(t *testing.T) {
 	t.Run("refusal misread", func(t *testing.T) {
 		c := connect(t, srv.DSN())
-		tbl, admin := auditRefusalTable(t, "ownblock")
+		tbl, admin := refusalTable(t, "ownblock")
 		build := func(b *Batch) {
 			b.Queue("BEGIN")
 			b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(1))
@@ -57,12 +57,12 @@ func TestCallerBlockNotTakenForStranded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rollback := auditStrandStep{name: "raw ROLLBACK", requests: 1, start: func(ctx context.Context) error {
+		rollback := queuedStep{name: "raw ROLLBACK", requests: 1, start: func(ctx context.Context) error {
 			_, err := c.Exec(ctx, "ROLLBACK")
 			return err
 		}}
 		var errs [4]error
-		batch := auditStrandStep{name: "batch", requests: 1, start: func(ctx context.Context) error {
+		batch := queuedStep{name: "batch", requests: 1, start: func(ctx context.Context) error {
 			b := &Batch{}
 			build(b)
 			br := c.SendBatch(ctx, b)
@@ -71,15 +71,15 @@ func TestCallerBlockNotTakenForStranded(t *testing.T) {
 			}
 			return br.Close()
 		}}
-		auditRefuse(t, c, nil, rollback, batch)
+		strandRefusing(t, c, nil, rollback, batch)
 		t.Logf("statements: %v", errs)
-		if errs[0] != nil || errs[1] != nil || !isCode(errs[2], "22012") {
+		if errs[0] != nil || errs[1] != nil || pgCode(errs[2]) != "22012" {
 			t.Fatalf("the batch did not run as planned: %v", errs)
 		}
-		if !isCode(errs[3], "25P02") {
+		if pgCode(errs[3]) != "25P02" {
 			t.Errorf("last statement: %v, want its own block's 25P02", errs[3])
 		}
-		if got := auditRows(t, admin, tbl); len(got) != 0 {
+		if got := kValues(t, admin, tbl); len(got) != 0 {
 			t.Errorf("rows %v, want none: the caller's block failed", got)
 		}
 		// pgline's ROLLBACK ended the caller's block: its COMMIT must not
@@ -91,16 +91,16 @@ func TestCallerBlockNotTakenForStranded(t *testing.T) {
 	})
 	t.Run("rolled back", func(t *testing.T) {
 		c := connect(t, srv.DSN())
-		tbl, admin := auditRefusalTable(t, "ownblock2")
+		tbl, admin := refusalTable(t, "ownblock2")
 		build := func(b *Batch) {
 			b.Queue("COMMIT")
 			b.Queue("BEGIN")
 			b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(1))
 		}
-		auditWarmBatch(t, c, false, build, "ROLLBACK", "DELETE FROM "+tbl)
+		warmBatch(t, c, false, build, "ROLLBACK", "DELETE FROM "+tbl)
 		ctx := testCtx(t)
 		var errs [3]error
-		batch := auditStrandStep{name: "batch", requests: 1, start: func(ctx context.Context) error {
+		batch := queuedStep{name: "batch", requests: 1, start: func(ctx context.Context) error {
 			b := &Batch{}
 			build(b)
 			br := c.SendBatch(ctx, b)
@@ -109,7 +109,7 @@ func TestCallerBlockNotTakenForStranded(t *testing.T) {
 			}
 			return br.Close()
 		}}
-		auditRefuse(t, c, nil, batch)
+		strandRefusing(t, c, nil, batch)
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("statement %d: %v", i, err)
@@ -117,7 +117,7 @@ func TestCallerBlockNotTakenForStranded(t *testing.T) {
 		}
 		_, err := c.Exec(ctx, "COMMIT")
 		t.Logf("COMMIT: %v", err)
-		if n := auditCount(t, admin, tbl, 1); err == nil && n != 1 {
+		if n := rowCount(t, admin, tbl+" WHERE k = $1", 1); err == nil && n != 1 {
 			t.Errorf("the caller's BEGIN, INSERT and COMMIT succeeded; its row exists %d times, want 1", n)
 		}
 	})
@@ -152,7 +152,7 @@ func TestCallerBlockBegunInStrandGroup(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := connect(t, srv.DSN())
-			tbl, admin := auditStrandTable(t, "s3group")
+			tbl, admin := strandTable(t, "s3group")
 			ctx := testCtx(t)
 			ins := "INSERT INTO " + tbl + " VALUES ($1)"
 			group := func(ctx context.Context) error {
@@ -178,7 +178,7 @@ func TestCallerBlockBegunInStrandGroup(t *testing.T) {
 			if _, err := c.Exec(ctx, "DELETE FROM "+tbl); err != nil {
 				t.Fatal(err)
 			}
-			steps := []auditStrandStep{auditStep("the group", group)}
+			steps := []queuedStep{callStep("the group", group)}
 			for k := int64(2); k <= 3; k++ {
 				var f func(ctx context.Context) error
 				switch tc.next {
@@ -199,28 +199,28 @@ func TestCallerBlockBegunInStrandGroup(t *testing.T) {
 						return err
 					}
 				}
-				steps = append(steps, auditStep(fmt.Sprintf("INSERT %d", k), f))
+				steps = append(steps, callStep(fmt.Sprintf("INSERT %d", k), f))
 			}
 			c.wmu.Lock()
 			shared := c.shared
 			c.wmu.Unlock()
-			errs := auditRefuse(t, c, nil, steps...)
+			errs := strandRefusing(t, c, nil, steps...)
 			c.wmu.Lock()
 			shared = c.shared - shared
 			c.wmu.Unlock()
 			t.Logf("group: %v; INSERT 2: %v; INSERT 3: %v; runs that took a Sync: %d", errs[0], errs[1], errs[2], shared)
-			if !isCode(errs[0], "22012") {
+			if pgCode(errs[0]) != "22012" {
 				t.Fatalf("the group: %v, want 22012", errs[0])
 			}
 			for i, err := range errs[1:] {
-				if !auditFailedInBlock(err) {
+				if !isFailedInBlock(err) {
 					t.Errorf("INSERT %d, queued in its caller's failed block: %v, want 25P02 or the connection closed", i+2, err)
 				}
 			}
-			if got := auditRows(t, admin, tbl); len(got) != 0 {
+			if got := kValues(t, admin, tbl); len(got) != 0 {
 				t.Errorf("rows %v committed, want none: their block failed", got)
 			}
-			auditWantCommitFailed(t, c)
+			wantCommitFailed(t, c)
 		})
 	}
 }
@@ -240,28 +240,28 @@ func TestCallerBlockBegunInStrandGroup(t *testing.T) {
 // found reuses the pending ROLLBACK.
 func TestCallerBlockAfterRawRollbackSecondStrand(t *testing.T) {
 	c := connect(t, srv.DSN())
-	tbl, admin := auditStrandTable(t, "s3second")
-	exec := func(name, sql string) auditStrandStep {
-		return auditStep(name, func(ctx context.Context) error { _, err := c.Exec(ctx, sql); return err })
+	tbl, admin := strandTable(t, "s3second")
+	exec := func(name, sql string) queuedStep {
+		return callStep(name, func(ctx context.Context) error { _, err := c.Exec(ctx, sql); return err })
 	}
-	errs := auditRefuse(t, c, nil,
+	errs := strandRefusing(t, c, nil,
 		exec("raw ROLLBACK", "ROLLBACK"),
 		exec("raw BEGIN", "BEGIN"),
 		exec("INSERT 1", "INSERT INTO "+tbl+" VALUES (1)"),
-		exec("second strander", auditStrander),
+		exec("second strander", stranderSQL),
 		exec("INSERT 2", "INSERT INTO "+tbl+" VALUES (2)"))
 	t.Logf("ROLLBACK %v; BEGIN %v; INSERT 1 %v; second strander %v; INSERT 2 %v; closed %v",
 		errs[0], errs[1], errs[2], errs[3], errs[4], c.IsClosed())
-	if errs[0] != nil || errs[1] != nil || errs[2] != nil || !isCode(errs[3], "22012") {
+	if errs[0] != nil || errs[1] != nil || errs[2] != nil || pgCode(errs[3]) != "22012" {
 		t.Fatalf("the scenario did not run as planned: %v", errs)
 	}
-	if !auditFailedInBlock(errs[4]) {
+	if !isFailedInBlock(errs[4]) {
 		t.Errorf("INSERT 2, queued in its caller's failed block: %v, want 25P02 or the connection closed", errs[4])
 	}
-	if got := auditRows(t, admin, tbl); len(got) != 0 {
+	if got := kValues(t, admin, tbl); len(got) != 0 {
 		t.Errorf("rows %v committed, want none: their block failed", got)
 	}
-	auditWantCommitFailed(t, c)
+	wantCommitFailed(t, c)
 }
 
 // TestCallerTxBehindRefusedText: a text that ends its block ("BEGIN; ...;
@@ -275,7 +275,7 @@ func TestCallerBlockAfterRawRollbackSecondStrand(t *testing.T) {
 // Rollback, and the refused text's row exists iff it reported success.
 func TestCallerTxBehindRefusedText(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditIntTable(t, "audit_s2_double")
+	tbl := intTable(t, "txblk_double")
 	c := connect(t, srv.DSN())
 	strands := c.block.strands.Load()
 
@@ -287,13 +287,13 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 		defer wg.Done()
 		_, errS = c.Exec(ctx, "BEGIN; SELECT pg_sleep(0.3); SELECT 1/0; COMMIT")
 	}()
-	auditWaitQueued(t, c, 1)
+	waitQueued(t, c, 1)
 	time.Sleep(50 * time.Millisecond) // S written, running on the server
-	auditHoldWrites(c)
+	holdWrites(c)
 	released := false
 	defer func() {
 		if !released {
-			auditResumeWrites(c)
+			releaseWrites(c)
 		}
 	}()
 	// A: another caller's block-ending text, queued behind S (held).
@@ -302,7 +302,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 		defer wg.Done()
 		_, errA = c.Exec(ctx, "BEGIN; INSERT INTO "+tbl+" VALUES (100); COMMIT")
 	}()
-	auditWaitQueued(t, c, 2)
+	waitQueued(t, c, 2)
 	// S's ReadyForQuery: the ROLLBACK of its block is queued (held) behind A.
 	deadline := time.Now().Add(3 * time.Second)
 	for c.block.strands.Load() == strands {
@@ -316,8 +316,8 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 	var errB error
 	begun := make(chan struct{})
 	go func() { defer close(begun); tx, errB = c.Begin(ctx) }()
-	auditWaitQueued(t, c, 3) // A, ROLLBACK, BEGIN
-	auditResumeWrites(c)
+	waitQueued(t, c, 3) // A, ROLLBACK, BEGIN
+	releaseWrites(c)
 	released = true
 	<-begun
 	if errB != nil {
@@ -327,7 +327,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 	if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)"); err != nil {
 		t.Fatalf("tx insert: %v", err)
 	}
-	inBlock := !auditOwnTx(t, ctx, tx)
+	inBlock := !runsOutsideBlock(t, ctx, tx)
 	if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (2)"); err != nil {
 		t.Fatalf("tx insert: %v", err)
 	}
@@ -358,7 +358,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 func TestCallerTxBehindRefusedTextConcurrent(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
-	tbl := auditIntTable(t, "audit_s2_dstorm")
+	tbl := intTable(t, "txblk_dstorm")
 	c := connect(t, srv.DSN())
 	strands := c.block.strands.Load()
 	end := time.Now().Add(1500 * time.Millisecond)

@@ -19,14 +19,14 @@ import (
 	"time"
 )
 
-// auditStrandFunc creates, once per test binary, the function that
+// createDeallocFunc creates, once per test binary, the function that
 // deallocates a prepared statement of the calling session.
-var auditStrandFuncOnce sync.Once
+var deallocFuncOnce sync.Once
 
-func auditStrandFunc(t *testing.T) {
+func createDeallocFunc(t *testing.T) {
 	t.Helper()
 	var err error
-	auditStrandFuncOnce.Do(func() {
+	deallocFuncOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var admin *Conn
@@ -35,7 +35,7 @@ func auditStrandFunc(t *testing.T) {
 			return
 		}
 		defer admin.Close()
-		_, err = admin.Exec(ctx, `CREATE OR REPLACE FUNCTION audit_strand_dealloc(n text) RETURNS int8
+		_, err = admin.Exec(ctx, `CREATE OR REPLACE FUNCTION strand_dealloc(n text) RETURNS int8
 			LANGUAGE plpgsql AS $$ BEGIN
 			IF EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = n) THEN EXECUTE 'DEALLOCATE ' || quote_ident(n); END IF;
 			RETURN 1; END $$`)
@@ -45,11 +45,11 @@ func auditStrandFunc(t *testing.T) {
 	}
 }
 
-// auditStrandConn connects in prepare mode and warms the connection up
+// strandConn connects in prepare mode and warms the connection up
 // until its named BEGIN and COMMIT are prepared.
-func auditStrandConn(t *testing.T, extra ...string) *Conn {
+func strandConn(t *testing.T, extra ...string) *Conn {
 	t.Helper()
-	auditStrandFunc(t)
+	createDeallocFunc(t)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN(append([]string{"statement_cache_mode=prepare"}, extra...)...))
 	for range 200 {
@@ -60,7 +60,7 @@ func auditStrandConn(t *testing.T, extra ...string) *Conn {
 			// Described now: queued with writes held, it must not wait
 			// for its describe.
 			var n int64
-			if err := c.QueryRow(ctx, "SELECT audit_strand_dealloc($1)", "none").Scan(&n); err != nil {
+			if err := c.QueryRow(ctx, "SELECT strand_dealloc($1)", "none").Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return c
@@ -82,62 +82,62 @@ func auditStrandConn(t *testing.T, extra ...string) *Conn {
 	return nil
 }
 
-// auditHoldWrites holds the connection's writes back as a CancelRequest
-// in flight does; auditResumeWrites ends the hold.
-func auditHoldWrites(c *Conn) {
+// holdWrites holds the connection's writes back as a CancelRequest
+// in flight does; releaseWrites ends the hold.
+func holdWrites(c *Conn) {
 	c.wmu.Lock()
 	c.writer.pauseLocked()
 	c.wmu.Unlock()
 }
 
-func auditResumeWrites(c *Conn) { c.writer.resume() }
+func releaseWrites(c *Conn) { c.writer.resume() }
 
-// auditQueued returns how many requests wait for their reply.
-func auditQueued(c *Conn) int {
+// queuedRequests returns how many requests wait for their reply.
+func queuedRequests(c *Conn) int {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return int(c.queued)
 }
 
-// auditWaitQueued waits until n requests are queued.
-func auditWaitQueued(t *testing.T, c *Conn, n int) {
+// waitQueued waits until n requests are queued.
+func waitQueued(t *testing.T, c *Conn, n int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
-	for auditQueued(c) < n {
+	for queuedRequests(c) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d requests queued, want %d", auditQueued(c), n)
+			t.Fatalf("%d requests queued, want %d", queuedRequests(c), n)
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
 }
 
-// auditStrandStep is one caller queued behind the stranding run: start
+// queuedStep is one caller queued behind the stranding run: start
 // runs its call (in its own goroutine) and reports a failure as an error;
 // requests is how many requests it queues before waiting (the next step
 // is started once they are queued).
-type auditStrandStep struct {
+type queuedStep struct {
 	name     string
 	requests int
 	start    func(ctx context.Context) error
 }
 
-// auditStrand queues, with writes held, the stranding run, then each
+// strandThenSteps queues, with writes held, the stranding run, then each
 // step in order, then lets the writes go, and checks that the block was
 // found and rolled back, that every step succeeded, and that the
 // connection ends outside any transaction.
-func auditStrand(t *testing.T, c *Conn, steps ...auditStrandStep) {
+func strandThenSteps(t *testing.T, c *Conn, steps ...queuedStep) {
 	t.Helper()
 	ctx := testCtx(t)
 	strands := c.block.strands.Load()
-	base := auditQueued(c)
+	base := queuedRequests(c)
 	if base != 0 {
 		t.Fatalf("%d requests queued before the test", base)
 	}
-	auditHoldWrites(c)
+	holdWrites(c)
 	released := false
 	defer func() {
 		if !released {
-			auditResumeWrites(c)
+			releaseWrites(c)
 		}
 	}()
 	var wg sync.WaitGroup
@@ -146,10 +146,10 @@ func auditStrand(t *testing.T, c *Conn, steps ...auditStrandStep) {
 	go func() {
 		defer wg.Done()
 		var n int64
-		errs[0] = c.QueryRow(ctx, "SELECT audit_strand_dealloc($1)", c.stmts.prefix+"commit").Scan(&n)
+		errs[0] = c.QueryRow(ctx, "SELECT strand_dealloc($1)", c.stmts.prefix+"commit").Scan(&n)
 	}()
 	want := 1
-	auditWaitQueued(t, c, want)
+	waitQueued(t, c, want)
 	for i, s := range steps {
 		wg.Add(1)
 		go func() {
@@ -158,7 +158,7 @@ func auditStrand(t *testing.T, c *Conn, steps ...auditStrandStep) {
 		}()
 		want += s.requests
 		if s.requests > 0 {
-			auditWaitQueued(t, c, want)
+			waitQueued(t, c, want)
 		} else {
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -166,7 +166,7 @@ func auditStrand(t *testing.T, c *Conn, steps ...auditStrandStep) {
 	c.wmu.Lock()
 	chained := c.shared
 	c.wmu.Unlock()
-	auditResumeWrites(c)
+	releaseWrites(c)
 	released = true
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -187,9 +187,9 @@ func auditStrand(t *testing.T, c *Conn, steps ...auditStrandStep) {
 	wantUsable(t, ctx, c)
 }
 
-// auditEcho returns a step running SELECT v by QueryRow on c.
-func auditEcho(c *Conn, name string, v int64) auditStrandStep {
-	return auditStrandStep{name: name, requests: 1, start: func(ctx context.Context) error {
+// echoStep returns a step running SELECT v by QueryRow on c.
+func echoStep(c *Conn, name string, v int64) queuedStep {
+	return queuedStep{name: name, requests: 1, start: func(ctx context.Context) error {
 		var got int64
 		err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
 		if err == nil && got != v {
@@ -199,28 +199,28 @@ func auditEcho(c *Conn, name string, v int64) auditStrandStep {
 	}}
 }
 
-// auditRefuse queues, with writes held, strand (a text that strands its
+// strandRefusing queues, with writes held, strand (a text that strands its
 // block), then each step in order (the next once its requests are
 // queued), lets the writes go, and returns the steps' errors once every
 // step returned. It fails the test when no block was stranded.
-func auditRefuse(t *testing.T, c *Conn, strand func(context.Context) error, steps ...auditStrandStep) []error {
+func strandRefusing(t *testing.T, c *Conn, strand func(context.Context) error, steps ...queuedStep) []error {
 	t.Helper()
 	ctx := testCtx(t)
 	if strand == nil {
 		strand = func(ctx context.Context) error {
-			_, err := c.Exec(ctx, auditStrander)
+			_, err := c.Exec(ctx, stranderSQL)
 			return err
 		}
 	}
-	if n := auditQueued(c); n != 0 {
+	if n := queuedRequests(c); n != 0 {
 		t.Fatalf("%d requests queued before the test", n)
 	}
 	strands := c.block.strands.Load()
-	auditHoldWrites(c)
+	holdWrites(c)
 	released := false
 	defer func() {
 		if !released {
-			auditResumeWrites(c)
+			releaseWrites(c)
 		}
 	}()
 	var wg sync.WaitGroup
@@ -231,7 +231,7 @@ func auditRefuse(t *testing.T, c *Conn, strand func(context.Context) error, step
 		strand(ctx)
 	}()
 	want := 1
-	auditWaitQueued(t, c, want)
+	waitQueued(t, c, want)
 	for i, s := range steps {
 		wg.Add(1)
 		go func() {
@@ -239,9 +239,9 @@ func auditRefuse(t *testing.T, c *Conn, strand func(context.Context) error, step
 			errs[i] = s.start(ctx)
 		}()
 		want += s.requests
-		auditWaitQueued(t, c, want)
+		waitQueued(t, c, want)
 	}
-	auditResumeWrites(c)
+	releaseWrites(c)
 	released = true
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -256,49 +256,49 @@ func auditRefuse(t *testing.T, c *Conn, strand func(context.Context) error, step
 	return errs
 }
 
-// auditStep returns a step running one call of f.
-func auditStep(name string, f func(ctx context.Context) error) auditStrandStep {
-	return auditStrandStep{name: name, requests: 1, start: f}
+// callStep returns a step running one call of f.
+func callStep(name string, f func(ctx context.Context) error) queuedStep {
+	return queuedStep{name: name, requests: 1, start: f}
 }
 
-const auditStrander = "BEGIN; SELECT 1/0; COMMIT"
+const stranderSQL = "BEGIN; SELECT 1/0; COMMIT"
 
-// auditSlowStrander strands its block 200 ms after it starts: the
+// slowStranderSQL strands its block 200 ms after it starts: the
 // requests queued meanwhile are refused.
-const auditSlowStrander = "BEGIN; SELECT pg_sleep(0.2); SELECT 1/0; COMMIT"
+const slowStranderSQL = "BEGIN; SELECT pg_sleep(0.2); SELECT 1/0; COMMIT"
 
-// auditOwnTx reports whether a statement runs outside any transaction
+// runsOutsideBlock reports whether a statement runs outside any transaction
 // block (in an implicit transaction of its own): the server refuses a
 // SAVEPOINT there (25P01). In a block the SAVEPOINT succeeds and is
 // released at once.
-func auditOwnTx(t *testing.T, ctx context.Context, q interface {
+func runsOutsideBlock(t *testing.T, ctx context.Context, q interface {
 	Exec(context.Context, string, ...any) (CommandTag, error)
 }) bool {
 	t.Helper()
-	_, err := q.Exec(ctx, "SAVEPOINT audit_probe")
-	if isCode(err, "25P01") {
+	_, err := q.Exec(ctx, "SAVEPOINT block_probe")
+	if pgCode(err) == "25P01" {
 		return true
 	}
 	if err != nil {
 		t.Fatalf("probe: %v", err)
 	}
-	if _, err := q.Exec(ctx, "RELEASE audit_probe"); err != nil {
+	if _, err := q.Exec(ctx, "RELEASE block_probe"); err != nil {
 		t.Fatalf("probe release: %v", err)
 	}
 	return false
 }
 
-// auditFailedInBlock reports whether err is what a statement of a failed
+// isFailedInBlock reports whether err is what a statement of a failed
 // transaction block may get: the server's 25P02, the connection closed
 // (failing loudly), or, skipped by its Sync group's failure in that block,
 // errSkippedInBlock (not sent again outside it).
-func auditFailedInBlock(err error) bool {
-	return isCode(err, "25P02") || errors.Is(err, ErrClosed) || errors.Is(err, errSkippedInBlock)
+func isFailedInBlock(err error) bool {
+	return pgCode(err) == "25P02" || errors.Is(err, ErrClosed) || errors.Is(err, errSkippedInBlock)
 }
 
-// auditWantCommitFailed runs the block's COMMIT and fails the test when it
+// wantCommitFailed runs the block's COMMIT and fails the test when it
 // reports that it committed: the block failed, or was rolled back.
-func auditWantCommitFailed(t *testing.T, c *Conn) {
+func wantCommitFailed(t *testing.T, c *Conn) {
 	t.Helper()
 	tag, err := c.Exec(testCtx(t), "COMMIT")
 	t.Logf("the block's COMMIT: %q, %v", tag, err)
@@ -307,10 +307,10 @@ func auditWantCommitFailed(t *testing.T, c *Conn) {
 	}
 }
 
-// auditBatchStep returns a step that sends b (built by build) and reads
+// batchStep returns a step that sends b (built by build) and reads
 // every statement by Exec; its error joins those of the statements.
-func auditBatchStep(c *Conn, name string, all bool, build func(b *Batch)) auditStrandStep {
-	return auditStrandStep{name: name, requests: 1, start: func(ctx context.Context) error {
+func batchStep(c *Conn, name string, all bool, build func(b *Batch)) queuedStep {
+	return queuedStep{name: name, requests: 1, start: func(ctx context.Context) error {
 		b := &Batch{AllOrNothing: all}
 		build(b)
 		br := c.SendBatch(ctx, b)
@@ -327,9 +327,9 @@ func auditBatchStep(c *Conn, name string, all bool, build func(b *Batch)) auditS
 	}}
 }
 
-// auditTwoInserts returns a builder of the batch [INSERT 1, INSERT 2]
+// twoInsertsBatch returns a builder of the batch [INSERT 1, INSERT 2]
 // into tbl, sent once on c (its statements prepared) and undone.
-func auditTwoInserts(t *testing.T, c *Conn, tbl string) func() *Batch {
+func twoInsertsBatch(t *testing.T, c *Conn, tbl string) func() *Batch {
 	t.Helper()
 	build := func() *Batch {
 		b := &Batch{}
@@ -347,10 +347,10 @@ func auditTwoInserts(t *testing.T, c *Conn, tbl string) func() *Batch {
 	return build
 }
 
-// auditWarmBatch sends the batch once, so that its statements are
+// warmBatch sends the batch once, so that its statements are
 // prepared (queued with writes held, it must be one request), and runs
 // undo after it.
-func auditWarmBatch(t *testing.T, c *Conn, all bool, build func(b *Batch), undo ...string) {
+func warmBatch(t *testing.T, c *Conn, all bool, build func(b *Batch), undo ...string) {
 	t.Helper()
 	ctx := testCtx(t)
 	b := &Batch{AllOrNothing: all}
@@ -365,18 +365,8 @@ func auditWarmBatch(t *testing.T, c *Conn, all bool, build func(b *Batch), undo 
 	}
 }
 
-func auditPool1(t *testing.T, extra ...string) *Pool {
-	t.Helper()
-	p, err := NewPool(testCtx(t), srv.DSN(append([]string{"pool_max_conns=1"}, extra...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
-}
-
-// auditPoolConn1 returns the Conn of a one-connection pool.
-func auditPoolConn1(t *testing.T, p *Pool) *Conn {
+// poolOnlyConn returns the Conn of a one-connection pool.
+func poolOnlyConn(t *testing.T, p *Pool) *Conn {
 	t.Helper()
 	if err := p.QueryRow(testCtx(t), "SELECT 1").Scan(new(int64)); err != nil {
 		t.Fatal(err)
@@ -390,10 +380,10 @@ func auditPoolConn1(t *testing.T, p *Pool) *Conn {
 	return hp.conns[0].c
 }
 
-// auditPoolOfOne returns a Pool of one connection, closed when the test
+// poolOfOne returns a Pool of one connection, closed when the test
 // ends unless closesWithin was called, which closes it and reports
 // whether Close returned within d.
-func auditPoolOfOne(t *testing.T) (p *Pool, closesWithin func(d time.Duration) bool) {
+func poolOfOne(t *testing.T) (p *Pool, closesWithin func(d time.Duration) bool) {
 	t.Helper()
 	p, err := NewPool(testCtx(t), srv.DSN("pool_max_conns=1"))
 	if err != nil {
@@ -411,11 +401,11 @@ func auditPoolOfOne(t *testing.T) (p *Pool, closesWithin func(d time.Duration) b
 	}
 }
 
-// auditStrandTable creates a table (k int8) for c's test.
-func auditStrandTable(t *testing.T, name string) (string, *Conn) {
+// strandTable creates a table (k int8) for c's test.
+func strandTable(t *testing.T, name string) (string, *Conn) {
 	t.Helper()
 	admin := connect(t, srv.DSN())
-	tbl := fmt.Sprintf("audit_strand_%s_%d", name, time.Now().UnixNano())
+	tbl := fmt.Sprintf("strand_%s_%d", name, time.Now().UnixNano())
 	if _, err := admin.Exec(testCtx(t), "CREATE TABLE "+tbl+" (k int8)"); err != nil {
 		t.Fatal(err)
 	}
@@ -423,14 +413,14 @@ func auditStrandTable(t *testing.T, name string) (string, *Conn) {
 	return tbl, admin
 }
 
-// auditRefusalTable creates a table (k int8) and returns its name and an
+// refusalTable creates a table (k int8) and returns its name and an
 // admin connection.
-func auditRefusalTable(t *testing.T, name string) (string, *Conn) {
-	return auditStrandTable(t, "refusal_"+name)
+func refusalTable(t *testing.T, name string) (string, *Conn) {
+	return strandTable(t, "refusal_"+name)
 }
 
-// auditRows returns the values of k in tbl, sorted.
-func auditRows(t *testing.T, admin *Conn, tbl string) []int64 {
+// kValues returns the values of k in tbl, sorted.
+func kValues(t *testing.T, admin *Conn, tbl string) []int64 {
 	t.Helper()
 	rows, err := admin.Query(testCtx(t), "SELECT k FROM "+tbl+" ORDER BY k")
 	if err != nil {
@@ -450,25 +440,15 @@ func auditRows(t *testing.T, admin *Conn, tbl string) []int64 {
 	return ks
 }
 
-// auditCount returns how many rows of tbl have k.
-func auditCount(t *testing.T, admin *Conn, tbl string, k int64) int64 {
-	t.Helper()
-	var n int64
-	if err := admin.QueryRow(testCtx(t), "SELECT count(*) FROM "+tbl+" WHERE k = $1", k).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func auditStrand2Name(prefix string) string {
+func uniqueName(prefix string) string {
 	return fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
 }
 
-// auditIntTable creates a fresh one-column table, dropped at the end.
-func auditIntTable(t *testing.T, prefix string) string {
+// intTable creates a fresh one-column table, dropped at the end.
+func intTable(t *testing.T, prefix string) string {
 	t.Helper()
 	ctx := testCtx(t)
-	tbl := auditStrand2Name(prefix)
+	tbl := uniqueName(prefix)
 	c := connect(t, srv.DSN())
 	if _, err := c.Exec(ctx, "CREATE TABLE "+tbl+" (a int PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
@@ -477,9 +457,9 @@ func auditIntTable(t *testing.T, prefix string) string {
 	return tbl
 }
 
-// auditTestTable creates a fresh table named after the test and drops it
+// testTable creates a fresh table named after the test and drops it
 // at the end.
-func auditTestTable(t *testing.T, ctx context.Context, c *Conn, ddl string) string {
+func testTable(t *testing.T, ctx context.Context, c *Conn, ddl string) string {
 	t.Helper()
 	name := "tx_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_", "=", "_", ".", "_").Replace(t.Name()))
 	if len(name) > 60 {
@@ -498,19 +478,19 @@ func auditTestTable(t *testing.T, ctx context.Context, c *Conn, ddl string) stri
 	return name
 }
 
-// auditStrandOutcomes records what each INSERT's caller was told.
-type auditStrandOutcomes struct {
+// insertOutcomes records what each INSERT's caller was told.
+type insertOutcomes struct {
 	mu      sync.Mutex
 	ok      map[int64]bool
 	failed  map[int64]error
 	unknown map[int64]bool
 }
 
-func newAuditStrandOutcomes() *auditStrandOutcomes {
-	return &auditStrandOutcomes{ok: map[int64]bool{}, failed: map[int64]error{}, unknown: map[int64]bool{}}
+func newInsertOutcomes() *insertOutcomes {
+	return &insertOutcomes{ok: map[int64]bool{}, failed: map[int64]error{}, unknown: map[int64]bool{}}
 }
 
-func (o *auditStrandOutcomes) note(v int64, ctx context.Context, err error) {
+func (o *insertOutcomes) note(v int64, ctx context.Context, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
@@ -524,7 +504,7 @@ func (o *auditStrandOutcomes) note(v int64, ctx context.Context, err error) {
 }
 
 // check compares the outcomes with the rows of tbl (column k).
-func (o *auditStrandOutcomes) check(t *testing.T, ctx context.Context, admin *Conn, tbl string) {
+func (o *insertOutcomes) check(t *testing.T, ctx context.Context, admin *Conn, tbl string) {
 	t.Helper()
 	rows, err := admin.Query(ctx, "SELECT k, count(*)::int8 FROM "+tbl+" GROUP BY k")
 	if err != nil {

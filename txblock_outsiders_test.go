@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,7 +137,7 @@ func TestTxOutsidersCtxEndsStorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id bigint, who text)")
+	tbl := testTable(t, ctx, c, "(id bigint, who text)")
 	var next atomic.Int64
 	var mu sync.Mutex
 	outOK := map[int64]bool{}
@@ -157,7 +158,7 @@ func TestTxOutsidersCtxEndsStorm(t *testing.T) {
 				if id%2 == 0 {
 					_, err = c.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1, 'out')", id)
 				} else {
-					_, err = c.Exec(ctx, "INSERT INTO "+tbl+" SELECT "+itoa64(id)+", 'out'")
+					_, err = c.Exec(ctx, "INSERT INTO "+tbl+" SELECT "+strconv.FormatInt(id, 10)+", 'out'")
 				}
 				if err == nil {
 					mu.Lock()
@@ -259,18 +260,4 @@ func TestTxOutsidersCtxEndsStorm(t *testing.T) {
 		}
 	}
 	t.Logf("commits ok %d failed %d; outside ok %d", committed, failed, len(outOK))
-}
-
-func itoa64(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }

@@ -18,11 +18,11 @@ import (
 )
 
 // TestPoolStrandKeepsConn: one stranded block on a Pool's only
-// connection (made on purpose, see auditStrandConn), rolled back by
+// connection (made on purpose, see strandConn), rolled back by
 // pgline itself: the pool keeps the connection (it used to close it:
 // hostPool.done saw TxStatus 'E' before the ROLLBACK's reply).
 func TestPoolStrandKeepsConn(t *testing.T) {
-	auditStrandFunc(t)
+	createDeallocFunc(t)
 	ctx := testCtx(t)
 	p, err := NewPool(ctx, srv.DSN("pool_max_conns=1", "statement_cache_mode=prepare"))
 	if err != nil {
@@ -31,7 +31,7 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 	defer p.Close()
 	var c *Conn
 	for range 200 {
-		auditEchoLoad(t, ctx, 8, 5*time.Millisecond, p.QueryRow)
+		runEchoLoad(t, ctx, 8, 5*time.Millisecond, p.QueryRow)
 		hp := p.direct
 		hp.mu.Lock()
 		if len(hp.conns) == 1 {
@@ -49,14 +49,14 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 		}
 	}
 	var n int64
-	if err := p.QueryRow(ctx, "SELECT audit_strand_dealloc($1)", "none").Scan(&n); err != nil {
+	if err := p.QueryRow(ctx, "SELECT strand_dealloc($1)", "none").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	pid := c.PID()
-	auditHoldWrites(c)
+	holdWrites(c)
 	done := make(chan error, 2)
-	go func() { done <- p.QueryRow(ctx, "SELECT audit_strand_dealloc($1)", c.stmts.prefix+"commit").Scan(&n) }()
-	auditWaitQueued(t, c, 1)
+	go func() { done <- p.QueryRow(ctx, "SELECT strand_dealloc($1)", c.stmts.prefix+"commit").Scan(&n) }()
+	waitQueued(t, c, 1)
 	go func() {
 		var v int64
 		err := p.QueryRow(ctx, "SELECT $1::int8", int64(5)).Scan(&v)
@@ -65,8 +65,8 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 		}
 		done <- err
 	}()
-	auditWaitQueued(t, c, 2)
-	auditResumeWrites(c)
+	waitQueued(t, c, 2)
+	releaseWrites(c)
 	t.Logf("stranding run: %v", <-done)
 	if err := <-done; err != nil {
 		t.Errorf("echo behind: %v", err)
@@ -97,7 +97,7 @@ func TestPoolStrandSignalsKeepBackends(t *testing.T) {
 
 func poolStrandSignalsKeepBackends(t *testing.T, mode string) {
 	ctx := testCtx(t)
-	app := fmt.Sprintf("audit_strand_churn_%d", time.Now().UnixNano())
+	app := fmt.Sprintf("strand_churn_%d", time.Now().UnixNano())
 	p, err := NewPool(ctx, srv.DSN(mode, "application_name="+app, "pool_max_conns=3"))
 	if err != nil {
 		t.Fatal(err)
@@ -105,13 +105,13 @@ func poolStrandSignalsKeepBackends(t *testing.T, mode string) {
 	defer p.Close()
 	stop := make(chan struct{})
 	storm, signals := appStorm(t, ctx, app, 300*time.Microsecond, stop)
-	l := newAuditLoad(t, time.Second, 10)
+	l := newLoopLoad(t, time.Second, 10)
 	var seq atomic.Int64
 	l.spawn(30, func() {
 		v := seq.Add(1)
 		var got int64
 		err := p.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
-		if err == nil && got != v || err != nil && !isCode(err, "57014") {
+		if err == nil && got != v || err != nil && pgCode(err) != "57014" {
 			l.fail("sent %d, got %d, %v", v, got, err)
 		}
 	})
@@ -142,21 +142,21 @@ func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ctx := testCtx(t)
-			p := auditPool1(t)
-			c := auditPoolConn1(t, p)
+			p := newTestPool(t, "pool_max_conns=1")
+			c := poolOnlyConn(t, p)
 			strands := c.block.strands.Load()
 			var errS, errB error
 			if held {
-				auditHoldWrites(c)
+				holdWrites(c)
 				var wg sync.WaitGroup
 				wg.Add(1)
-				go func() { defer wg.Done(); _, errS = p.Exec(ctx, auditStrander) }()
-				auditWaitQueued(t, c, 1)
+				go func() { defer wg.Done(); _, errS = p.Exec(ctx, stranderSQL) }()
+				waitQueued(t, c, 1)
 				_, errB = p.Exec(ctx, "BEGIN") // refused, unsent: nothing to wait for
-				auditResumeWrites(c)
+				releaseWrites(c)
 				wg.Wait()
 			} else {
-				_, errS = p.Exec(ctx, auditStrander)
+				_, errS = p.Exec(ctx, stranderSQL)
 				_, errB = p.Exec(ctx, "BEGIN")
 			}
 			t.Logf("strander: %v; BEGIN: %v; conn TxStatus %c closed %v; strands +%d", errS, errB, c.TxStatus(), c.IsClosed(), c.block.strands.Load()-strands)
@@ -169,7 +169,7 @@ func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
 			// Whatever connection the Pool routes to next, the statement must
 			// run in its own transaction.
 			for i := range 5 {
-				if !auditOwnTx(t, ctx, p) {
+				if !runsOutsideBlock(t, ctx, p) {
 					t.Fatalf("probe %d ran inside the raw BEGIN's block", i)
 				}
 			}
@@ -190,8 +190,8 @@ func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
 // their own value or an error; the Pool then runs statements, and
 // Pool.Close returns.
 func TestPoolRawBeginBeforeStrandRollback(t *testing.T) {
-	p, closesWithin := auditPoolOfOne(t)
-	c := auditPoolConn1(t, p)
+	p, closesWithin := poolOfOne(t)
+	c := poolOnlyConn(t, p)
 	ctx := testCtx(t)
 	echoSQL := "SELECT $1::int8 + 0"
 	var v int64
@@ -207,8 +207,8 @@ func TestPoolRawBeginBeforeStrandRollback(t *testing.T) {
 	if err := p.SendBatch(ctx, batch()).Close(); err != nil {
 		t.Fatal(err)
 	}
-	echo := func(k int64) auditStrandStep {
-		return auditStep(fmt.Sprint("echo ", k), func(ctx context.Context) error {
+	echo := func(k int64) queuedStep {
+		return callStep(fmt.Sprint("echo ", k), func(ctx context.Context) error {
 			var got int64
 			err := p.QueryRow(ctx, echoSQL, k).Scan(&got)
 			if err == nil && got != k {
@@ -217,12 +217,12 @@ func TestPoolRawBeginBeforeStrandRollback(t *testing.T) {
 			return err
 		})
 	}
-	exec := func(sql string) auditStrandStep {
-		return auditStep(sql, func(ctx context.Context) error { _, err := p.Exec(ctx, sql); return err })
+	exec := func(sql string) queuedStep {
+		return callStep(sql, func(ctx context.Context) error { _, err := p.Exec(ctx, sql); return err })
 	}
-	steps := []auditStrandStep{
+	steps := []queuedStep{
 		echo(10), // refused, sent again behind the ROLLBACK
-		auditStep("batch", func(ctx context.Context) error {
+		callStep("batch", func(ctx context.Context) error {
 			br := p.SendBatch(ctx, batch())
 			var errs []error
 			for k := int64(100); k <= 101; k++ {
@@ -239,7 +239,7 @@ func TestPoolRawBeginBeforeStrandRollback(t *testing.T) {
 		{name: "BEGIN", start: func(ctx context.Context) error { _, err := p.Exec(ctx, "BEGIN"); return err }}, // refused, never queued
 		echo(11),
 	}
-	errs := auditRefuse(t, c, func(ctx context.Context) error { _, err := p.Exec(ctx, auditStrander); return err }, steps...)
+	errs := strandRefusing(t, c, func(ctx context.Context) error { _, err := p.Exec(ctx, stranderSQL); return err }, steps...)
 	for i, s := range steps {
 		t.Logf("%s: %v", s.name, errs[i])
 		err := errs[i]
@@ -258,7 +258,7 @@ func TestPoolRawBeginBeforeStrandRollback(t *testing.T) {
 			t.Fatalf("the Pool after: sent %d, got %d, %v", k, v, err)
 		}
 	}
-	if !auditOwnTx(t, qctx, p) {
+	if !runsOutsideBlock(t, qctx, p) {
 		t.Error("the Pool's next statement runs inside a transaction block")
 	}
 	if !closesWithin(5 * time.Second) {
@@ -273,14 +273,14 @@ func TestPoolRawBeginBeforeStrandRollback(t *testing.T) {
 // and must be closed, not handed out.
 func TestPoolReleaseWithRollbackInFlight(t *testing.T) {
 	ctx := testCtx(t)
-	p := auditPool1(t)
+	p := newTestPool(t, "pool_max_conns=1")
 	for i := range 10 {
 		pc, err := p.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := pc.Conn
-		pc.Exec(ctx, auditStrander)
+		pc.Exec(ctx, stranderSQL)
 		rawBegin := i%2 == 1
 		if rawBegin {
 			if _, err := pc.Exec(ctx, "BEGIN"); err != nil {
@@ -298,7 +298,7 @@ func TestPoolReleaseWithRollbackInFlight(t *testing.T) {
 		if s := pc2.TxStatus(); s != 'I' {
 			t.Errorf("%d: acquired connection TxStatus %c", i, s)
 		}
-		if !auditOwnTx(t, ctx, pc2) {
+		if !runsOutsideBlock(t, ctx, pc2) {
 			t.Errorf("%d: acquired connection is in a transaction block", i)
 		}
 		pc2.Release()
@@ -310,9 +310,9 @@ func TestPoolReleaseWithRollbackInFlight(t *testing.T) {
 // runs once, and the batch gives its slot back on Close (the next
 // statement runs; Pool.Close returns).
 func TestPoolRefusedBatchSentAgain(t *testing.T) {
-	p, closesWithin := auditPoolOfOne(t)
-	c := auditPoolConn1(t, p)
-	tbl, admin := auditRefusalTable(t, "pool")
+	p, closesWithin := poolOfOne(t)
+	c := poolOnlyConn(t, p)
+	tbl, admin := refusalTable(t, "pool")
 	build := func(b *Batch) {
 		for k := range int64(3) {
 			b.Queue("INSERT INTO "+tbl+" VALUES ($1)", k)
@@ -328,7 +328,7 @@ func TestPoolRefusedBatchSentAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var resends int
-	step := auditStrandStep{name: "pool batch", requests: 1, start: func(ctx context.Context) error {
+	step := queuedStep{name: "pool batch", requests: 1, start: func(ctx context.Context) error {
 		b := &Batch{}
 		build(b)
 		br := p.SendBatch(ctx, b)
@@ -341,14 +341,14 @@ func TestPoolRefusedBatchSentAgain(t *testing.T) {
 		resends = int(br.resends.interfered)
 		return br.Close()
 	}}
-	errs := auditRefuse(t, c, func(ctx context.Context) error { _, err := p.Exec(ctx, auditStrander); return err }, step)
+	errs := strandRefusing(t, c, func(ctx context.Context) error { _, err := p.Exec(ctx, stranderSQL); return err }, step)
 	if errs[0] != nil {
 		t.Fatalf("batch: %v", errs[0])
 	}
 	if resends != 1 {
 		t.Fatalf("sent again %d times, want 1", resends)
 	}
-	if got := fmt.Sprint(auditRows(t, admin, tbl)); got != "[0 1 2]" {
+	if got := fmt.Sprint(kValues(t, admin, tbl)); got != "[0 1 2]" {
 		t.Errorf("rows %s, want [0 1 2]", got)
 	}
 	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)

@@ -78,8 +78,8 @@ func TestRawTxTextKeepsBlock(t *testing.T) {
 		{"ROLLBACK TO", `BEGIN; SAVEPOINT a; ROLLBACK TO a`, false},
 		{"ROLLBACK WORK TO SAVEPOINT", `BEGIN; SAVEPOINT a; ROLLBACK WORK TO SAVEPOINT a`, false},
 		{"parenthesized select", `BEGIN; (SELECT 1)`, false},
-		{"CREATE FUNCTION BEGIN ATOMIC", `BEGIN; CREATE FUNCTION pg_temp.audit_s2_f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; END`, false},
-		{"CREATE PROCEDURE BEGIN ATOMIC", `BEGIN; CREATE PROCEDURE pg_temp.audit_s2_p() LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END`, false},
+		{"CREATE FUNCTION BEGIN ATOMIC", `BEGIN; CREATE FUNCTION pg_temp.txblk_f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; END`, false},
+		{"CREATE PROCEDURE BEGIN ATOMIC", `BEGIN; CREATE PROCEDURE pg_temp.txblk_p() LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -96,7 +96,7 @@ func TestRawTxTextKeepsBlock(t *testing.T) {
 			}
 			// Still in the caller's block? The server says whether a
 			// SAVEPOINT is allowed.
-			_, spErr := c.Exec(ctx, "SAVEPOINT audit_probe")
+			_, spErr := c.Exec(ctx, "SAVEPOINT block_probe")
 			info := sqllex.Scan(tc.sql)
 			if spErr != nil || c.block.strands.Load() != strands {
 				t.Errorf("%q (EndsBlock=%v): the caller's block was rolled back (strands +%d, probe: %v)", tc.sql, info.EndsBlock, c.block.strands.Load()-strands, spErr)
@@ -155,7 +155,7 @@ func TestRawTxTextEndsBlock(t *testing.T) {
 // (passing: they end with status 'I' or have no block-ending text).
 func TestRawTxLibpqSequences(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditIntTable(t, "audit_s2_seq")
+	tbl := intTable(t, "txblk_seq")
 	c := connect(t, srv.DSN())
 	must := func(sql string) CommandTag {
 		t.Helper()
@@ -170,13 +170,13 @@ func TestRawTxLibpqSequences(t *testing.T) {
 	// BEGIN, 1/0, ROLLBACK: 22012, then 25P02 for the next statement in the block, ROLLBACK ok.
 	must("BEGIN")
 	must("INSERT INTO " + tbl + " VALUES (10)")
-	if _, err := c.Exec(ctx, "SELECT 1/0"); !isCode(err, "22012") {
+	if _, err := c.Exec(ctx, "SELECT 1/0"); pgCode(err) != "22012" {
 		t.Fatalf("1/0: %v", err)
 	}
 	if c.TxStatus() != 'E' {
 		t.Errorf("TxStatus after the failure in the raw block: %c, want E", c.TxStatus())
 	}
-	if _, err := c.Exec(ctx, "SELECT 1"); !isCode(err, "25P02") || errors.Is(err, ErrCanceledByOther) {
+	if _, err := c.Exec(ctx, "SELECT 1"); pgCode(err) != "25P02" || errors.Is(err, ErrCanceledByOther) {
 		t.Errorf("statement in the aborted raw block: %v, want a plain 25P02", err)
 	}
 	if tag := must("ROLLBACK"); tag.String() != "ROLLBACK" {
@@ -225,7 +225,7 @@ func TestRawTxLibpqSequences(t *testing.T) {
 	must("COMMIT")
 	// A failed statement before COMMIT AND CHAIN in one text: not rolled back by pgline (the text keeps a block).
 	must("BEGIN")
-	if _, err := c.Exec(ctx, "SELECT 1/0; COMMIT AND CHAIN"); !isCode(err, "22012") {
+	if _, err := c.Exec(ctx, "SELECT 1/0; COMMIT AND CHAIN"); pgCode(err) != "22012" {
 		t.Fatalf("got %v", err)
 	}
 	if c.TxStatus() != 'E' {
@@ -272,7 +272,7 @@ func TestRawTxLibpqSequences(t *testing.T) {
 // libpq: the savepoint recovers the block and row 1 is committed.
 func TestRawTxSavepointRecovers(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditIntTable(t, "audit_s2_sp")
+	tbl := intTable(t, "txblk_sp")
 	c := connect(t, srv.DSN())
 	for _, sql := range []string{"BEGIN", "INSERT INTO " + tbl + " VALUES (1)", "SAVEPOINT s"} {
 		if _, err := c.Exec(ctx, sql); err != nil {
@@ -281,12 +281,12 @@ func TestRawTxSavepointRecovers(t *testing.T) {
 	}
 	_, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1); COMMIT")
 	t.Logf("INSERT dup; COMMIT: %v (TxStatus %c)", err, c.TxStatus())
-	if !isCode(err, "23505") {
+	if pgCode(err) != "23505" {
 		t.Fatalf("want 23505, got %v", err)
 	}
 	_, errTo := c.Exec(ctx, "ROLLBACK TO SAVEPOINT s")
 	tag, errCommit := c.Exec(ctx, "COMMIT")
-	n := tableCount(t, c, tbl)
+	n := rowCount(t, c, tbl)
 	t.Logf("ROLLBACK TO SAVEPOINT: %v; COMMIT: %q %v; rows committed %d", errTo, tag, errCommit, n)
 	if errTo != nil || n != 1 {
 		t.Errorf("libpq semantics broken: ROLLBACK TO SAVEPOINT s: %v; rows committed %d, want 1", errTo, n)
@@ -299,7 +299,7 @@ func TestRawTxSavepointRecovers(t *testing.T) {
 // ROLLBACK TO SAVEPOINT recovers it.
 func TestRawTxSavepointTypo(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditIntTable(t, "audit_s2_typo")
+	tbl := intTable(t, "txblk_typo")
 	c := connect(t, srv.DSN())
 	for _, sql := range []string{"BEGIN", "INSERT INTO " + tbl + " VALUES (1)", "SAVEPOINT s", "INSERT INTO " + tbl + " VALUES (2)"} {
 		if _, err := c.Exec(ctx, sql); err != nil {
@@ -310,7 +310,7 @@ func TestRawTxSavepointTypo(t *testing.T) {
 	t.Logf("typo: %v (TxStatus %c)", err, c.TxStatus())
 	_, errTo := c.Exec(ctx, "ROLLBACK TO SAVEPOINT s")
 	_, errCommit := c.Exec(ctx, "COMMIT")
-	n := tableCount(t, c, tbl)
+	n := rowCount(t, c, tbl)
 	t.Logf("ROLLBACK TO SAVEPOINT: %v; COMMIT: %v; rows committed %d", errTo, errCommit, n)
 	if errTo != nil || n != 1 {
 		t.Errorf("libpq semantics broken: ROLLBACK TO SAVEPOINT s: %v; rows committed %d, want 1", errTo, n)
@@ -333,7 +333,7 @@ func TestRawTxPrepareTransaction(t *testing.T) {
 	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Exec(ctx, "PREPARE TRANSACTION 'audit_s2_gid'")
+	_, err := c.Exec(ctx, "PREPARE TRANSACTION 'txblk_gid'")
 	t.Logf("PREPARE TRANSACTION: %v, TxStatus %c", err, c.TxStatus())
 	if max == "0" {
 		// A failed PREPARE TRANSACTION ends the block itself (status I).
@@ -341,9 +341,9 @@ func TestRawTxPrepareTransaction(t *testing.T) {
 			t.Errorf("pgline rolled back a block after PREPARE TRANSACTION")
 		}
 	} else {
-		c.Exec(ctx, "ROLLBACK PREPARED 'audit_s2_gid'")
+		c.Exec(ctx, "ROLLBACK PREPARED 'txblk_gid'")
 	}
-	_, err = c.Exec(ctx, "COMMIT PREPARED 'audit_s2_none'")
+	_, err = c.Exec(ctx, "COMMIT PREPARED 'txblk_none'")
 	t.Logf("COMMIT PREPARED of nothing: %v, TxStatus %c", err, c.TxStatus())
 	if c.block.strands.Load() != strands {
 		t.Errorf("pgline rolled back %d blocks", c.block.strands.Load()-strands)
@@ -351,13 +351,13 @@ func TestRawTxPrepareTransaction(t *testing.T) {
 	wantUsable(t, ctx, c)
 }
 
-// auditAtomicFn is a SQL-standard function body (BEGIN ATOMIC ...; END):
+// atomicFnSQL is a SQL-standard function body (BEGIN ATOMIC ...; END):
 // sqllex splits it at its semicolons, so the last "statement" it sees is
 // END, and a text holding it reads as ending a block. Given while the
 // caller holds a block of its own (a raw BEGIN earlier), the reply's
 // status is 'T', and pgline used to roll the caller's block back behind
 // its back.
-const auditAtomicFn = `CREATE FUNCTION %s() RETURNS int LANGUAGE sql
+const atomicFnSQL = `CREATE FUNCTION %s() RETURNS int LANGUAGE sql
 BEGIN ATOMIC
   SELECT 1;
 END`
@@ -369,14 +369,14 @@ END`
 func TestRawTxAtomicBodyInBlock(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
-	tbl, fn := auditStrand2Name("audit_s2_atomic_t"), auditStrand2Name("audit_s2_atomic_f")
+	tbl, fn := uniqueName("txblk_atomic_t"), uniqueName("txblk_atomic_f")
 	t.Cleanup(func() {
 		c2 := connect(t, srv.DSN())
 		c2.Exec(ctx, "DROP TABLE IF EXISTS "+tbl)
 		c2.Exec(ctx, "DROP FUNCTION IF EXISTS "+fn+"()")
 	})
 	strands := c.block.strands.Load()
-	for _, sql := range []string{"BEGIN", "CREATE TABLE " + tbl + " (a int)", fmt.Sprintf(auditAtomicFn, fn)} {
+	for _, sql := range []string{"BEGIN", "CREATE TABLE " + tbl + " (a int)", fmt.Sprintf(atomicFnSQL, fn)} {
 		if _, err := c.Exec(ctx, sql); err != nil {
 			t.Fatalf("%q: %v", sql, err)
 		}
@@ -404,9 +404,9 @@ func TestRawTxAtomicBodyInBlock(t *testing.T) {
 func TestRawTxAtomicBodyOneText(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
-	fn := auditStrand2Name("audit_s2_atomic1")
+	fn := uniqueName("txblk_atomic1")
 	t.Cleanup(func() { connect(t, srv.DSN()).Exec(ctx, "DROP FUNCTION IF EXISTS "+fn+"()") })
-	if _, err := c.Exec(ctx, "BEGIN; "+fmt.Sprintf(auditAtomicFn, fn)); err != nil {
+	if _, err := c.Exec(ctx, "BEGIN; "+fmt.Sprintf(atomicFnSQL, fn)); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("after the text: TxStatus %c", c.TxStatus())
@@ -427,12 +427,12 @@ func TestRawTxAtomicBodyOneText(t *testing.T) {
 func TestRawTxAtomicBodyQuery(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
-	fn := auditStrand2Name("audit_s2_atomicq")
+	fn := uniqueName("txblk_atomicq")
 	t.Cleanup(func() { connect(t, srv.DSN()).Exec(ctx, "DROP FUNCTION IF EXISTS "+fn+"()") })
 	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := c.Query(ctx, fmt.Sprintf(auditAtomicFn, fn))
+	rows, err := c.Query(ctx, fmt.Sprintf(atomicFnSQL, fn))
 	if err != nil {
 		t.Fatal(err)
 	}

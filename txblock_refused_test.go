@@ -6,7 +6,7 @@ package pgline
 // transaction control that may have run (mayResendRefused,
 // resendRefused); their callers get their own results, each statement
 // runs once, and a ctx that ends while the resend waits is reported at
-// once. The block is stranded on purpose (auditRefuse) so that the
+// once. The block is stranded on purpose (strandRefusing) so that the
 // refused request sits between the failed text and pgline's ROLLBACK.
 
 import (
@@ -37,7 +37,7 @@ import (
 // again alone (mayResend), without the ones before it: EXECUTE then fails
 // with 26000, the PREPARE it needs refused.
 func TestRefusedBatchWithTxControl(t *testing.T) {
-	auditStrandFunc(t) // audit_strand_dealloc
+	createDeallocFunc(t) // strand_dealloc
 	const ins = "INSERT INTO {t} VALUES (1)"
 	for _, tc := range []struct {
 		name string
@@ -47,16 +47,16 @@ func TestRefusedBatchWithTxControl(t *testing.T) {
 		rows int64
 	}{
 		{"all/BEGIN INSERT COMMIT", true, []string{"BEGIN", ins, "COMMIT"}, "", 1},
-		{"all/SAVEPOINT RELEASE", true, []string{"BEGIN", "SAVEPOINT audit_sp", ins, "RELEASE audit_sp", "COMMIT"}, "", 1},
+		{"all/SAVEPOINT RELEASE", true, []string{"BEGIN", "SAVEPOINT sp_release", ins, "RELEASE sp_release", "COMMIT"}, "", 1},
 		{"all/DO", true, []string{"DO $$BEGIN " + ins + "; END$$", ins}, "", 2},
-		{"independent/PREPARE EXECUTE", false, []string{"PREPARE audit_refusal_p AS " + ins, "EXECUTE audit_refusal_p"},
-			"SELECT audit_strand_dealloc('audit_refusal_p')", 1},
+		{"independent/PREPARE EXECUTE", false, []string{"PREPARE refusal_p AS " + ins, "EXECUTE refusal_p"},
+			"SELECT strand_dealloc('refusal_p')", 1},
 		{"independent/DO", false, []string{"DO $$BEGIN " + ins + "; END$$", ins}, "", 2},
 		{"independent/CALL", false, []string{"CALL {t}_p(1)", ins}, "", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := connect(t, srv.DSN())
-			tbl, admin := auditRefusalTable(t, "txc")
+			tbl, admin := refusalTable(t, "txc")
 			ctx := testCtx(t)
 			if _, err := admin.Exec(ctx, "CREATE PROCEDURE "+tbl+"_p(v int8) LANGUAGE sql AS $$ INSERT INTO "+tbl+" VALUES (v) $$"); err != nil {
 				t.Fatal(err)
@@ -71,11 +71,11 @@ func TestRefusedBatchWithTxControl(t *testing.T) {
 			if tc.undo != "" {
 				undo = append(undo, tc.undo)
 			}
-			auditWarmBatch(t, c, tc.all, build, undo...)
-			errs := auditRefuse(t, c, nil, auditBatchStep(c, tc.name, tc.all, build))
+			warmBatch(t, c, tc.all, build, undo...)
+			errs := strandRefusing(t, c, nil, batchStep(c, tc.name, tc.all, build))
 			if errs[0] != nil {
 				t.Errorf("batch: %v", errs[0])
-			} else if n := auditCount(t, admin, tbl, 1); n != tc.rows {
+			} else if n := rowCount(t, admin, tbl+" WHERE k = $1", 1); n != tc.rows {
 				t.Errorf("%d rows, want %d", n, tc.rows)
 			}
 			wantUsable(t, ctx, c)
@@ -101,23 +101,23 @@ func TestRefusedBatchSessionEffectsOnce(t *testing.T) {
 		t.Run(fmt.Sprintf("all=%v/%s", all, read), func(t *testing.T) {
 			c := connect(t, srv.DSN())
 			ctx := testCtx(t)
-			seq := fmt.Sprintf("audit_refusal_seq_%d", time.Now().UnixNano())
+			seq := fmt.Sprintf("refusal_seq_%d", time.Now().UnixNano())
 			if _, err := c.Exec(ctx, "CREATE SEQUENCE "+seq); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { c.Exec(context.Background(), "DROP SEQUENCE "+seq) })
 			build := func(b *Batch) {
 				b.Queue("SELECT nextval('" + seq + "')")
-				b.Queue("SET audit.refusal_v = 'x'")
+				b.Queue("SET pgline_test.refusal_v = 'x'")
 				b.Queue("SELECT pg_advisory_lock(4242)")
-				b.Queue("LISTEN audit_refusal_ch")
-				b.Queue("CREATE TEMP TABLE audit_refusal_tmp (a int)")
+				b.Queue("LISTEN refusal_ch")
+				b.Queue("CREATE TEMP TABLE refusal_tmp (a int)")
 			}
-			auditWarmBatch(t, c, all, build, "SELECT setval('"+seq+"', 1, false)", "RESET audit.refusal_v",
-				"SELECT pg_advisory_unlock_all()", "UNLISTEN *", "DROP TABLE audit_refusal_tmp")
+			warmBatch(t, c, all, build, "SELECT setval('"+seq+"', 1, false)", "RESET pgline_test.refusal_v",
+				"SELECT pg_advisory_unlock_all()", "UNLISTEN *", "DROP TABLE refusal_tmp")
 			var first int64
 			var resends int
-			step := auditStrandStep{name: "batch", requests: 1, start: func(ctx context.Context) error {
+			step := queuedStep{name: "batch", requests: 1, start: func(ctx context.Context) error {
 				b := &Batch{AllOrNothing: all}
 				build(b)
 				br := c.SendBatch(ctx, b)
@@ -158,7 +158,7 @@ func TestRefusedBatchSessionEffectsOnce(t *testing.T) {
 				}
 				return br.Close()
 			}}
-			errs := auditRefuse(t, c, nil, step)
+			errs := strandRefusing(t, c, nil, step)
 			if errs[0] != nil {
 				t.Fatalf("batch: %v", errs[0])
 			}
@@ -169,9 +169,9 @@ func TestRefusedBatchSessionEffectsOnce(t *testing.T) {
 			var v string
 			var unlock1, unlock2 bool
 			var channels, tmp int64
-			if err := c.QueryRow(ctx, "SELECT last_value, current_setting('audit.refusal_v'), "+
-				"(SELECT count(*) FROM pg_listening_channels() ch WHERE ch = 'audit_refusal_ch'), "+
-				"(SELECT count(*) FROM pg_class WHERE relname = 'audit_refusal_tmp' AND relpersistence = 't' AND pg_table_is_visible(oid)) FROM "+seq).
+			if err := c.QueryRow(ctx, "SELECT last_value, current_setting('pgline_test.refusal_v'), "+
+				"(SELECT count(*) FROM pg_listening_channels() ch WHERE ch = 'refusal_ch'), "+
+				"(SELECT count(*) FROM pg_class WHERE relname = 'refusal_tmp' AND relpersistence = 't' AND pg_table_is_visible(oid)) FROM "+seq).
 				Scan(&last, &v, &channels, &tmp); err != nil {
 				t.Fatal(err)
 			}
@@ -196,11 +196,11 @@ func TestRefusedBatchSessionEffectsOnce(t *testing.T) {
 // which runs once, as does the one after; the first keeps its own error.
 func TestRefusedBatchPrepareFailedFirst(t *testing.T) {
 	c := connect(t, srv.DSN())
-	tbl, admin := auditRefusalTable(t, "prepfail")
+	tbl, admin := refusalTable(t, "prepfail")
 	ctx := testCtx(t)
 	build := func() *Batch {
 		b := &Batch{}
-		b.Queue("SELECT * FROM audit_refusal_no_such_table")
+		b.Queue("SELECT * FROM refusal_no_such_table")
 		b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(1))
 		b.Queue("INSERT INTO "+tbl+" VALUES ($1)", int64(2))
 		return b
@@ -213,7 +213,7 @@ func TestRefusedBatchPrepareFailedFirst(t *testing.T) {
 		// The batch's describe of its first statement goes first, then the
 		// slow strander; the batch itself is queued once the describe is
 		// answered, while the strander runs.
-		auditHoldWrites(c)
+		holdWrites(c)
 		var wg sync.WaitGroup
 		var errs [3]error
 		var resends int
@@ -227,20 +227,20 @@ func TestRefusedBatchPrepareFailedFirst(t *testing.T) {
 			resends = int(br.resends.interfered)
 			br.Close()
 		}()
-		auditWaitQueued(t, c, 1)
+		waitQueued(t, c, 1)
 		go func() {
 			defer wg.Done()
-			c.Exec(ctx, auditSlowStrander)
+			c.Exec(ctx, slowStranderSQL)
 		}()
-		auditWaitQueued(t, c, 2)
-		auditResumeWrites(c)
+		waitQueued(t, c, 2)
+		releaseWrites(c)
 		wg.Wait()
 		if resends == 0 && attempt < 5 {
 			t.Logf("attempt %d: the batch was not refused (%v)", attempt, errs)
 			c.Exec(ctx, "DELETE FROM "+tbl)
 			continue
 		}
-		if !isCode(errs[0], "42P01") {
+		if pgCode(errs[0]) != "42P01" {
 			t.Errorf("statement 0: %v, want its own 42P01", errs[0])
 		}
 		for i, err := range errs[1:] {
@@ -251,7 +251,7 @@ func TestRefusedBatchPrepareFailedFirst(t *testing.T) {
 		if resends != 1 {
 			t.Errorf("sent again %d times, want 1", resends)
 		}
-		if got := fmt.Sprint(auditRows(t, admin, tbl)); got != "[1 2]" {
+		if got := fmt.Sprint(kValues(t, admin, tbl)); got != "[1 2]" {
 			t.Errorf("rows %s, want [1 2]", got)
 		}
 		break
@@ -264,11 +264,11 @@ func TestRefusedBatchPrepareFailedFirst(t *testing.T) {
 // again again, and runs once.
 func TestRefusedBatchRefusedAgain(t *testing.T) {
 	c := connect(t, srv.DSN())
-	tbl, admin := auditRefusalTable(t, "again")
+	tbl, admin := refusalTable(t, "again")
 	ctx := testCtx(t)
-	build := auditTwoInserts(t, c, tbl)
+	build := twoInsertsBatch(t, c, tbl)
 	strands := c.block.strands.Load()
-	auditHoldWrites(c)
+	holdWrites(c)
 	head, goOn := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	var errs [2]error
@@ -276,9 +276,9 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		c.Exec(ctx, auditStrander)
+		c.Exec(ctx, stranderSQL)
 	}()
-	auditWaitQueued(t, c, 1)
+	waitQueued(t, c, 1)
 	go func() {
 		defer wg.Done()
 		br := c.SendBatch(ctx, build())
@@ -290,15 +290,15 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 		resends = int(br.resends.interfered)
 		br.Close()
 	}()
-	auditWaitQueued(t, c, 2)
-	auditResumeWrites(c)
+	waitQueued(t, c, 2)
+	releaseWrites(c)
 	<-head
-	n := auditQueued(c)
+	n := queuedRequests(c)
 	go func() {
 		defer wg.Done()
-		c.Exec(ctx, auditSlowStrander) // behind the ROLLBACK, before the batch sent again
+		c.Exec(ctx, slowStranderSQL) // behind the ROLLBACK, before the batch sent again
 	}()
-	auditWaitQueued(t, c, n+1)
+	waitQueued(t, c, n+1)
 	close(goOn)
 	wg.Wait()
 	for i, err := range errs {
@@ -309,7 +309,7 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 	if resends != 2 || c.block.strands.Load()-strands != 2 {
 		t.Errorf("sent again %d times, blocks stranded %d; want 2, 2", resends, c.block.strands.Load()-strands)
 	}
-	if got := fmt.Sprint(auditRows(t, admin, tbl)); got != "[1 2]" {
+	if got := fmt.Sprint(kValues(t, admin, tbl)); got != "[1 2]" {
 		t.Errorf("rows %s, want [1 2]", got)
 	}
 	wantUsable(t, ctx, c)
@@ -362,12 +362,12 @@ func TestRefusedBatchResendsBounded(t *testing.T) {
 // and the connection stays usable.
 func TestRefusedBatchCtxEndsInResend(t *testing.T) {
 	c := connect(t, srv.DSN())
-	tbl, admin := auditRefusalTable(t, "ctxresend")
+	tbl, admin := refusalTable(t, "ctxresend")
 	ctx := testCtx(t)
-	build := auditTwoInserts(t, c, tbl)
+	build := twoInsertsBatch(t, c, tbl)
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	auditHoldWrites(c)
+	holdWrites(c)
 	head, goOn := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	var errs [2]error
@@ -376,9 +376,9 @@ func TestRefusedBatchCtxEndsInResend(t *testing.T) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		c.Exec(ctx, auditStrander)
+		c.Exec(ctx, stranderSQL)
 	}()
-	auditWaitQueued(t, c, 1)
+	waitQueued(t, c, 1)
 	go func() {
 		defer wg.Done()
 		br := c.SendBatch(bctx, build())
@@ -390,15 +390,15 @@ func TestRefusedBatchCtxEndsInResend(t *testing.T) {
 		_, errs[1] = br.Exec()
 		closeErr = br.Close()
 	}()
-	auditWaitQueued(t, c, 2)
-	auditResumeWrites(c)
+	waitQueued(t, c, 2)
+	releaseWrites(c)
 	<-head
-	n := auditQueued(c)
+	n := queuedRequests(c)
 	go func() {
 		defer wg.Done()
 		c.Exec(ctx, "SELECT pg_sleep(0.5)") // behind the ROLLBACK, before the batch sent again
 	}()
-	auditWaitQueued(t, c, n+1)
+	waitQueued(t, c, n+1)
 	close(goOn)
 	time.AfterFunc(100*time.Millisecond, cancel)
 	wg.Wait()
@@ -413,7 +413,7 @@ func TestRefusedBatchCtxEndsInResend(t *testing.T) {
 	}
 	wantUsable(t, ctx, c)
 	for k := int64(1); k <= 2; k++ {
-		if n := auditCount(t, admin, tbl, k); n > 1 {
+		if n := rowCount(t, admin, tbl+" WHERE k = $1", k); n > 1 {
 			t.Errorf("row %d: %d times", k, n)
 		}
 	}
@@ -433,20 +433,20 @@ func TestRefusedDescribeSentAgain(t *testing.T) {
 		t.Run(fmt.Sprint("group=", group), func(t *testing.T) {
 			c := connect(t, srv.DSN())
 			ctx := testCtx(t)
-			var steps []auditStrandStep
+			var steps []queuedStep
 			if group {
-				steps = append(steps, auditStep("group", func(ctx context.Context) error {
+				steps = append(steps, callStep("group", func(ctx context.Context) error {
 					c.Exec(ctx, "ROLLBACK; BEGIN; SELECT 1/0")
 					return nil
 				}))
 			}
 			// A text of its own per run: never described on c before.
-			sql := fmt.Sprintf("SELECT $1::int8 + 0 AS audit_s3_%d", time.Now().UnixNano())
+			sql := fmt.Sprintf("SELECT $1::int8 + 0 AS echo_col_%d", time.Now().UnixNano())
 			var got int64
-			steps = append(steps, auditStep("first use", func(ctx context.Context) error {
+			steps = append(steps, callStep("first use", func(ctx context.Context) error {
 				return c.QueryRow(ctx, sql, int64(7)).Scan(&got)
 			}))
-			errs := auditRefuse(t, c, nil, steps...)
+			errs := strandRefusing(t, c, nil, steps...)
 			if group {
 				first := errs[len(errs)-1]
 				t.Logf("first use: %d, %v", got, first)
@@ -484,7 +484,7 @@ func TestStrayCancelBatchResendOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int, v int)")
+	tbl := testTable(t, ctx, c, "(id int, v int)")
 	hits := 0
 	for i := 0; i < 150 && hits < 3; i++ {
 		xctx, xcancel := context.WithTimeout(ctx, 2*time.Millisecond)

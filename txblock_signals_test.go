@@ -38,21 +38,21 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 				ctx := testCtx(t)
 				c := connect(t, srv.DSN(mode, "cancel_grace=1ms"))
 				admin := connect(t, srv.DSN())
-				tbl := fmt.Sprintf("audit_strand_once_%d", time.Now().UnixNano())
+				tbl := fmt.Sprintf("strand_once_%d", time.Now().UnixNano())
 				if _, err := admin.Exec(ctx, "CREATE TABLE "+tbl+" (k int8)"); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { admin.Exec(context.Background(), "DROP TABLE "+tbl) })
 				if listen {
 					// Before the storm, which would cancel the LISTEN too.
-					if err := c.Listen(ctx, "audit_strand_once"); err != nil {
+					if err := c.Listen(ctx, "strand_once"); err != nil {
 						t.Fatal(err)
 					}
 				}
 				stop := make(chan struct{})
 				storm := cancelStorm(t, ctx, c.PID(), 400*time.Microsecond, stop)
-				o := newAuditStrandOutcomes()
-				l := newAuditLoad(t, 600*time.Millisecond, 10)
+				o := newInsertOutcomes()
+				l := newLoopLoad(t, 600*time.Millisecond, 10)
 				var seq atomic.Int64
 				var kind atomic.Int64
 				if listen {
@@ -90,7 +90,7 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 					case 2:
 						_, err = c.Exec(qctx, "INSERT INTO "+tbl+" VALUES ("+strconv.FormatInt(v, 10)+")")
 					}
-					if isCode(err, "25P02") && !errors.Is(err, errRefused) {
+					if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
 						l.fail("insert %d: a 25P02 from a block it did not open: %v", v, err)
 					}
 					o.note(v, qctx, err)
@@ -114,31 +114,31 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 func TestStrandSignalsCommitCtx(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN("cancel_grace=1ms"))
-	tbl, admin := auditStrandTable(t, "txctx")
+	tbl, admin := strandTable(t, "txctx")
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-	o := newAuditStrandOutcomes()
-	l := newAuditLoad(t, time.Second, 10)
+	o := newInsertOutcomes()
+	l := newLoopLoad(t, time.Second, 10)
 	var seq atomic.Int64
 	l.spawn(15, func() {
 		v := seq.Add(1)
 		var got int64
 		err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
-		if err == nil && got != v || err != nil && !isCode(err, "57014") {
+		if err == nil && got != v || err != nil && pgCode(err) != "57014" {
 			l.fail("echo: sent %d, got %d, %v", v, got, err)
 		}
 	})
 	l.spawn(3, func() {
 		tx, err := c.Begin(ctx)
 		if err != nil {
-			if !isCode(err, "57014") {
+			if pgCode(err) != "57014" {
 				l.fail("begin: %v", err)
 			}
 			return
 		}
 		v := seq.Add(1)
 		if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", v); err != nil {
-			if !isCode(err, "57014") {
+			if pgCode(err) != "57014" {
 				l.fail("insert: %v", err)
 			}
 			tx.Rollback(ctx)
@@ -152,7 +152,7 @@ func TestStrandSignalsCommitCtx(t *testing.T) {
 		if el := time.Since(start); el > 100*time.Millisecond {
 			l.fail("Commit answered after %v (deadline ~1.5ms): %v", el, err)
 		}
-		if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) && !errors.Is(err, context.DeadlineExceeded) {
+		if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) && !errors.Is(err, context.DeadlineExceeded) {
 			l.fail("commit: %v", err)
 		}
 		o.note(v, cctx, err)
@@ -174,25 +174,25 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
-	tbl, admin := auditStrandTable(t, "nested")
+	tbl, admin := strandTable(t, "nested")
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
 	var mu sync.Mutex
 	want := map[int64]bool{} // key -> must exist
-	l := newAuditLoad(t, time.Second, 10)
+	l := newLoopLoad(t, time.Second, 10)
 	var seq atomic.Int64
 	l.spawn(10, func() {
 		v := seq.Add(1)
 		var got int64
 		err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
-		if err == nil && got != v || err != nil && !isCode(err, "57014") {
+		if err == nil && got != v || err != nil && pgCode(err) != "57014" {
 			l.fail("echo: sent %d, got %d, %v", v, got, err)
 		}
 	})
 	l.spawn(2, func() {
 		tx, err := c.Begin(ctx)
 		if err != nil {
-			if !isCode(err, "57014") {
+			if pgCode(err) != "57014" {
 				l.fail("begin: %v", err)
 			}
 			return
@@ -217,11 +217,11 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 		}
 		err = tx.Commit(ctx)
 		for _, e := range errs {
-			if e != nil && !isCode(e, "57014") && !isCode(e, "25P02") {
+			if e != nil && pgCode(e) != "57014" && pgCode(e) != "25P02" {
 				l.fail("in the transaction: %v", e)
 			}
 		}
-		if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
+		if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) {
 			l.fail("commit: %v", err)
 		}
 		mu.Lock()
@@ -234,7 +234,7 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 	storm.Wait()
 	wantUsable(t, ctx, c)
 	have := map[int64]bool{}
-	for _, k := range auditRows(t, admin, tbl) {
+	for _, k := range kValues(t, admin, tbl) {
 		if have[k] {
 			t.Errorf("row %d twice", k)
 		}
@@ -259,7 +259,7 @@ func TestStrandSignalsRawTxText(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
-	tbl, _ := auditStrandTable(t, "rawsig")
+	tbl, _ := strandTable(t, "rawsig")
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
 	defer func() { close(stop); storm.Wait() }()
@@ -301,7 +301,7 @@ func TestStrandSignalsListenStorm(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	notifier := connect(t, srv.DSN())
-	ch := fmt.Sprintf("audit_strand_%d", time.Now().UnixNano())
+	ch := fmt.Sprintf("strand_%d", time.Now().UnixNano())
 	// LISTEN itself may be hit by a signal.
 	var err error
 	for range 5 {
@@ -314,13 +314,13 @@ func TestStrandSignalsListenStorm(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	storm := cancelStorm(t, ctx, c.PID(), 300*time.Microsecond, stop)
-	l := newAuditLoad(t, time.Second, 10)
+	l := newLoopLoad(t, time.Second, 10)
 	var seq, sent atomic.Int64
 	l.spawn(20, func() {
 		v := seq.Add(1)
 		var got int64
 		err := c.QueryRow(ctx, "SELECT $1::int8", v).Scan(&got)
-		if err == nil && got != v || err != nil && !isCode(err, "57014") {
+		if err == nil && got != v || err != nil && pgCode(err) != "57014" {
 			l.fail("sent %d, got %d, %v", v, got, err)
 		}
 	})
@@ -402,11 +402,11 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 	storm(t)
 	for _, extra := range [][]string{{"statement_cache_mode=describe"}, {"statement_cache_mode=describe", "cancel_grace=1ms"}} {
 		t.Run(fmt.Sprint(extra), func(t *testing.T) {
-			b := startAuditBouncer(t, "transaction", "default_pool_size = 2")
+			b := startSmallBouncer(t, "transaction", "default_pool_size = 2")
 			ctx := testCtx(t)
-			c := auditBouncerConn(t, b, extra...)
-			tbl, admin := auditStrandTable(t, "bouncer")
-			app := "audit_strand_killer"
+			c := bouncerConn(t, b, extra...)
+			tbl, admin := strandTable(t, "bouncer")
+			app := "strand_killer"
 			killer := connect(t, srv.DSN("application_name="+app))
 			stop := make(chan struct{})
 			var signals atomic.Int64
@@ -433,8 +433,8 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 					time.Sleep(rand.N(400 * time.Microsecond))
 				}
 			}()
-			o := newAuditStrandOutcomes()
-			l := newAuditLoad(t, time.Second, 10)
+			o := newInsertOutcomes()
+			l := newLoopLoad(t, time.Second, 10)
 			var seq atomic.Int64
 			l.spawn(30, func() {
 				v := seq.Add(1)
@@ -453,15 +453,15 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 					if err == nil && got != v {
 						l.fail("sent %d, got %d", v, got)
 					}
-					if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrCanceledByOther) {
+					if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrCanceledByOther) {
 						l.fail("echo %d: %v", v, err)
 					}
 				}
-				if isCode(err, "25P02") && !errors.Is(err, errRefused) {
+				if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})
-			l.spawn(1, func() { auditStrandTx(ctx, l, c.Begin, tbl, &seq, o) })
+			l.spawn(1, func() { strandTx(ctx, l, c.Begin, tbl, &seq, o) })
 			l.wait()
 			close(stop)
 			<-stormDone

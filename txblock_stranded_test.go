@@ -8,7 +8,7 @@ package pgline
 // rolled back by pgline, and every caller queued behind it gets its own
 // result: a request the block refused (25P02, nothing ran) is sent again
 // once, behind pgline's ROLLBACK. The requests are queued while writes
-// are held back as during a CancelRequest (see auditStrand), so that
+// are held back as during a CancelRequest (see strandThenSteps), so that
 // their order, and which runs share a Sync, is fixed.
 
 import (
@@ -25,22 +25,22 @@ import (
 // chained runs in a later Sync group (the first refused, the second
 // skipped). Each caller gets its own value.
 func TestStrandedCallersGetOwnValues(t *testing.T) {
-	c := auditStrandConn(t)
-	simple := auditStrandStep{name: "simple query", requests: 1, start: func(ctx context.Context) error {
+	c := strandConn(t)
+	simple := queuedStep{name: "simple query", requests: 1, start: func(ctx context.Context) error {
 		_, err := c.simpleQuery(ctx, nil, "SELECT 77", nil)
 		return err
 	}}
-	auditStrand(t, c, auditEcho(c, "chained to the stranding run", 1), simple, auditEcho(c, "first of a later group", 2), auditEcho(c, "second of a later group", 3))
+	strandThenSteps(t, c, echoStep(c, "chained to the stranding run", 1), simple, echoStep(c, "first of a later group", 2), echoStep(c, "second of a later group", 3))
 }
 
 // TestStrandedInsertsRunOnce: INSERTs by QueryRow, Exec with arguments and
 // a simple query, chained to the stranding run, refused, and skipped in a
 // refused group: each runs exactly once.
 func TestStrandedInsertsRunOnce(t *testing.T) {
-	c := auditStrandConn(t)
-	tbl, admin := auditStrandTable(t, "ins")
-	ins := func(name string, v int64, how int) auditStrandStep {
-		return auditStrandStep{name: name, requests: 1, start: func(ctx context.Context) error {
+	c := strandConn(t)
+	tbl, admin := strandTable(t, "ins")
+	ins := func(name string, v int64, how int) queuedStep {
+		return queuedStep{name: name, requests: 1, start: func(ctx context.Context) error {
 			switch how {
 			case 0:
 				var got int64
@@ -64,13 +64,13 @@ func TestStrandedInsertsRunOnce(t *testing.T) {
 	if err := c.QueryRow(ctx, "INSERT INTO "+tbl+" VALUES ($1) RETURNING k", int64(0)).Scan(&z); err != nil {
 		t.Fatal(err)
 	}
-	auditStrand(t, c,
+	strandThenSteps(t, c,
 		ins("chained", 1, 0), ins("chained 2", 2, 1),
 		ins("simple", 3, 2),
 		ins("later group 1", 4, 1), ins("later group 2", 5, 0), ins("later group 3", 6, 1),
 		ins("simple 2", 7, 2),
 		ins("alone", 8, 0))
-	got := fmt.Sprint(auditRows(t, admin, tbl))
+	got := fmt.Sprint(kValues(t, admin, tbl))
 	if want := "[0 0 1 2 3 4 5 6 7 8]"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
 	}
@@ -83,16 +83,16 @@ func TestStrandedInsertsRunOnce(t *testing.T) {
 // statement reports errRefused). Nothing of a statement reported failed
 // exists.
 func TestStrandedBatchSentAgainWhole(t *testing.T) {
-	c := auditStrandConn(t)
-	tbl, admin := auditStrandTable(t, "batch")
+	c := strandConn(t)
+	tbl, admin := strandTable(t, "batch")
 	ctx := testCtx(t)
 	if _, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", int64(0)); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	okKeys := map[int64]bool{}
-	batch := func(name string, all bool, base int64) auditStrandStep {
-		return auditStrandStep{name: name, requests: 1, start: func(ctx context.Context) error {
+	batch := func(name string, all bool, base int64) queuedStep {
+		return queuedStep{name: name, requests: 1, start: func(ctx context.Context) error {
 			b := &Batch{AllOrNothing: all}
 			for i := range int64(3) {
 				b.Queue("INSERT INTO "+tbl+" VALUES ($1)", base+i)
@@ -130,7 +130,7 @@ func TestStrandedBatchSentAgainWhole(t *testing.T) {
 	if _, err := c.Exec(ctx, "DELETE FROM "+tbl+" WHERE k IN (30, 31)"); err != nil {
 		t.Fatal(err)
 	}
-	txControl := auditStrandStep{name: "with COMMIT", requests: 1, start: func(ctx context.Context) error {
+	txControl := queuedStep{name: "with COMMIT", requests: 1, start: func(ctx context.Context) error {
 		var b Batch
 		withCommit(&b)
 		br := c.SendBatch(ctx, &b)
@@ -149,8 +149,8 @@ func TestStrandedBatchSentAgainWhole(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}}
-	auditStrand(t, c, auditEcho(c, "chained", 1), batch("independent", false, 10), batch("all or nothing", true, 20), txControl, auditEcho(c, "after", 2))
-	rows := auditRows(t, admin, tbl)
+	strandThenSteps(t, c, echoStep(c, "chained", 1), batch("independent", false, 10), batch("all or nothing", true, 20), txControl, echoStep(c, "after", 2))
+	rows := kValues(t, admin, tbl)
 	seen := map[int64]int{}
 	for _, k := range rows {
 		seen[k]++
@@ -177,18 +177,18 @@ func TestStrandedBatchSentAgainWhole(t *testing.T) {
 func TestStrandedGateHoldersSentAgain(t *testing.T) {
 	for _, kind := range []string{"tx", "txopts", "copyfrom", "copyto", "copyfrom-in-tx"} {
 		t.Run(kind, func(t *testing.T) {
-			c := auditStrandConn(t)
-			tbl, admin := auditStrandTable(t, "gate")
+			c := strandConn(t)
+			tbl, admin := strandTable(t, "gate")
 			ctx := testCtx(t)
 			if _, err := admin.Exec(ctx, "INSERT INTO "+tbl+" SELECT generate_series(1000, 1004)"); err != nil {
 				t.Fatal(err)
 			}
 			// Described first (CopyFrom's column describe is never cached).
 			var copied bytesBuffer
-			var step auditStrandStep
+			var step queuedStep
 			switch kind {
 			case "tx", "txopts":
-				step = auditStrandStep{name: kind, requests: 1, start: func(ctx context.Context) error {
+				step = queuedStep{name: kind, requests: 1, start: func(ctx context.Context) error {
 					opts := TxOptions{}
 					if kind == "txopts" {
 						opts.IsoLevel = "serializable"
@@ -211,7 +211,7 @@ func TestStrandedGateHoldersSentAgain(t *testing.T) {
 					return tx.Commit(ctx)
 				}}
 			case "copyfrom":
-				step = auditStrandStep{name: kind, requests: 1, start: func(ctx context.Context) error {
+				step = queuedStep{name: kind, requests: 1, start: func(ctx context.Context) error {
 					n, err := c.CopyFrom(ctx, Identifier{tbl}, []string{"k"}, CopyFromRows([][]any{{int64(1)}, {int64(2)}}))
 					if err == nil && n != 2 {
 						err = fmt.Errorf("copied %d rows", n)
@@ -219,7 +219,7 @@ func TestStrandedGateHoldersSentAgain(t *testing.T) {
 					return err
 				}}
 			case "copyfrom-in-tx":
-				step = auditStrandStep{name: kind, requests: 1, start: func(ctx context.Context) error {
+				step = queuedStep{name: kind, requests: 1, start: func(ctx context.Context) error {
 					tx, err := c.Begin(ctx)
 					if err != nil {
 						return fmt.Errorf("begin: %w", err)
@@ -232,7 +232,7 @@ func TestStrandedGateHoldersSentAgain(t *testing.T) {
 					return tx.Commit(ctx)
 				}}
 			case "copyto":
-				step = auditStrandStep{name: kind, requests: 1, start: func(ctx context.Context) error {
+				step = queuedStep{name: kind, requests: 1, start: func(ctx context.Context) error {
 					tag, err := c.CopyTo(ctx, &copied, "COPY (SELECT k FROM "+tbl+" ORDER BY k) TO STDOUT")
 					if err == nil && tag.String() != "COPY 5" {
 						err = fmt.Errorf("tag %q", tag.String())
@@ -240,10 +240,10 @@ func TestStrandedGateHoldersSentAgain(t *testing.T) {
 					return err
 				}}
 			}
-			behind := auditEcho(c, "behind, at the gate", 8)
+			behind := echoStep(c, "behind, at the gate", 8)
 			behind.requests = 0 // waits for the holder
-			auditStrand(t, c, auditEcho(c, "chained", 7), step, behind)
-			got := fmt.Sprint(auditRows(t, admin, tbl))
+			strandThenSteps(t, c, echoStep(c, "chained", 7), step, behind)
+			got := fmt.Sprint(kValues(t, admin, tbl))
 			want := map[string]string{
 				"tx": "[1 1000 1001 1002 1003 1004]", "txopts": "[1 1000 1001 1002 1003 1004]",
 				"copyfrom": "[1 2 1000 1001 1002 1003 1004]", "copyfrom-in-tx": "[1 2 1000 1001 1002 1003 1004]",
@@ -265,14 +265,14 @@ func TestStrandedGateHoldersSentAgain(t *testing.T) {
 // its ctx's error by its deadline, nothing of the INSERT exists, and the
 // callers behind get their own values.
 func TestStrandedShortCtxCallers(t *testing.T) {
-	c := auditStrandConn(t)
-	tbl, admin := auditStrandTable(t, "short")
+	c := strandConn(t)
+	tbl, admin := strandTable(t, "short")
 	ctx := testCtx(t)
 	if _, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", int64(0)); err != nil {
 		t.Fatal(err)
 	}
-	short := func(name string, f func(ctx context.Context) error) auditStrandStep {
-		return auditStrandStep{name: name, requests: 1, start: func(ctx context.Context) error {
+	short := func(name string, f func(ctx context.Context) error) queuedStep {
+		return queuedStep{name: name, requests: 1, start: func(ctx context.Context) error {
 			sctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 			defer cancel()
 			start := time.Now()
@@ -301,16 +301,16 @@ func TestStrandedShortCtxCallers(t *testing.T) {
 		_, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", int64(99))
 		return err
 	})
-	behind := auditEcho(c, "behind the Tx", 3)
+	behind := echoStep(c, "behind the Tx", 3)
 	behind.requests = 0
 	// The short callers' ctx ends while writes are held: sleep past it.
-	wait := auditStrandStep{name: "wait", start: func(context.Context) error { return nil }}
-	steps := []auditStrandStep{auditEcho(c, "chained", 1), insert, echo, begin, behind}
+	wait := queuedStep{name: "wait", start: func(context.Context) error { return nil }}
+	steps := []queuedStep{echoStep(c, "chained", 1), insert, echo, begin, behind}
 	for range 6 {
 		steps = append(steps, wait)
 	}
-	auditStrand(t, c, steps...)
-	if got := fmt.Sprint(auditRows(t, admin, tbl)); got != "[0]" {
+	strandThenSteps(t, c, steps...)
+	if got := fmt.Sprint(kValues(t, admin, tbl)); got != "[0]" {
 		// The INSERT was refused (its ctx ended before its turn, so it was
 		// not sent again): it must not exist.
 		t.Errorf("rows %s", got)
@@ -324,18 +324,18 @@ func TestStrandedShortCtxCallers(t *testing.T) {
 // stranded block itself) and a multi-statement text with its own BEGIN
 // and COMMIT (refused as a whole, sent again, committed once).
 func TestStrandedRawTxTextBehind(t *testing.T) {
-	c := auditStrandConn(t)
-	tbl, admin := auditStrandTable(t, "raw")
-	multi := auditStrandStep{name: "BEGIN; INSERT; COMMIT", requests: 1, start: func(ctx context.Context) error {
+	c := strandConn(t)
+	tbl, admin := strandTable(t, "raw")
+	multi := queuedStep{name: "BEGIN; INSERT; COMMIT", requests: 1, start: func(ctx context.Context) error {
 		_, err := c.Exec(ctx, "BEGIN; INSERT INTO "+tbl+" VALUES (5); COMMIT")
 		return err
 	}}
-	rollback := auditStrandStep{name: "raw ROLLBACK", requests: 1, start: func(ctx context.Context) error {
+	rollback := queuedStep{name: "raw ROLLBACK", requests: 1, start: func(ctx context.Context) error {
 		_, err := c.Exec(ctx, "ROLLBACK")
 		return err
 	}}
-	auditStrand(t, c, auditEcho(c, "chained", 1), multi, rollback, auditEcho(c, "after", 2))
-	if got := fmt.Sprint(auditRows(t, admin, tbl)); got != "[5]" {
+	strandThenSteps(t, c, echoStep(c, "chained", 1), multi, rollback, echoStep(c, "after", 2))
+	if got := fmt.Sprint(kValues(t, admin, tbl)); got != "[5]" {
 		t.Errorf("rows %s, want [5]", got)
 	}
 }
@@ -358,7 +358,7 @@ func TestStrandedByFailedRawTxText(t *testing.T) {
 			var v int64
 			err = c.QueryRow(ctx, "SELECT 7::int8").Scan(&v)
 			t.Logf("next statement (another caller's): %d %v", v, err)
-			if isCode(err, "25P02") || c.TxStatus() != 'I' {
+			if pgCode(err) == "25P02" || c.TxStatus() != 'I' {
 				t.Errorf("the next caller's statement: %v, TxStatus %c", err, c.TxStatus())
 			}
 		})
@@ -379,7 +379,7 @@ func TestStrandedByFailedRawTxText(t *testing.T) {
 		var v int64
 		err := c.QueryRow(ctx, "SELECT 7::int8").Scan(&v)
 		t.Logf("next statement: %d %v, TxStatus %c", v, err, c.TxStatus())
-		if isCode(err, "25P02") || c.TxStatus() != 'I' {
+		if pgCode(err) == "25P02" || c.TxStatus() != 'I' {
 			t.Errorf("the next caller's statement: %v, TxStatus %c", err, c.TxStatus())
 		}
 	})
@@ -412,7 +412,7 @@ func TestStrandedByFailedAtomicBatch(t *testing.T) {
 			if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
 				t.Fatal(err)
 			}
-			auditHoldWrites(c)
+			holdWrites(c)
 			var wg sync.WaitGroup
 			var errB, errE error
 			wg.Add(2)
@@ -420,7 +420,7 @@ func TestStrandedByFailedAtomicBatch(t *testing.T) {
 				defer wg.Done()
 				errB = c.SendBatch(ctx, build()).Close()
 			}()
-			auditWaitQueued(t, c, 1)
+			waitQueued(t, c, 1)
 			go func() {
 				defer wg.Done()
 				var v int64
@@ -429,8 +429,8 @@ func TestStrandedByFailedAtomicBatch(t *testing.T) {
 					errE = fmt.Errorf("got %d", v)
 				}
 			}()
-			auditWaitQueued(t, c, 2)
-			auditResumeWrites(c)
+			waitQueued(t, c, 2)
+			releaseWrites(c)
 			wg.Wait()
 			t.Logf("batch: %v; TxStatus %c", errB, c.TxStatus())
 			if errB == nil {

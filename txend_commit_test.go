@@ -27,7 +27,7 @@ func TestCommitDeferredConstraintFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
+	tbl := testTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
 	for _, args := range [][]any{nil, {1}} {
 		tx, err := c.Begin(ctx)
 		if err != nil {
@@ -49,7 +49,7 @@ func TestCommitDeferredConstraintFails(t *testing.T) {
 		if SafeToRetry(err) {
 			t.Fatalf("Commit error SafeToRetry")
 		}
-		if n := tableCount(t, connect(t, srv.DSN()), tbl); n != 0 {
+		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 0 {
 			t.Fatalf("%d rows after failed commit", n)
 		}
 		if c.TxStatus() != 'I' {
@@ -59,7 +59,7 @@ func TestCommitDeferredConstraintFails(t *testing.T) {
 		if _, err := c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (7)"); err != nil {
 			t.Fatal(err)
 		}
-		if n := tableCount(t, connect(t, srv.DSN()), tbl); n != 1 {
+		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 1 {
 			t.Fatalf("%d rows after autocommit insert", n)
 		}
 		c.Exec(ctx, "DELETE FROM "+tbl)
@@ -72,7 +72,7 @@ func TestCommitDeferredConstraintFails(t *testing.T) {
 	if err == nil {
 		t.Fatal("BeginFunc succeeded with a deferred violation")
 	}
-	if n := tableCount(t, connect(t, srv.DSN()), tbl); n != 0 {
+	if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 0 {
 		t.Fatalf("%d rows after failed BeginFunc", n)
 	}
 }
@@ -88,7 +88,7 @@ func TestCommitChainedDeferredFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
+	tbl := testTable(t, ctx, c, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
 	var next atomic.Int64
 	type res struct {
 		id  int64
@@ -187,7 +187,7 @@ func TestCommitSerializationFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	tbl := auditTestTable(t, ctx, c1, "(id int, v int)")
+	tbl := testTable(t, ctx, c1, "(id int, v int)")
 	c1.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1, 0), (2, 0)")
 	opts := TxOptions{IsoLevel: "serializable"}
 	t1, err := c1.BeginTx(ctx, opts)
@@ -240,7 +240,7 @@ func TestCommitAfterFailureRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int)")
+	tbl := testTable(t, ctx, c, "(id int)")
 	fails := []func(tx *Tx) error{
 		func(tx *Tx) error { _, err := tx.Exec(ctx, "SELECT 1/0"); return err },
 		func(tx *Tx) error { _, err := tx.Exec(ctx, "SELECT 1/$1::int", 0); return err },
@@ -279,7 +279,7 @@ func TestCommitAfterFailureRollsBack(t *testing.T) {
 		if !errors.Is(err, ErrTxRolledBack) {
 			t.Errorf("case %d: Commit = %v, want ErrTxRolledBack", i, err)
 		}
-		if n := tableCount(t, connect(t, srv.DSN()), tbl); n != 0 {
+		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 0 {
 			t.Fatalf("case %d: %d rows", i, n)
 		}
 	}
@@ -295,7 +295,7 @@ func TestCommitAfterCtxEndsMidTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int)")
+	tbl := testTable(t, ctx, c, "(id int)")
 	for round := 0; round < 6; round++ {
 		c.Exec(ctx, "DELETE FROM "+tbl)
 		tx, err := c.Begin(ctx)
@@ -346,7 +346,7 @@ func TestCommitAfterCtxEndsMidTx(t *testing.T) {
 		if n1 != 0 || n2 != 0 || n100 != 1 {
 			t.Errorf("round %d: rows 1:%d 2:%d 100:%d", round, n1, n2, n100)
 		}
-		if n := tableCount(t, connect(t, srv.DSN()), tbl); n != int64(n1+n2+n100) {
+		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != int64(n1+n2+n100) {
 			t.Errorf("round %d: other session sees %d rows (uncommitted state?)", round, n)
 		}
 	}
@@ -364,7 +364,7 @@ func TestCommitAfterGivenUpStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int)")
+	tbl := testTable(t, ctx, c, "(id int)")
 	var bad int
 	for round := 0; round < 5; round++ {
 		c.Exec(ctx, "DELETE FROM "+tbl)
@@ -404,7 +404,7 @@ func TestCommitCtxEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int)")
+	tbl := testTable(t, ctx, c, "(id int)")
 	fn := tbl + "_slow"
 	if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION `+fn+`() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$;
 		CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON `+tbl+` DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+fn+`()`); err != nil {

@@ -23,7 +23,7 @@ import (
 // TxStatus is 'T' inside it and 'I' after it.
 func TestDetachedRollbackThenBegin(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditIntTable(t, "audit_s2_txend")
+	tbl := intTable(t, "txblk_txend")
 	c := connect(t, srv.DSN())
 	for i := range 20 {
 		tx, err := c.Begin(ctx)
@@ -57,7 +57,7 @@ func TestDetachedRollbackThenBegin(t *testing.T) {
 		if s := c.TxStatus(); s != 'T' {
 			t.Errorf("%d: TxStatus in the new Tx: %c", i, s)
 		}
-		if own := auditOwnTx(t, ctx, tx2); own {
+		if own := runsOutsideBlock(t, ctx, tx2); own {
 			// A statement of a transaction begun by BEGIN starts later than it.
 			t.Errorf("%d: the new Tx's statement runs in a transaction of its own", i)
 		}
@@ -71,7 +71,7 @@ func TestDetachedRollbackThenBegin(t *testing.T) {
 			t.Errorf("%d: TxStatus after Rollback: %c", i, s)
 		}
 	}
-	if n := tableCount(t, c, tbl); n != 0 {
+	if n := rowCount(t, c, tbl); n != 0 {
 		t.Errorf("%d rows committed, want 0", n)
 	}
 	wantUsable(t, ctx, c)
@@ -82,19 +82,19 @@ func TestDetachedRollbackThenBegin(t *testing.T) {
 // BEGIN is refused and sent again; the Tx must be a real transaction.
 func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditIntTable(t, "audit_s2_bbs")
+	tbl := intTable(t, "txblk_bbs")
 	c := connect(t, srv.DSN())
 	for i := range 10 {
-		auditHoldWrites(c)
+		holdWrites(c)
 		var wg sync.WaitGroup
 		var tx *Tx
 		var errS, errB error
 		wg.Add(2)
-		go func() { defer wg.Done(); _, errS = c.Exec(ctx, auditStrander) }()
-		auditWaitQueued(t, c, 1)
+		go func() { defer wg.Done(); _, errS = c.Exec(ctx, stranderSQL) }()
+		waitQueued(t, c, 1)
 		go func() { defer wg.Done(); tx, errB = c.Begin(ctx) }()
-		auditWaitQueued(t, c, 2)
-		auditResumeWrites(c)
+		waitQueued(t, c, 2)
+		releaseWrites(c)
 		wg.Wait()
 		if errS == nil || errB != nil {
 			t.Fatalf("strander %v, Begin %v", errS, errB)
@@ -102,7 +102,7 @@ func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 		if s := c.TxStatus(); s != 'T' {
 			t.Errorf("%d: TxStatus in the Tx: %c (rollbacks %d)", i, s, c.block.rollbacks.Load())
 		}
-		if auditOwnTx(t, ctx, tx) {
+		if runsOutsideBlock(t, ctx, tx) {
 			t.Errorf("%d: the Tx's statement runs in a transaction of its own", i)
 		}
 		tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1)", i)
@@ -110,7 +110,7 @@ func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := tableCount(t, c, tbl); n != 0 {
+	if n := rowCount(t, c, tbl); n != 0 {
 		t.Errorf("%d rows committed, want 0", n)
 	}
 }
@@ -141,7 +141,7 @@ func TestDetachedRollbackTxStatusIdle(t *testing.T) {
 				err = tx.Commit(ctx)
 			}
 		}
-		if err != nil && !isCode(err, "57014") && !errors.Is(err, ErrTxRolledBack) {
+		if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) {
 			t.Fatalf("transaction: %v", err)
 		}
 		txs++
@@ -165,7 +165,7 @@ func TestDetachedRollbackTxStatusIdle(t *testing.T) {
 // idle.
 func TestDetachedNestedRollbackKeepsOuter(t *testing.T) {
 	ctx := testCtx(t)
-	tbl := auditIntTable(t, "audit_s2_nested")
+	tbl := intTable(t, "txblk_nested")
 	c := connect(t, srv.DSN())
 	tx, err := c.Begin(ctx)
 	if err != nil {
@@ -215,7 +215,7 @@ func TestDetachedNestedRollbackThenSavepointFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int)")
+	tbl := testTable(t, ctx, c, "(id int)")
 	dead, cancel := context.WithCancel(ctx)
 	cancel()
 	tx, err := c.Begin(ctx)

@@ -30,7 +30,7 @@ func TestKillDuringCommitOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mon.Close()
-	tbl := auditTestTable(t, ctx, mon, "(id int primary key)")
+	tbl := testTable(t, ctx, mon, "(id int primary key)")
 	var okCommitted, retryable, ambiguous int
 	for i := 0; i < 150; i++ {
 		c, err := Connect(ctx, srv.DSN())
@@ -132,8 +132,8 @@ func killPoolStorm(t *testing.T, extra string) {
 		t.Fatal(err)
 	}
 	defer mon.Close()
-	tbl := auditTestTable(t, ctx, mon, "(id int, k int)")
-	app := "txo_storm"
+	tbl := testTable(t, ctx, mon, "(id int, k int)")
+	app := "kill_storm"
 	p, err := NewPool(ctx, srv.DSN("application_name="+app, "pool_max_conns=4", extra))
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +255,7 @@ func TestKillCreateIndexConcurrentlyNotResent(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer mon.Close()
-			tbl := auditTestTable(t, ctx, mon, "(id int)")
+			tbl := testTable(t, ctx, mon, "(id int)")
 			idx := tbl + "_idx"
 			holder, err := Connect(ctx, srv.DSN())
 			if err != nil {
@@ -269,7 +269,7 @@ func TestKillCreateIndexConcurrentlyNotResent(t *testing.T) {
 			if _, err := htx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)"); err != nil {
 				t.Fatal(err)
 			}
-			app := "txo_cic_" + mode
+			app := "kill_cic_" + mode
 			sql := "CREATE INDEX CONCURRENTLY " + idx + " ON " + tbl + " (id)"
 			if mode == "poolIfNotExists" {
 				sql = "CREATE INDEX CONCURRENTLY IF NOT EXISTS " + idx + " ON " + tbl + " (id)"
@@ -376,10 +376,10 @@ func TestKillDblinkNotResent(t *testing.T) {
 		t.Fatal(err)
 	}
 	remote := fmt.Sprintf("host=%s port=%d user=%s dbname=%s", s.Host, s.Port, s.User, s.Database)
-	sql := fmt.Sprintf("INSERT INTO local_t SELECT 1 FROM dblink_exec('%s', 'INSERT INTO remote_log VALUES (1)') d, pg_sleep(CASE WHEN current_setting('application_name') = 'txo_dbl' THEN 1 ELSE 0 END)", remote)
+	sql := fmt.Sprintf("INSERT INTO local_t SELECT 1 FROM dblink_exec('%s', 'INSERT INTO remote_log VALUES (1)') d, pg_sleep(CASE WHEN current_setting('application_name') = 'kill_dblink' THEN 1 ELSE 0 END)", remote)
 	for _, mode := range []string{"conn", "pool", "poolArgs"} {
 		mon.Exec(ctx, "TRUNCATE remote_log")
-		app := "txo_dbl"
+		app := "kill_dblink"
 		done := make(chan error, 1)
 		if mode == "conn" {
 			c, err := Connect(ctx, s.DSN("application_name="+app))

@@ -21,7 +21,7 @@ func TestTxIdleInTransactionTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mon.Close()
-	tbl := auditTestTable(t, ctx, mon, "(id int)")
+	tbl := testTable(t, ctx, mon, "(id int)")
 	for round := 0; round < 3; round++ {
 		c, err := Connect(ctx, srv.DSN("options='-c idle_in_transaction_session_timeout=100'"))
 		if err != nil {
@@ -71,7 +71,7 @@ func TestTxStatementAndLockTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tbl := auditTestTable(t, ctx, c, "(id int primary key)")
+	tbl := testTable(t, ctx, c, "(id int primary key)")
 	c.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)")
 	locker, err := Connect(ctx, srv.DSN())
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // the connection stays in step, so the statements queued behind, and the
 // next runs, get their own replies.
 func TestUnreadableSkipsBigRows(t *testing.T) {
-	c := auditConn(t, "statement_cache_mode=describe", "read_buffer_size=4096")
+	c := connect(t, srv.DSN("statement_cache_mode=describe", "read_buffer_size=4096"))
 	ctx := testCtx(t)
 	const tbl = "unreadable_big"
 	if _, err := c.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %[1]s; CREATE TABLE %[1]s (k int4, v int4, pad text);

@@ -8,13 +8,11 @@ package pgline
 import (
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,81 +21,31 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// writeFakeServer listens on loopback; each connection completes the
-// startup (over TLS when useTLS, answering SSLRequest with 'S') and then
-// runs serve. CancelRequests are read and dropped. It returns the DSN.
+// writeFakeServer is a fake server (fakeListen) whose connections
+// complete the startup (over TLS when useTLS, answering SSLRequest with
+// 'S') and then run serve, with no deadline: serve decides how long a
+// connection lasts. CancelRequests are read and dropped. It returns the
+// DSN.
 func writeFakeServer(t *testing.T, useTLS bool, serve func(c net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	var cert tls.Certificate
-	if useTLS {
-		cert = testServerCert(t)
-	}
-	go func() {
-		for {
-			raw, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, raw)
-			mu.Unlock()
-			go func() {
-				defer raw.Close()
-				var c net.Conn = raw
-				for {
-					_, body, err := wire.ReadFrontendMessage(c, true)
-					if err != nil || len(body) < 4 {
-						return
-					}
-					switch binary.BigEndian.Uint32(body) {
-					case wire.CancelRequestCode:
-						return
-					case wire.SSLRequestCode:
-						if !useTLS {
-							c.Write([]byte{'N'})
-							continue
-						}
-						c.Write([]byte{'S'})
-						ts := tls.Server(raw, &tls.Config{Certificates: []tls.Certificate{cert}})
-						if ts.Handshake() != nil {
-							return
-						}
-						mu.Lock()
-						conns = append(conns, ts)
-						mu.Unlock()
-						c = ts
-						continue
-					}
-					break
-				}
-				if _, err := c.Write(authOKReady()); err != nil {
-					return
-				}
-				serve(c)
-			}()
-		}
-	}()
+	var cert *tls.Certificate
 	mode := "disable"
 	if useTLS {
-		mode = "require"
+		tc := testServerCert(t)
+		cert, mode = &tc, "require"
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	return "host=127.0.0.1 port=" + strconv.Itoa(port) + " user=u dbname=d password=x sslmode=" + mode +
-		" connect_timeout=10 statement_cache_mode=prepare cancel_timeout=500ms"
+	port, _ := fakeListen(t, func(_ *testing.T, raw net.Conn) {
+		raw.SetDeadline(time.Time{})
+		c, cancel, err := fakeStartup(raw, cert)
+		if err != nil || cancel {
+			return
+		}
+		if _, err := c.Write(authOKReady()); err != nil {
+			return
+		}
+		serve(c)
+	})
+	return strings.Replace(fakeDSN(port), "sslmode=disable", "sslmode="+mode, 1) + " cancel_timeout=500ms"
 }
 
 // writePathGoroutines lists the goroutines still in the write path or a
@@ -122,10 +70,11 @@ func writePathGoroutines() []string {
 func noWritePathGoroutines(t *testing.T) {
 	t.Helper()
 	var left []string
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if left = writePathGoroutines(); len(left) == 0 {
-			return
-		}
+	if waitFor(t, 3*time.Second, func() (bool, error) {
+		left = writePathGoroutines()
+		return len(left) == 0, nil
+	}) {
+		return
 	}
 	t.Errorf("%d write-path goroutines left 3 s after Close:\n%s", len(left), strings.Join(left, "\n\n"))
 }

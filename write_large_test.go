@@ -105,7 +105,7 @@ func TestWriteLargeValuesOwnResults(t *testing.T) {
 	for name, dsn := range transportDSNs() {
 		for _, withDeadline := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/deadline=%v", name, withDeadline), func(t *testing.T) {
-				largeValueStorm(t, connect(t, dsn), "audit_write_own_"+name, 16, 10, 99, withDeadline)
+				largeValueStorm(t, connect(t, dsn), "write_own_"+name, 16, 10, 99, withDeadline)
 			})
 		}
 	}
@@ -116,7 +116,7 @@ func TestWriteLargeValuesOwnResults(t *testing.T) {
 func TestWriteLargeValuesPgBouncer(t *testing.T) {
 	b := startTestPgBouncer(t, "transaction")
 	c := connect(t, b.DSN("statement_cache_mode=describe"))
-	largeValueStorm(t, c, "audit_write_own_bouncer", 12, 8, 5, false)
+	largeValueStorm(t, c, "write_own_bouncer", 12, 8, 5, false)
 }
 
 // largeValueStorm runs ops operations of largeValueOp from each of

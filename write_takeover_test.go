@@ -50,9 +50,9 @@ func waitWriterIdle(t *testing.T, c *Conn) {
 	}
 }
 
-// auditLoad runs goroutines in loops until a deadline, or until maxErrs
+// loopLoad runs goroutines in loops until a deadline, or until maxErrs
 // failures were reported (the first maxErrs are the test's errors).
-type auditLoad struct {
+type loopLoad struct {
 	t       *testing.T
 	end     time.Time
 	maxErrs int64
@@ -60,19 +60,19 @@ type auditLoad struct {
 	wg      sync.WaitGroup
 }
 
-func newAuditLoad(t *testing.T, d time.Duration, maxErrs int64) *auditLoad {
-	return &auditLoad{t: t, end: time.Now().Add(d), maxErrs: maxErrs}
+func newLoopLoad(t *testing.T, d time.Duration, maxErrs int64) *loopLoad {
+	return &loopLoad{t: t, end: time.Now().Add(d), maxErrs: maxErrs}
 }
 
 // fail reports a failure.
-func (l *auditLoad) fail(format string, args ...any) {
+func (l *loopLoad) fail(format string, args ...any) {
 	if l.bad.Add(1) <= l.maxErrs {
 		l.t.Errorf(format, args...)
 	}
 }
 
 // spawn starts n goroutines each running f in a loop.
-func (l *auditLoad) spawn(n int, f func()) {
+func (l *loopLoad) spawn(n int, f func()) {
 	for range n {
 		l.wg.Add(1)
 		go func() {
@@ -85,11 +85,11 @@ func (l *auditLoad) spawn(n int, f func()) {
 }
 
 // wait waits for the goroutines to end.
-func (l *auditLoad) wait() { l.wg.Wait() }
+func (l *loopLoad) wait() { l.wg.Wait() }
 
-// auditEchoLoad runs g goroutines on q for d, each running SELECT $1::int8
+// runEchoLoad runs g goroutines on q for d, each running SELECT $1::int8
 // with values unique across the run, and reports the mismatches.
-func auditEchoLoad(t *testing.T, ctx context.Context, g int, d time.Duration, q func(context.Context, string, ...any) *Row) (n int64) {
+func runEchoLoad(t *testing.T, ctx context.Context, g int, d time.Duration, q func(context.Context, string, ...any) *Row) (n int64) {
 	t.Helper()
 	var seq atomic.Int64
 	var wg sync.WaitGroup
@@ -132,7 +132,7 @@ func TestWriterTakeoverEcho(t *testing.T) {
 					c = connect(t, srv.DSN(dsn))
 				}
 				ctx := testCtx(t)
-				n := auditEchoLoad(t, ctx, g, time.Second, c.QueryRow)
+				n := runEchoLoad(t, ctx, g, time.Second, c.QueryRow)
 				tk := writerTakeovers(c)
 				t.Logf("%d statements, %d takeovers", n, tk)
 				if g >= 8 && g <= 50 && tk == 0 {
@@ -296,7 +296,7 @@ func TestWriterTakeoverExactlyOnce(t *testing.T) {
 			c := connect(t, srv.DSN(dsn))
 			other := connect(t, srv.DSN())
 			ctx := testCtx(t)
-			tbl := fmt.Sprintf("audit_takeover_once_%d", time.Now().UnixNano())
+			tbl := fmt.Sprintf("takeover_once_%d", time.Now().UnixNano())
 			if _, err := other.Exec(ctx, "CREATE TABLE "+tbl+" (k int8 PRIMARY KEY)"); err != nil {
 				t.Fatal(err)
 			}
@@ -451,18 +451,18 @@ func writerTakeoverMix(t *testing.T, extra string, listen bool) {
 	c := connect(t, srv.DSN(extra))
 	other := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	tbl := fmt.Sprintf("audit_takeover_mix_%d", time.Now().UnixNano())
+	tbl := fmt.Sprintf("takeover_mix_%d", time.Now().UnixNano())
 	if _, err := other.Exec(ctx, "CREATE TABLE "+tbl+" (k int8, src text)"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { other.Exec(context.Background(), "DROP TABLE "+tbl) })
-	ch := "audit_takeover_ch"
+	ch := "takeover_ch"
 	if err := c.Listen(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
 
 	var seq atomic.Int64
-	l := newAuditLoad(t, 2*time.Second, 20)
+	l := newLoopLoad(t, 2*time.Second, 20)
 	fail, spawn := l.fail, l.spawn
 	// Echo.
 	spawn(60, func() {

@@ -18,8 +18,8 @@ import (
 // failed 1 run in 15).
 func TestWriteAfterServerEndedIsSafeToRetry(t *testing.T) {
 	ctx := testCtx(t)
-	c := auditConn(t)
-	admin := auditConn(t)
+	c := connect(t, srv.DSN())
+	admin := connect(t, srv.DSN())
 	rows, err := c.Query(ctx, "SELECT 1")
 	if err != nil {
 		t.Fatal(err)

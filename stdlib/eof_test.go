@@ -16,13 +16,13 @@ import (
 )
 
 // midReplyCut is a proxy to the test server that cuts, once the client
-// has sent the bytes "AUDITCUT", the k-th server message of type typ: not
+// has sent the bytes "CUTHERE", the k-th server message of type typ: not
 // sent at all (inside=false) or only its first half (inside).
 type midReplyCut struct{ *cutproxy.Proxy }
 
 func startCut(t *testing.T, typ byte, k int, inside bool) *midReplyCut {
 	t.Helper()
-	px, err := cutproxy.AtMessage(srv.Addr(), []byte("AUDITCUT"), typ, k, inside)
+	px, err := cutproxy.AtMessage(srv.Addr(), []byte("CUTHERE"), typ, k, inside)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func wantCut(t *testing.T, what string, err error) {
 // row: Scan reports the cut, never sql.ErrNoRows.
 func TestEOFMidReplyQueryRow(t *testing.T) {
 	for _, inside := range []bool{false, true} {
-		for _, q := range []string{"SELECT 42 /*AUDITCUT*/", "SELECT $1::int+0 /*AUDITCUT*/"} {
+		for _, q := range []string{"SELECT 42 /*CUTHERE*/", "SELECT $1::int+0 /*CUTHERE*/"} {
 			p := startCut(t, 'D', 1, inside)
 			db := p.db(t)
 			var args []any
@@ -72,9 +72,9 @@ func TestEOFMidReplyRows(t *testing.T) {
 		k   int
 		q   string
 	}{
-		{'C', 1, "SELECT g FROM generate_series(1, 10) g /*AUDITCUT*/"},
-		{'D', 5, "SELECT g FROM generate_series(1, 10) g /*AUDITCUT*/"},
-		{'D', 2, "SELECT g, repeat('y', 4<<20) FROM generate_series(1, 3) g /*AUDITCUT*/"},
+		{'C', 1, "SELECT g FROM generate_series(1, 10) g /*CUTHERE*/"},
+		{'D', 5, "SELECT g FROM generate_series(1, 10) g /*CUTHERE*/"},
+		{'D', 2, "SELECT g, repeat('y', 4<<20) FROM generate_series(1, 3) g /*CUTHERE*/"},
 	} {
 		for _, inside := range []bool{false, true} {
 			p := startCut(t, tc.typ, tc.k, inside)
@@ -108,7 +108,7 @@ func TestEOFMidReplyExec(t *testing.T) {
 	for _, inside := range []bool{false, true} {
 		p := startCut(t, 'C', 1, inside)
 		db := p.db(t)
-		_, err := db.ExecContext(testCtx(t), "SELECT 1 /*AUDITCUT*/")
+		_, err := db.ExecContext(testCtx(t), "SELECT 1 /*CUTHERE*/")
 		wantCut(t, "Exec", err)
 	}
 }

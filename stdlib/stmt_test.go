@@ -1,7 +1,6 @@
 package stdlib_test
 
 import (
-	"database/sql"
 	"database/sql/driver"
 	"io"
 	"strings"
@@ -10,25 +9,14 @@ import (
 	"github.com/pgline/pgline/stdlib"
 )
 
-// preparedCount returns how many statements the session of conn has
-// prepared on the server.
-func preparedCount(t *testing.T, conn *sql.Conn) int {
-	t.Helper()
-	var n int
-	if err := conn.QueryRowContext(testCtx(t), "SELECT count(*) FROM pg_prepared_statements").Scan(&n); err != nil {
-		t.Fatalf("count prepared statements: %v", err)
-	}
-	return n
-}
-
 func TestPreparedStatementsReused(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
 	conn := pinConn(t, db)
 	const q = "SELECT $1::int8 + 1"
 
-	preparedCount(t, conn) // prepares the counting statement itself
-	before := preparedCount(t, conn)
+	rowCount(t, conn, "pg_prepared_statements") // prepares the counting statement itself
+	before := rowCount(t, conn, "pg_prepared_statements")
 
 	for i := range 20 {
 		st, err := conn.PrepareContext(ctx, q)
@@ -53,7 +41,7 @@ func TestPreparedStatementsReused(t *testing.T) {
 			t.Fatalf("conn exec %d: %v", i, err)
 		}
 	}
-	if after := preparedCount(t, conn); after != before+1 {
+	if after := rowCount(t, conn, "pg_prepared_statements"); after != before+1 {
 		t.Errorf("pg_prepared_statements went from %d to %d after 20 prepares of one statement, want +1", before, after)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,25 +14,6 @@ import (
 
 	"github.com/pgline/pgline"
 )
-
-func txTable(t *testing.T, db *sql.DB, ddl string) string {
-	t.Helper()
-	name := "txo_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_").Replace(t.Name()))
-	if len(name) > 55 {
-		name = name[:55]
-	}
-	if _, err := db.Exec("DROP TABLE IF EXISTS " + name + "; CREATE TABLE " + name + " " + ddl); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d, err := sql.Open("pgline", srv.DSN())
-		if err == nil {
-			d.Exec("DROP TABLE IF EXISTS " + name)
-			d.Close()
-		}
-	})
-	return name
-}
 
 func TestTxSQLTxOptions(t *testing.T) {
 	ctx := testCtx(t)
@@ -70,7 +50,7 @@ func TestTxSQLTxOptions(t *testing.T) {
 func TestTxSQLCommitAfterFailure(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	tbl := txTable(t, db, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
+	tbl := testTable(t, db, "(id int, CONSTRAINT u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
 	// a failed statement, then Commit
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -98,11 +78,7 @@ func TestTxSQLCommitAfterFailure(t *testing.T) {
 	if err := tx.Commit(); err == nil {
 		t.Error("Commit with a deferred violation returned nil")
 	}
-	var n int
-	if err := db.QueryRow("SELECT count(*) FROM " + tbl).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
+	if n := rowCount(t, db, tbl); n != 0 {
 		t.Errorf("%d rows", n)
 	}
 	// the connection is back outside any transaction
@@ -121,7 +97,7 @@ func TestTxSQLCommitAfterFailure(t *testing.T) {
 func TestTxSQLKilledMidTx(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 3)
-	tbl := txTable(t, db, "(id int)")
+	tbl := testTable(t, db, "(id int)")
 	mon := openDB(t, 1)
 	for round := 0; round < 4; round++ {
 		tx, err := db.BeginTx(ctx, nil)
@@ -156,11 +132,7 @@ func TestTxSQLKilledMidTx(t *testing.T) {
 		if cerr == nil {
 			t.Errorf("round %d: Commit succeeded on a killed backend", round)
 		}
-		var n int
-		if err := db.QueryRow("SELECT count(*) FROM " + tbl).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
+		if n := rowCount(t, db, tbl); n != 0 {
 			t.Fatalf("round %d: %d rows", round, n)
 		}
 	}
@@ -173,9 +145,9 @@ func TestTxSQLKillStorm(t *testing.T) {
 	storm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	app := "txo_sqlstorm"
+	app := "sql_commit_storm"
 	db := openDB(t, 4, "application_name="+app)
-	tbl := txTable(t, db, "(id int, k int)")
+	tbl := testTable(t, db, "(id int, k int)")
 	mon := openDB(t, 1)
 	var next atomic.Int64
 	type res struct {
@@ -281,7 +253,7 @@ func TestTxSQLKillStorm(t *testing.T) {
 func TestTxSQLTxCtxCanceled(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	tbl := txTable(t, db, "(id int)")
+	tbl := testTable(t, db, "(id int)")
 	for round := 0; round < 5; round++ {
 		tctx, cancel := context.WithCancel(ctx)
 		tx, err := db.BeginTx(tctx, nil)
@@ -328,10 +300,10 @@ func TestTxSQLTxCtxCanceled(t *testing.T) {
 // database/sql must not be told ErrBadConn (it would run it again).
 func TestTxSQLCreateIndexConcurrentlyKilled(t *testing.T) {
 	ctx := testCtx(t)
-	app := "txo_sqlcic"
+	app := "sql_commit_cic"
 	db := openDB(t, 2, "application_name="+app)
 	mon := openDB(t, 2)
-	tbl := txTable(t, mon, "(id int)")
+	tbl := testTable(t, mon, "(id int)")
 	idx := tbl + "_idx"
 	htx, err := mon.BeginTx(ctx, nil)
 	if err != nil {

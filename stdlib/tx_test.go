@@ -16,13 +16,7 @@ func TestTxCommitRollback(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS tx_t; CREATE TABLE tx_t (n int)"); err != nil {
 		t.Fatal(err)
 	}
-	count := func() int {
-		var n int
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM tx_t").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func() int64 { return rowCount(t, db, "tx_t") }
 
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {

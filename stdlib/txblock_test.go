@@ -31,29 +31,13 @@ func inBlock(t *testing.T, ctx context.Context, q interface {
 	return true
 }
 
-func blockTable(t *testing.T, db *sql.DB, prefix string) string {
-	t.Helper()
-	name := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
-	if _, err := db.Exec("CREATE TABLE " + name + " (a int)"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d, err := sql.Open("pgline", srv.DSN())
-		if err == nil {
-			d.Exec("DROP TABLE IF EXISTS " + name)
-			d.Close()
-		}
-	})
-	return name
-}
-
 // TestTxBlockSQLBeginAfterStrand: on one sql.Conn, a stranding text
 // then at once BeginTx (the detached ROLLBACK may be in flight: TxStatus
 // 'I'): the Tx must be a real transaction, Rollback undoing its rows.
 func TestTxBlockSQLBeginAfterStrand(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	tbl := blockTable(t, db, "txblock_sql_bas")
+	tbl := testTable(t, db, "(a int)")
 	conn := pinConn(t, db)
 	for i := range 10 {
 		if _, err := conn.ExecContext(ctx, strandingText); err == nil {
@@ -71,9 +55,8 @@ func TestTxBlockSQLBeginAfterStrand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var n int
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tbl).Scan(&n); err != nil || n != 0 {
-		t.Errorf("rows %d (%v), want 0", n, err)
+	if n := rowCount(t, conn, tbl); n != 0 {
+		t.Errorf("rows %d, want 0", n)
 	}
 }
 
@@ -123,7 +106,7 @@ func TestTxBlockSQLReturnedConn(t *testing.T) {
 func TestTxBlockSQLRawAtomic(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
-	tbl := blockTable(t, db, "txblock_sql_atomic")
+	tbl := testTable(t, db, "(a int)")
 	fn := fmt.Sprintf("txblock_sql_f_%d", time.Now().UnixNano())
 	t.Cleanup(func() {
 		d, err := sql.Open("pgline", srv.DSN())
