@@ -214,7 +214,19 @@ func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []s
 	// run is what each statement is bound as: sds, or a copy once a
 	// statement goes unnamed.
 	run = sds
-	req, err = c.send(ctx, owner, func(buf []byte) ([]byte, error) {
+	// An all-or-nothing batch that begins and ends its own block (BEGIN
+	// ... COMMIT) and fails before its COMMIT leaves the session in the
+	// block, which the server skipped up to the Sync: nobody holds it
+	// (see blockTraits.leavesStranded), as after such a text given to Exec.
+	// Both need transaction control among the statements, which their
+	// cached traits tell without a scan.
+	spec := reqSpec{owner: owner, extended: true}
+	if !b.AllOrNothing {
+		spec.syncs = sent
+	}
+	spec.txControl = owner == nil && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return sd.traits.txControl })
+	spec.endsBlock = b.AllOrNothing && spec.txControl && endsBlock(sqls)
+	req, err = c.send(ctx, &spec, func(buf []byte) ([]byte, error) {
 		for i, it := range b.items {
 			sd := sds[i]
 			if sd.err != nil {
@@ -246,22 +258,6 @@ func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []s
 	if err != nil {
 		return nil, nil, again, err
 	}
-	// Under wmu: a WaitForNotification reads the queued requests' fields
-	// (see request.listens).
-	c.wmu.Lock()
-	req.extended = true
-	if !b.AllOrNothing {
-		req.syncs = sent
-	}
-	// An all-or-nothing batch that begins and ends its own block (BEGIN
-	// ... COMMIT) and fails before its COMMIT leaves the session in the
-	// block, which the server skipped up to the Sync: nobody holds it
-	// (see blockTraits.leavesStranded), as after such a text given to Exec.
-	// Both need transaction control among the statements, which their
-	// cached traits tell without a scan.
-	req.txControl = owner == nil && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return sd.traits.txControl })
-	req.endsBlock = b.AllOrNothing && req.txControl && endsBlock(sqls)
-	c.wmu.Unlock()
 	return req, run, false, nil
 }
 

@@ -299,7 +299,6 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 	}
 	var status byte // of the reply's last ReadyForQuery (see resendable)
 	read := func(req *request) (CommandTag, error) {
-		req.oneStmt = info.Statements <= 1
 		tag, err := c.readSimple(req, onRow, true)
 		status = req.status
 		return tag, err
@@ -310,7 +309,7 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 			return CommandTag{}, err
 		}
 		defer h.release()
-		return c.exchangeHeld(ctx, h, build, read) // not sent again, as traceCopy
+		return c.exchangeHeld(ctx, h, info.Statements <= 1, build, read) // not sent again, as traceCopy
 	}
 	if owner == nil && sql != "" { // not the empty query settleIdle sends
 		if err := c.settleIdle(ctx, false); err != nil {
@@ -325,7 +324,12 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 		status = 0
 		// A text that begins and ends its own block (BEGIN; ...; COMMIT)
 		// leaves nobody holding one it failed to end.
-		tag, err := c.exchange(ctx, owner, owner == nil && info.EndsBlock, owner == nil && info.TransactionControl, build, read)
+		tag, err := c.exchange(ctx, &reqSpec{
+			owner:     owner,
+			oneStmt:   info.Statements <= 1,
+			endsBlock: owner == nil && info.EndsBlock,
+			txControl: owner == nil && info.TransactionControl,
+		}, build, read)
 		if onRow == nil && c.resendable(ctx, owner, sql, err, status) && budget.again(resendInterfered) {
 			continue
 		}

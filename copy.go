@@ -306,7 +306,7 @@ func (c *Conn) copyTo(ctx context.Context, owner *holder, w io.Writer, sql strin
 		}
 		defer h.release()
 		return whileRefused(ctx, func() (CommandTag, error) {
-			return c.exchangeHeld(ctx, h,
+			return c.exchangeHeld(ctx, h, false,
 				func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
 				func(req *request) (CommandTag, error) { return c.readCopyOut(req, w) })
 		})
@@ -413,18 +413,23 @@ type copyHold struct {
 	kept bool
 }
 
-// waitTurn is Conn.waitTurn for a request of the COPY. When ctx ends
-// first, the COPY was sent all the same: the server may switch to copy
-// mode, in which any message behind it would be taken as its data. The
-// hold then lasts until the goroutine that drains the reply has refused
-// the COPY (refuseCopyIn), instead of ending with the caller.
+// spec is the reqSpec of a request of the COPY: when its ctx ends
+// before its turn, the COPY was sent all the same: the server may switch
+// to copy mode, in which any message behind it would be taken as its
+// data. The hold then lasts until the goroutine that drains the reply has
+// refused the COPY (refuseCopyIn), instead of ending with the caller
+// (onDrained; see waitTurn).
+func (h *copyHold) spec() *reqSpec {
+	return &reqSpec{owner: &h.h, onDrained: h.releaseNow}
+}
+
+// waitTurn is Conn.waitTurn for a request of the COPY (submitted with
+// spec): when ctx ends first, the hold is kept for the drain.
 func (h *copyHold) waitTurn(ctx context.Context, req *request) error {
-	req.onDrained = h.releaseNow
 	if err := h.c.waitTurn(ctx, req); err != nil {
 		h.kept = true
 		return err
 	}
-	req.onDrained = nil // its caller reads the reply
 	return nil
 }
 
@@ -478,7 +483,8 @@ func (c *Conn) describeColumns(ctx context.Context, owner *holder, sql string) (
 
 func (c *Conn) describeColumnsOnce(ctx context.Context, owner *holder, sql string) ([]uint32, error) {
 	sd := &stmtDesc{sql: sql, ready: make(chan struct{})}
-	req, err := c.send(ctx, owner, func(buf []byte) ([]byte, error) {
+	// A describe request (its reply has no completion).
+	req, err := c.send(ctx, &reqSpec{owner: owner, describes: []*stmtDesc{sd}}, func(buf []byte) ([]byte, error) {
 		buf, err := wire.AppendParse(buf, "", sql, nil)
 		if err == nil {
 			buf, err = wire.AppendDescribe(buf, 'S', "")
@@ -491,9 +497,6 @@ func (c *Conn) describeColumnsOnce(ctx context.Context, owner *holder, sql strin
 	if err != nil {
 		return nil, err
 	}
-	// A describe request (its reply has no completion); not yet ours to
-	// give away, so set before waitTurn.
-	req.describes = []*stmtDesc{sd}
 	if _, err := c.readReply(ctx, req, c.readDescribeReply); err != nil {
 		return nil, err
 	}
@@ -542,7 +545,7 @@ func (c *Conn) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyI
 }
 
 func (c *Conn) startCopyInOnce(ctx context.Context, h *copyHold, sql string) (*copyIn, error) {
-	req, err := c.send(ctx, &h.h, func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
+	req, err := c.send(ctx, h.spec(), func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func (c *Conn) WaitForNotification(ctx context.Context) (*Notification, error) {
 // caller holds wmu.
 func othersQueued(req *request) bool {
 	for r := req.next; r != nil; r = r.next {
-		if !r.listens() {
+		if !r.listens {
 			return true
 		}
 	}
@@ -116,9 +116,7 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 		c.wmu.Unlock()
 		return err
 	}
-	req := newRequest()
-	req.syncs = 0 // nothing is sent: a drain reads nothing for it
-	c.enqueueLocked(req)
+	req := c.submitLocked(&reqSpec{listens: true}) // nothing is sent: a drain reads nothing for it
 	c.wmu.Unlock()
 	if err := c.waitTurn(ctx, req); err != nil {
 		return err // abandoned: nothing to drain, as nothing was sent

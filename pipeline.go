@@ -73,14 +73,12 @@ type request struct {
 	turn  chan struct{} // receives one token when the request becomes the head
 	state atomic.Int32
 	next  *request // the request queued after this one; guarded by Conn.wmu
-	// describes lists the statements this request describes, one per
-	// Sync (a describe request); nil for a run.
-	describes []*stmtDesc
-	extended  bool // the request is a run of the extended protocol
-	syncs     int  // ReadyForQuery messages its reply ends with
-	// onDrained, when set, runs once an abandoned request's reply has
-	// been drained (copyHold.waitTurn).
-	onDrained func()
+	// reqSpec is what the request is, fixed when it was submitted
+	// (Conn.submitLocked). onDrained alone changes after: dropped when
+	// the caller gets its turn (waitTurn), set again by the reader that
+	// abandons a COPY's reply (exchangeHeld).
+	reqSpec
+	syncs int // ReadyForQuery messages its reply ends with (reqSpec.syncs, or 1)
 	// chained is set when the run queued after this one took its Sync
 	// (see the file comment): the reply ends with the CommandComplete of
 	// the COMMIT that replaced it, unless an error comes first; then it
@@ -117,17 +115,36 @@ type request struct {
 	// Kept by the reply reader (Conn.next) for whoever finishes the
 	// reply: the ReadyForQuery messages and the completions
 	// (CommandComplete, EmptyQueryResponse, ErrorResponse) read so far,
-	// and the describes completed. oneStmt: the reply is one
-	// statement's, ended by its first completion (see replyEnded).
+	// and the describes completed.
 	rfqs, completions, described int
-	oneStmt                      bool
 	// status is the transaction status of the last ReadyForQuery of
 	// its reply: the connection's (Conn.TxStatus) may already be a
 	// later request's once the reader is handed on.
 	status byte
-	// owner is who the request was sent for (a transaction, a COPY), if
+	// ran: a statement of its reply completed (see strandForeign,
+	// txblock.go).
+	ran bool
+	// draining: an abandoned head's reply is being drained (see
+	// drainAbandoned).
+	draining          bool
+	phase             int
+	phaseAt, graceEnd time.Time
+	giveUpAt          time.Time // a drain with requests behind closes the connection then
+	probeFrom         int64     // the reader's InputBytes when the probe began
+}
+
+// reqSpec is what the engine must know of a request: all of it is
+// decided before the request is submitted, and Conn.submitLocked copies
+// it into the request as it is queued, under wmu. No caller writes a
+// request's fields once it is queued; what changes afterwards is what
+// its reply tells (kept by the reader).
+type reqSpec struct {
+	// owner is who the request is sent for (a transaction, a COPY), if
 	// anyone: its transaction is doomed (Tx.doom) when it is given up.
 	owner *holder
+	// extended: runs of the extended protocol. oneStmt: the reply is one
+	// statement's, ended by its first completion (see replyEnded).
+	extended, oneStmt bool
 	// endsBlock: a detached ROLLBACK, a transaction's COMMIT or
 	// ROLLBACK, or a text outside one that ends the block it may begin
 	// (sqllex.Info.EndsBlock), after which nobody holds the session's
@@ -135,16 +152,24 @@ type request struct {
 	endsBlock bool
 	// txControl: a request nobody holds with a statement of transaction
 	// control (sqllex.Info.TransactionControl), which may end a block and
-	// begin another; ran: a statement of its reply completed (see
-	// strandForeign, txblock.go).
-	txControl, ran bool
-	// The drain of an abandoned head (see drainAbandoned); detached: a
-	// request no caller ever waited for, never canceled.
-	draining, detached bool
-	phase              int
-	phaseAt, graceEnd  time.Time
-	giveUpAt           time.Time // a drain with requests behind closes the connection then
-	probeFrom          int64     // the reader's InputBytes when the probe began
+	// begin another (see strandForeign, txblock.go).
+	txControl bool
+	// detached: a request no caller waits for (sendDetachedLocked),
+	// never canceled.
+	detached bool
+	// listens: a WaitForNotification's turn: nothing is sent, and no
+	// reply comes (see waitOnce).
+	listens bool
+	// syncs is the number of Sync messages, so of ReadyForQuery in the
+	// reply, when more than one (a batch of independent statements, a
+	// describe of several statements).
+	syncs int
+	// describes lists the statements the request describes, one per
+	// Sync (a describe request); nil for a run.
+	describes []*stmtDesc
+	// onDrained, when set, runs once the reply of a request abandoned
+	// before its turn has been drained (a COPY's hold: see copyHold).
+	onDrained func()
 }
 
 // requests recycles requests: the owner gives its request up in handoff,
@@ -155,14 +180,22 @@ var requests = sync.Pool{New: func() any {
 	return r
 }}
 
-// listens reports whether r is a WaitForNotification's turn: nothing is
-// sent for it, and no reply comes (see waitOnce).
-func (r *request) listens() bool { return r.syncs == 0 }
-
-func newRequest() *request {
+// submitLocked makes the request that s describes and queues it: the
+// one way a request enters the queue. The caller holds wmu and has
+// appended the request's messages to the write buffer.
+func (c *Conn) submitLocked(s *reqSpec) *request {
 	r := requests.Get().(*request)
 	r.state.Store(reqWaiting)
-	r.syncs = 1
+	r.reqSpec = *s
+	switch {
+	case s.listens:
+		r.syncs = 0
+	case s.syncs > 0:
+		r.syncs = s.syncs
+	default:
+		r.syncs = 1
+	}
+	c.enqueueLocked(r)
 	return r
 }
 
@@ -172,12 +205,11 @@ func (r *request) free() {
 	case <-r.turn: // never left behind, but a stale token must not survive
 	default:
 	}
-	r.next, r.describes, r.extended, r.cancels, r.onDrained, r.owner = nil, nil, false, 0, nil, nil
+	r.next, r.cancels, r.reqSpec = nil, 0, reqSpec{}
 	r.chained.Store(false)
 	r.step, r.failedAt, r.skipped, r.skippedInBlock, r.parsed = 0, 0, false, false, 0
 	r.preparesCommit.Store(false)
-	r.rfqs, r.completions, r.described, r.oneStmt, r.draining, r.detached, r.endsBlock, r.status = 0, 0, 0, false, false, false, false, 0
-	r.txControl, r.ran = false, false
+	r.rfqs, r.completions, r.described, r.draining, r.status, r.ran = 0, 0, 0, false, 0, false
 	r.watch.interrupts, r.watch.start = false, time.Time{}
 	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
 	r.watch.fired.Store(false)
@@ -193,9 +225,7 @@ func (c *Conn) sendDetachedLocked(sql string) {
 	buf, _ := wire.AppendQuery(c.appendClosesLocked(c.writer.buf()), sql) // sql is ours: no NUL
 	c.writer.queue(buf)
 	c.closesQueuedLocked()
-	req := newRequest()
-	req.detached, req.endsBlock = true, sql == "ROLLBACK"
-	c.enqueueLocked(req)
+	req := c.submitLocked(&reqSpec{detached: true, endsBlock: sql == "ROLLBACK"})
 	if req.endsBlock {
 		c.block.rollbackQueued(req.seq)
 	}
@@ -209,17 +239,20 @@ func (c *Conn) sendDetachedLocked(sql string) {
 	c.writer.flushUnlock(req, false)
 }
 
-// send appends the messages built by build to the write buffer, queues a
-// request for their reply and gets them written. Nothing is written when
-// ctx is done, the connection is closed, or build fails.
-func (c *Conn) send(ctx context.Context, owner *holder, build func([]byte) ([]byte, error)) (*request, error) {
-	return c.sendRun(ctx, owner, build, false)
+// send appends the messages built by build to the write buffer, submits
+// the request s describes for their reply and gets them written. Nothing
+// is written when ctx is done, the connection is closed, or build fails.
+// build runs under wmu, before the request is submitted: it may complete
+// s (a batch's count of Syncs).
+func (c *Conn) send(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error)) (*request, error) {
+	return c.sendRun(ctx, s, build, false)
 }
 
 // sendRun is send for a run that may share a Sync (see the file comment)
 // when share is set: build must end its messages with Sync, and the
 // caller must send the run again when it comes back skipped.
-func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([]byte, error), share bool) (*request, error) {
+func (c *Conn) sendRun(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), share bool) (*request, error) {
+	owner := s.owner
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
 	}
@@ -250,9 +283,7 @@ func (c *Conn) sendRun(ctx context.Context, owner *holder, build func([]byte) ([
 		c.shared++
 	}
 	c.writer.queue(buf)
-	req := newRequest()
-	req.owner = owner
-	c.enqueueLocked(req)
+	req := c.submitLocked(s)
 	if share {
 		c.syncHolder, c.syncHolderEnd = req, len(buf)
 	}
@@ -450,7 +481,7 @@ func (c *Conn) enqueueLocked(req *request) {
 		req.owner.lastSeq = req.seq
 	}
 	c.syncHolder = nil // a Sync may only be taken by the run queued right after
-	if c.listener != nil && !req.listens() {
+	if c.listener != nil && !req.listens {
 		// A WaitForNotification is reading while idle: wake it so that
 		// it steps aside for this request.
 		c.netConn.SetReadDeadline(time.Unix(1, 0))
@@ -482,12 +513,11 @@ func (c *Conn) errFor(req *request, err error) error {
 // after which nobody holds the session's transaction block: whoever
 // reads its reply, its caller or a drain, rolls back a block it left
 // open (see blockTraits.leavesStranded).
-func (c *Conn) exchange(ctx context.Context, owner *holder, endsBlock, txControl bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
-	req, err := c.send(ctx, owner, build)
+func (c *Conn) exchange(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+	req, err := c.send(ctx, s, build)
 	if err != nil {
 		return CommandTag{}, err
 	}
-	req.endsBlock, req.txControl = endsBlock, txControl // before its turn: nobody reads its reply yet
 	return c.readReply(ctx, req, read)
 }
 
@@ -519,8 +549,10 @@ func (c *Conn) readDescribeReply(req *request) (CommandTag, error) {
 // copyHold.waitTurn): COPY TO STDOUT, or a COPY FROM STDIN given to Exec
 // (refused). When ctx ends, the caller is answered at once and the hold
 // kept until the reply is drained.
-func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
-	req, err := c.send(ctx, &h.h, build)
+func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+	s := h.spec()
+	s.oneStmt = oneStmt
+	req, err := c.send(ctx, s, build)
 	if err != nil {
 		return CommandTag{}, err
 	}
@@ -556,6 +588,15 @@ func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, build func([]byte)
 // abandoned (its reply will be drained by whoever hands it the turn) and
 // ctx's error returned.
 func (c *Conn) waitTurn(ctx context.Context, req *request) error {
+	if err := c.awaitTurn(ctx, req); err != nil {
+		return err
+	}
+	req.onDrained = nil // its caller reads the reply: nothing is left to a drain
+	return nil
+}
+
+// awaitTurn is waitTurn without dropping onDrained.
+func (c *Conn) awaitTurn(ctx context.Context, req *request) error {
 	done := ctx.Done()
 	if done == nil { // a ctx that never ends: no select
 		<-req.turn

@@ -179,11 +179,19 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 			}
 			return c.appendRun(buf, sd, args, true, holes)
 		}
+		spec := reqSpec{
+			owner: owner, extended: true, oneStmt: true,
+			endsBlock: owner == nil && sd.traits.endsBlock, // a COMMIT given to Query: see blockTraits.leavesStranded
+			txControl: owner == nil && sd.traits.txControl,
+		}
+		if hold != nil {
+			spec.onDrained = hold.releaseNow // see copyHold.spec
+		}
 		var req *request
 		if streamed {
-			req, err = c.sendStreamed(ctx, owner, build)
+			req, err = c.sendStreamed(ctx, &spec, build)
 		} else {
-			req, err = c.sendRun(ctx, owner, func(buf []byte) ([]byte, error) { return build(buf, nil) }, share && sd.traits.shareable)
+			req, err = c.sendRun(ctx, &spec, func(buf []byte) ([]byte, error) { return build(buf, nil) }, share && sd.traits.shareable)
 		}
 		if pinned {
 			c.unpin(sd)
@@ -194,9 +202,6 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if err != nil {
 			return err
 		}
-		req.extended, req.oneStmt = true, true
-		req.endsBlock = owner == nil && sd.traits.endsBlock // a COMMIT given to Query: see blockTraits.leavesStranded
-		req.txControl = owner == nil && sd.traits.txControl
 		if hold != nil {
 			err = hold.waitTurn(ctx, req)
 		} else {
@@ -346,10 +351,7 @@ func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin
 		} else if len(describes) > 0 {
 			c.writer.queue(buf)
 			c.closesQueuedLocked()
-			req = newRequest()
-			req.describes = describes
-			req.syncs = len(describes)
-			c.enqueueLocked(req)
+			req = c.submitLocked(&reqSpec{owner: owner, describes: describes, syncs: len(describes)})
 		}
 	}
 	if err != nil {

@@ -66,7 +66,8 @@ func hasReaderArg(args []any) bool {
 // if any), writes what was queued before, then its own messages with each
 // reader's bytes copied to the socket in place (see writer.streamUnlock).
 // Requests queued meanwhile are written after it.
-func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
+func (c *Conn) sendStreamed(ctx context.Context, s *reqSpec, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
+	owner := s.owner
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
 	}
@@ -89,9 +90,7 @@ func (c *Conn) sendStreamed(ctx context.Context, owner *holder, build func([]byt
 	}
 	c.writer.queue(buf)
 	c.closesQueuedLocked()
-	req := newRequest()
-	req.owner = owner
-	c.enqueueLocked(req)
+	req := c.submitLocked(s)
 	c.writer.streamUnlock(ctx, holes)
 	// On error the connection is closed: req fails when it reads.
 	return req, nil

@@ -421,7 +421,7 @@ func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
 	// Nobody holds the block after it (given up, its reply is read after
 	// the connection is let go): endsBlock.
-	tag, err := c.exchange(ctx, &tx.h, true, false, func(buf []byte) ([]byte, error) {
+	tag, err := c.exchange(ctx, &reqSpec{owner: &tx.h, endsBlock: true}, func(buf []byte) ([]byte, error) {
 		tx.h.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
 	}, func(req *request) (CommandTag, error) { return c.readSimple(req, nil, false) })
