@@ -123,10 +123,7 @@ func (w *ctxWatch) fire() {
 	}
 	wait := c.cancelTimeout()
 	w.timer = time.AfterFunc(wait, func() { c.netConn.SetDeadline(time.Unix(1, 0)) })
-	c.cancels.Add(1)
-	// An error here leaves the timer to close the connection.
-	c.sendCancel(wait)
-	c.cancels.Add(1)
+	c.cancelSession(wait) // an error leaves the timer to close the connection
 }
 
 // stop ends the watch. It waits for fire to finish, so that neither a
@@ -181,6 +178,21 @@ func (w *ctxWatch) wrap(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ctxErr, err)
+}
+
+// cancelSession sends a CancelRequest for this session: the one way
+// pgline cancels what the server runs, used by the drain of an abandoned
+// head (cancelHeld, which decides when a cancel may be sent: drainTick),
+// by a COPY's ended ctx (ctxWatch.fire: the COPY holds the connection
+// alone) and by a CopyTo whose writer failed (readCopyOut). The cancel
+// clock ticks before the request is sent and once it is delivered, so
+// that a request queued before the delivery that fails with 57014 knows a
+// CancelRequest meant for another may have hit it (strayCancel).
+func (c *Conn) cancelSession(wait time.Duration) error {
+	c.cancelClock.Add(1)
+	err := c.sendCancel(wait)
+	c.cancelClock.Add(1)
+	return err
 }
 
 // sendCancel sends a CancelRequest for this session on a new connection to

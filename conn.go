@@ -43,9 +43,11 @@ type Conn struct {
 
 	pid, secretKey uint32 // BackendKeyData, for CancelRequest
 
-	closed  atomic.Bool
-	fatal   atomic.Pointer[error] // the error that closed the connection, if any
-	cancels atomic.Uint64         // CancelRequests sent so far
+	closed atomic.Bool
+	fatal  atomic.Pointer[error] // the error that closed the connection, if any
+	// cancelClock ticks twice for each CancelRequest: before it is sent
+	// and once it is delivered (see cancelSession).
+	cancelClock atomic.Uint64
 	// block is the session's transaction-block state (txblock.go).
 	block txBlock
 

@@ -355,10 +355,9 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 			if err != nil {
 				werr = fmt.Errorf("pgline: CopyTo: writing: %w", err)
 				cancelled = make(chan struct{})
-				c.cancels.Add(1)
 				go func() {
 					defer close(cancelled)
-					c.sendCancel(c.cancelTimeout())
+					c.cancelSession(c.cancelTimeout())
 				}()
 			}
 		case wire.MsgCommandComplete:

@@ -70,7 +70,7 @@ func TestDrainCancelGrace(t *testing.T) {
 		{"20", true},    // cancelled after the grace
 	} {
 		t.Run(tc.sleep, func(t *testing.T) {
-			before := c.cancels.Load()
+			before := c.cancelClock.Load()
 			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 			defer cancel()
 			start := time.Now()
@@ -112,7 +112,7 @@ func TestDrainCancelGrace(t *testing.T) {
 				}
 				slowest = max(slowest, r.took)
 			}
-			cancelled := c.cancels.Load() != before
+			cancelled := c.cancelClock.Load() != before
 			if cancelled != tc.wantCancel {
 				t.Errorf("CancelRequest sent: %v, want %v", cancelled, tc.wantCancel)
 			}

@@ -73,7 +73,7 @@ func (c *Conn) classify(req *request, e *PgError, s errSite) error {
 		return refusedErr(e)
 	case s.pooler:
 		return fmt.Errorf("%w: %w", errPooler, e)
-	case req != nil && c.strayCancel(e, req.cancels, !s.shared && req.watch.ended()):
+	case req != nil && c.strayCancel(e, req.cancelClock, !s.shared && req.watch.ended()):
 		return fmt.Errorf("%w: %w", ErrCanceledByOther, e)
 	}
 	return e
@@ -83,10 +83,10 @@ func (c *Conn) classify(req *request, e *PgError, s errSite) error {
 // CancelRequest meant for another statement: a 57014 that is not a
 // statement_timeout (told apart by PostgreSQL's English message; in other
 // languages every 57014 counts), for a statement whose own ctx did not
-// end (ownEnded), with a cancel under way since cancels was read from
-// Conn.cancels (when the statement was queued).
-func (c *Conn) strayCancel(e *PgError, cancels uint64, ownEnded bool) bool {
-	return e.Code == "57014" && !ownEnded && c.cancels.Load() != cancels &&
+// end (ownEnded), with a cancel under way since clock was read from
+// Conn.cancelClock (when the statement was queued).
+func (c *Conn) strayCancel(e *PgError, clock uint64, ownEnded bool) bool {
+	return e.Code == "57014" && !ownEnded && c.cancelClock.Load() != clock &&
 		!strings.Contains(e.Message, "statement timeout")
 }
 

@@ -2,8 +2,6 @@ package pgline
 
 import (
 	"context"
-	"errors"
-	"net"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -132,21 +130,21 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 	}
 	c.listener = req
 	c.wmu.Unlock()
-	interrupted := make(chan struct{})
+	deadlineSet := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		c.netConn.SetReadDeadline(time.Unix(1, 0))
-		close(interrupted)
+		close(deadlineSet)
 	})
 
 	// Wait for a message without consuming it: a read deadline does not
 	// stop a read already under way, so the bytes may be the reply of a
 	// request queued meanwhile, which must be left to it.
-	typ, err := c.rd.PeekType()
+	err := c.peekIdle()
 
 	if !stop() {
 		// ctx ended: its callback runs, or ran, in a goroutine of its
 		// own; the deadline is cleared only after it has set it.
-		<-interrupted
+		<-deadlineSet
 	}
 	c.wmu.Lock()
 	c.listener = nil
@@ -154,8 +152,7 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 	queued := othersQueued(req)
 	c.wmu.Unlock()
 	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil {
+		if c.timedOut(err) {
 			return ctx.Err() // interrupted (ctx, or a request queued): nothing consumed
 		}
 		return c.fail(readErr(err))
@@ -165,23 +162,5 @@ func (c *Conn) waitOnce(ctx context.Context) error {
 	}
 	// No request was in flight when the message began: it is one of the
 	// messages the server sends on its own.
-	typ, body, err := c.rd.Next()
-	if err != nil {
-		return c.fail(readErr(err))
-	}
-	switch typ {
-	case wire.MsgNotificationResponse, wire.MsgParameterStatus, wire.MsgNoticeResponse:
-		if err := c.handleAsync(typ, body); err != nil {
-			return c.fail(err)
-		}
-		return nil
-	case wire.MsgErrorResponse:
-		// A FATAL error (the server is shutting the session down).
-		pgErr, err := c.pgError(body)
-		if err != nil {
-			return c.fail(err)
-		}
-		return c.fail(pgErr)
-	}
-	return c.fail(&ProtocolError{Msg: "unexpected message " + string(typ) + " while idle"})
+	return c.readIdle()
 }

@@ -108,10 +108,10 @@ type request struct {
 	// watch cancels the request's statement when its ctx ends, while it
 	// is the head (see Conn.watch).
 	watch ctxWatch
-	// cancels is Conn.cancels when the request was queued: a change by
-	// the time it fails with 57014 means a CancelRequest aimed at an
-	// earlier request may have hit it.
-	cancels uint64
+	// cancelClock is Conn.cancelClock when the request was queued: a
+	// change by the time it fails with 57014 means a CancelRequest aimed
+	// at an earlier request may have hit it.
+	cancelClock uint64
 	// Kept by the reply reader (Conn.next) for whoever finishes the
 	// reply: the ReadyForQuery messages and the completions
 	// (CommandComplete, EmptyQueryResponse, ErrorResponse) read so far,
@@ -205,7 +205,7 @@ func (r *request) free() {
 	case <-r.turn: // never left behind, but a stale token must not survive
 	default:
 	}
-	r.next, r.cancels, r.reqSpec = nil, 0, reqSpec{}
+	r.next, r.cancelClock, r.reqSpec = nil, 0, reqSpec{}
 	r.chained.Store(false)
 	r.step, r.failedAt, r.skipped, r.skippedInBlock, r.parsed = 0, 0, false, false, 0
 	r.preparesCommit.Store(false)
@@ -472,7 +472,7 @@ func (c *Conn) groupEnded(req *request) error {
 // enqueueLocked queues req behind the last request, or makes it the head
 // when the queue is empty. The caller holds wmu.
 func (c *Conn) enqueueLocked(req *request) {
-	req.cancels = c.cancels.Load()
+	req.cancelClock = c.cancelClock.Load()
 	c.seqNext++
 	c.queued++
 	req.seq = c.seqNext

@@ -346,12 +346,7 @@ func (c *Conn) drainTick(req *request) error {
 // group); the second signal may come after the first has ended the
 // statement, and is harmless only while the backend waits for input.
 func (c *Conn) cancelHeld(wait time.Duration) {
-	// A request that fails with 57014 may have been hit by this cancel if
-	// it was queued before the cancel was delivered: it compares this
-	// counter, moved before and after the delivery.
-	c.cancels.Add(1)
-	c.sendCancel(wait) // a failure leaves the drain's deadline to close the connection
-	c.cancels.Add(1)
+	c.cancelSession(wait) // a failure leaves the drain's deadline to close the connection
 }
 
 // rollBackStranded queues a ROLLBACK of the transaction block the
@@ -386,4 +381,41 @@ func (c *Conn) failedErr() error {
 		err = notSent(err)
 	}
 	return err
+}
+
+// peekIdle waits, while no request is in flight (WaitForNotification's
+// turn, see waitOnce), until a message begins, without consuming it: a
+// read deadline does not stop a read already under way, so the bytes may
+// be the reply of a request queued meanwhile, which must be left to it.
+// The one read of the connection outside next, with readIdle.
+func (c *Conn) peekIdle() error {
+	_, err := c.rd.PeekType()
+	return err
+}
+
+// readIdle reads one message that began while no request was in flight
+// (see peekIdle): one the server sends on its own (a notification, a
+// parameter status, a notice), handled as next handles them, or a FATAL
+// error, which closes the connection. Unlike next, it returns after one
+// message: nothing else is expected.
+func (c *Conn) readIdle() error {
+	typ, body, err := c.rd.Next()
+	if err != nil {
+		return c.fail(readErr(err))
+	}
+	switch typ {
+	case wire.MsgNotificationResponse, wire.MsgParameterStatus, wire.MsgNoticeResponse:
+		if err := c.handleAsync(typ, body); err != nil {
+			return c.fail(err)
+		}
+		return nil
+	case wire.MsgErrorResponse:
+		// A FATAL error (the server is shutting the session down).
+		pgErr, err := c.pgError(body)
+		if err != nil {
+			return c.fail(err)
+		}
+		return c.fail(pgErr)
+	}
+	return c.fail(&ProtocolError{Msg: "unexpected message " + string(typ) + " while idle"})
 }

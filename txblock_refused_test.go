@@ -522,5 +522,5 @@ func TestStrayCancelBatchResendOrder(t *testing.T) {
 			t.Errorf("iter %d: batch INSERT then UPDATE: UPDATE tag %q, v = %d: the INSERT ran after the UPDATE", i, tag2, v)
 		}
 	}
-	t.Logf("cancels %d", c.cancels.Load())
+	t.Logf("cancels %d", c.cancelClock.Load())
 }
