@@ -171,7 +171,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch, b
 func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []string, budget *resends) (req *request, run []*stmtDesc, again bool, err error) {
 	c.wmu.Lock()
 	c.followPoolerLocked()
-	sds, err := c.prepareAll(ctx, owner, sqls, true)
+	sds, err := c.prepareAllUnlock(ctx, owner, sqls, true)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -182,7 +182,7 @@ func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []s
 		// described again (in describe mode, after a pooler).
 		c.wmu.Lock()
 		unpinLocked(sds)
-		if sds, err = c.prepareAll(ctx, owner, sqls, true); err != nil {
+		if sds, err = c.prepareAllUnlock(ctx, owner, sqls, true); err != nil {
 			return nil, nil, false, err
 		}
 	}

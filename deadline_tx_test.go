@@ -135,7 +135,7 @@ func TestTxDoomedStatementNotCommitted(t *testing.T) {
 
 // TestTxShortCtxCommitOutcome: transactions whose statements' ctx ends
 // after a few microseconds (doomed transactions, detached ROLLBACKs sent by
-// sendDetachedLocked) while echo goroutines take the writer's role over: a
+// sendDetachedUnlock) while echo goroutines take the writer's role over: a
 // Commit that returns nil must have committed its row, one that fails must
 // have committed nothing.
 func TestTxShortCtxCommitOutcome(t *testing.T) {

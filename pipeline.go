@@ -154,7 +154,7 @@ type reqSpec struct {
 	// control (sqllex.Info.TransactionControl), which may end a block and
 	// begin another (see strandForeign, txblock.go).
 	txControl bool
-	// detached: a request no caller waits for (sendDetachedLocked),
+	// detached: a request no caller waits for (sendDetachedUnlock),
 	// never canceled.
 	detached bool
 	// listens: a WaitForNotification's turn: nothing is sent, and no
@@ -216,12 +216,12 @@ func (r *request) free() {
 	requests.Put(r)
 }
 
-// sendDetachedLocked queues sql as a simple query that must reach the
+// sendDetachedUnlock queues sql as a simple query that must reach the
 // server although its caller does not wait for it (the ROLLBACK ending a
 // transaction whose own ended unsent), past the gate: the caller holds wmu
 // and the connection. Its reply is drained like an abandoned request's.
 // It releases wmu.
-func (c *Conn) sendDetachedLocked(sql string) {
+func (c *Conn) sendDetachedUnlock(sql string) {
 	buf, _ := wire.AppendQuery(c.appendClosesLocked(c.writer.buf()), sql) // sql is ours: no NUL
 	c.writer.queue(buf)
 	c.closesQueuedLocked()

@@ -281,7 +281,7 @@ func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDes
 		c.wmu.Lock()
 		c.followPoolerLocked()
 	}
-	sds, err := c.prepareAll(ctx, owner, []string{sql}, true)
+	sds, err := c.prepareAllUnlock(ctx, owner, []string{sql}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -299,12 +299,12 @@ func (c *Conn) unpin(sd *stmtDesc) {
 	c.wmu.Unlock()
 }
 
-// prepareAll returns the descriptions of sqls, describing those not cached
+// prepareAllUnlock returns the descriptions of sqls, describing those not cached
 // in one round trip (one Sync each, so that one failing Parse does not
 // affect the others). A statement the server could not describe has its
 // error in its err; the error returned is ctx's or the connection's. The
 // caller holds wmu; it is released.
-func (c *Conn) prepareAll(ctx context.Context, owner *holder, sqls []string, pin bool) ([]*stmtDesc, error) {
+func (c *Conn) prepareAllUnlock(ctx context.Context, owner *holder, sqls []string, pin bool) ([]*stmtDesc, error) {
 	sds := make([]*stmtDesc, len(sqls))
 	var req *request
 	err := c.gateLocked(ctx, owner)
@@ -393,7 +393,7 @@ func (c *Conn) cachedLocked(owner *holder, sql string) *stmtDesc {
 	return c.stmts.get(sql)
 }
 
-// unpinLocked undoes prepareAll's pins (the caller holds wmu).
+// unpinLocked undoes prepareAllUnlock's pins (the caller holds wmu).
 func unpinLocked(sds []*stmtDesc) {
 	for _, sd := range sds {
 		if sd != nil {
@@ -634,7 +634,7 @@ const maxParams = math.MaxUint16
 // arguments (what), more than the protocol can carry (maxParams). It is
 // checked where the count is first known, before anything is sent: the
 // arguments' as a statement enters (Conn.query), the text's highest $n
-// before its Parse is queued (Conn.prepareAll). Sent, such a statement
+// before its Parse is queued (Conn.prepareAllUnlock). Sent, such a statement
 // would be answered with a ParameterDescription whose count wrapped
 // around (a protocol error that closes the connection). The refusal
 // leaves the connection usable, and is not SafeToRetry: the same call
@@ -649,7 +649,7 @@ func tooManyParams(n int, what string) error {
 // recorded; the message length counts them.
 func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) ([]byte, error) {
 	if len(args) > maxParams {
-		return buf, tooManyParams(len(args), "arguments") // refused before (Conn.query, Conn.prepareAll)
+		return buf, tooManyParams(len(args), "arguments") // refused before (Conn.query, Conn.prepareAllUnlock)
 	}
 	if len(sd.formats) > math.MaxUint16 {
 		return buf, errors.New("pgline: too many result columns")

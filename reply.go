@@ -369,7 +369,7 @@ func (c *Conn) rollBackStranded(req *request) {
 		return
 	}
 	c.block.stranded(c.seqNext+1, true) // the ROLLBACK's seq
-	c.sendDetachedLocked("ROLLBACK")
+	c.sendDetachedUnlock("ROLLBACK")
 }
 
 // failedErr is the error of a request that reads after the connection

@@ -234,7 +234,7 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 var errBeginEnded = fmt.Errorf("%w: pgline: the transaction's BEGIN ran before the ROLLBACK of a block stranded before it, which ends its block", errRefused)
 
 // rolledBackAfter reports whether a ROLLBACK pgline queued detached from
-// any caller (see sendDetachedLocked) was queued after h's last request.
+// any caller (see sendDetachedUnlock) was queued after h's last request.
 func (c *Conn) rolledBackAfter(h *holder) bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -405,7 +405,7 @@ func (tx *Tx) endNested(ctx context.Context, verb string) error {
 	if isNotSent(err) && verb == "ROLLBACK TO SAVEPOINT " {
 		tx.c.wmu.Lock()
 		if tx.c.gate.holder == tx.owner() && !tx.root.h.closing {
-			tx.c.sendDetachedLocked(verb + tx.savepoint)
+			tx.c.sendDetachedUnlock(verb + tx.savepoint)
 		} else {
 			tx.c.wmu.Unlock()
 		}
@@ -455,7 +455,7 @@ func (tx *Tx) end(open bool) {
 // The caller holds wmu, and holds it again on return.
 func (c *Conn) endTxLocked(rollback bool) {
 	if rollback && !c.closed.Load() {
-		c.sendDetachedLocked("ROLLBACK")
+		c.sendDetachedUnlock("ROLLBACK")
 		c.wmu.Lock()
 	}
 	c.gate.releaseLocked(nil, nil) // everyone may use the connection again
