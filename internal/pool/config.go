@@ -75,8 +75,8 @@ type Config struct {
 	// gets no calls; 0 means no bound.
 	MaxReplicaLag time.Duration
 	// ConnectTimeout is connect_timeout; 0 when not set, and then the
-	// Set bounds its background attempts by ConnectTimeout's constant
-	// (see DefaultConnectTimeout).
+	// Set bounds its background attempts by DefaultConnectTimeout. It
+	// also bounds a role check (twice it, at least 5s).
 	ConnectTimeout time.Duration
 	// Hosts names each host ("host:port" or the socket path), in the
 	// DSN's order; a Set has one Host per entry.

@@ -333,7 +333,7 @@ func (p *Host) dropLocked(pc *Conn) {
 
 // done ends one statement routed to pc; rows reports that it was counted
 // in openRows (a Query or SendBatch) or rowHolds (a QueryRow read). Rows
-// and Rows of a Row end alike (Rows.finish), so done takes a Row's hold
+// and Rows of a Row end alike (pgline's Rows.finish), so done takes a Row's hold
 // off first: the Rows of one connection are read in turn, so a Row held
 // while another Rows ends is that Rows' successor, and taking its hold
 // off first can only keep openRows counted a moment longer (until the
