@@ -14,8 +14,8 @@ import (
 // knows of each host (see Set).
 //
 // Every Host of a Pool with several hosts connects with
-// target_session_attrs=any, so that its connections serve every view
-// (Pool.Target). What a host is — primary or standby, read-only or not,
+// target_session_attrs=any (see Config.Connect), so that its connections
+// serve every view (pgline's Pool.Target). What a host is — primary or standby, read-only or not,
 // how far a standby's replay lags — comes from a role check: one small
 // query (roleSQL) on a connection of its own to the host (roleQuery),
 // run by the Pool's monitor (checkLoop) at once, every check period, and
