@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pgline/pgline/internal/pool"
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -63,7 +64,7 @@ type BatchResults struct {
 	aborted error // AllOrNothing: the error that stopped the batch
 	first   error // first error of any statement, for Close
 	closed  bool
-	pooled  *poolConn // the pool connection the batch counts against, if any
+	pooled  *pool.Conn // the pool connection the batch counts against, if any
 	// abandoned: the ctx ended while the reply was read; Close gives
 	// the rest of it to the connection to drain (see Conn.abandon).
 	abandoned bool
@@ -498,7 +499,7 @@ func (br *BatchResults) end(err error) error {
 	br.trace = nil
 	if pc := br.pooled; pc != nil {
 		br.pooled = nil
-		pc.p.done(pc, true)
+		pc.Done(true)
 	}
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgline/pgline/internal/dsn"
+	"github.com/pgline/pgline/internal/pool"
 )
 
 // testSource is a configSource with only env in the environment, an
@@ -554,7 +555,7 @@ func TestPglineSettings(t *testing.T) {
 		t.Errorf("a limit of 0 in the DSN: %+v, want -1 (off)", c.Pool)
 	}
 	pc := c.Pool.settings()
-	want := poolConfig{maxConns: 8, maxLifetime: noLimit, maxIdle: noLimit, healthPeriod: time.Minute, maxPipeline: 64, idleCheck: noLimit}
+	want := pool.Settings{MaxConns: 8, MaxLifetime: pool.NoLimit, MaxIdle: pool.NoLimit, HealthPeriod: time.Minute, MaxPipeline: 64, IdleCheck: pool.NoLimit}
 	if pc != want {
 		t.Errorf("pool settings %+v, want %+v", pc, want)
 	}
@@ -566,7 +567,7 @@ func TestPglineSettings(t *testing.T) {
 	}
 	// Defaults, for a Config ParseConfig did not make too.
 	def := (&Config{}).Pool.settings()
-	if def.maxConns < 4 || def.maxLifetime != time.Hour || def.maxIdle != 30*time.Minute || def.maxPipeline != 64 {
+	if def.MaxConns < 4 || def.MaxLifetime != time.Hour || def.MaxIdle != 30*time.Minute || def.MaxPipeline != 64 {
 		t.Errorf("default pool settings %+v", def)
 	}
 }

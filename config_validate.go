@@ -227,7 +227,7 @@ func parsePoolSettings(s settings, pc *PoolConfig) error {
 	if pc.MinConns, err = parseIntKey(s, "pool_min_conns", 0, 0, 1<<20); err != nil {
 		return err
 	}
-	if pc.MinConns > pc.settings().maxConns {
+	if pc.MinConns > pc.settings().MaxConns {
 		return s.invalid("pool_min_conns", "must not exceed pool_max_conns")
 	}
 	for _, k := range []struct {

@@ -98,11 +98,11 @@ type Conn struct {
 	proxied *atomic.Bool
 	// readOnly, set by a Pool over several hosts before the connection is
 	// used, is told of every 25006 error (read-only transaction) the
-	// connection receives, whatever call it answers (see hostPool.connect).
+	// connection receives, whatever call it answers (see pool.Host.NoteReadOnly).
 	readOnly func()
 	// roleReport, set by a Pool over several hosts before the connection
 	// is used, is told when the server reports a new in_hot_standby (a
-	// promotion, see hostPool.noteRole).
+	// promotion, see pool.Host.NoteRole).
 	roleReport func()
 
 	dead     chan struct{} // closed when the connection closes, for waiters at the gate

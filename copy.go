@@ -118,7 +118,7 @@ func (p *Pool) CopyFrom(ctx context.Context, table Identifier, columns []string,
 		return 0, err
 	}
 	defer p.giveBack(pc)
-	return pc.c.CopyFrom(ctx, table, columns, src)
+	return connOf(pc).CopyFrom(ctx, table, columns, src)
 }
 
 // CopyFromReader runs a COPY FROM STDIN on a connection taken from the
@@ -129,7 +129,7 @@ func (p *Pool) CopyFromReader(ctx context.Context, sql string, r io.Reader) (Com
 		return CommandTag{}, err
 	}
 	defer p.giveBack(pc)
-	return pc.c.CopyFromReader(ctx, sql, r)
+	return connOf(pc).CopyFromReader(ctx, sql, r)
 }
 
 // CopyTo runs a COPY TO STDOUT on a connection taken from the pool for it
@@ -140,7 +140,7 @@ func (p *Pool) CopyTo(ctx context.Context, w io.Writer, sql string) (CommandTag,
 		return CommandTag{}, err
 	}
 	defer p.giveBack(pc)
-	return pc.c.CopyTo(ctx, w, sql)
+	return connOf(pc).CopyTo(ctx, w, sql)
 }
 
 // traceCopy runs op, a COPY, traced when a Tracer is set. The COPY is

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pgline/pgline/internal/pool"
 	"github.com/pgline/pgline/internal/sqllex"
 )
 
@@ -95,13 +96,13 @@ import (
 // waits as above. BeforeConnect sees one host at a time.
 type Pool struct {
 	cfg *Config  // the Pool's own copy (every host; see Config)
-	set *hostSet // the hosts, shared by the Pool and its views
+	set *poolSet // the engine (the hosts) and the views, shared by the Pool and its views
 	// attrs is the target_session_attrs this view routes by.
 	attrs string
-	// direct is the one hostPool every call goes to when there is no
-	// choice to make (one host, and attrs the DSN's or any): then a call
-	// costs one pointer more than on a hostPool.
-	direct *hostPool
+	// direct is the one host every call goes to when there is no choice
+	// to make (one host, and attrs the DSN's or any, see pool.Set.Direct):
+	// then a call costs one pointer more than on a pool.Host.
+	direct *pool.Host
 	err    error // an invalid attrs: every call fails with it
 }
 
@@ -179,8 +180,8 @@ func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 			return nil, errors.New("pgline: invalid target_session_attrs " + own.TargetSessionAttrs)
 		}
 	}
-	s := newHostSet(&own)
-	return s.view(own.TargetSessionAttrs), nil
+	s := newPoolSet(&own)
+	return s.view(&own, own.TargetSessionAttrs), nil
 }
 
 // Target returns a view of the Pool that sends its statements, Acquire
@@ -209,88 +210,57 @@ func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 //
 // An invalid attrs gives a view whose every call fails. Views are made
 // once per attrs: Target may be called for each statement.
-func (p *Pool) Target(attrs string) *Pool { return p.set.view(attrs) }
+func (p *Pool) Target(attrs string) *Pool { return p.set.view(p.cfg, attrs) }
 
-// pick returns the hostPool a call goes to (see hostSet.pick).
-func (p *Pool) pick(ctx context.Context) (*hostPool, error) {
+// routeChecked takes a slot for one statement on a host of the view (see
+// pool.Host.Route, and pool.Set.Route for the choice of a host); rows
+// reports a Query or SendBatch, whose Rows count open from routing. The
+// statement ends with done.
+func (p *Pool) routeChecked(ctx context.Context, rows bool) (*pool.Conn, error) {
+	if hp := p.direct; hp != nil {
+		return hp.Route(ctx, rows)
+	}
 	if p.err != nil {
 		return nil, p.err
 	}
-	return p.set.pick(ctx, p.attrs)
-}
-
-// maxReroutes bounds how many times a call chooses a host again because
-// the one it waited for went down or changed role.
-func (p *Pool) maxReroutes() int { return 2*len(p.set.hosts) + 2 }
-
-// routeChecked takes a slot for one statement on a host of the view (see
-// hostPool.routeChecked); rows reports a Query or SendBatch, whose Rows
-// count open from routing (see hostPool.route).
-func (p *Pool) routeChecked(ctx context.Context, rows bool) (*poolConn, error) {
-	return p.onHost(ctx, func(hp *hostPool, ctx context.Context) (*poolConn, error) {
-		return hp.routeChecked(ctx, rows)
-	}, func(pc *poolConn) { pc.p.done(pc, rows) })
+	return p.set.eng.Route(ctx, p.attrs, rows)
 }
 
 // take takes a connection of a host of the view for exclusive use (see
-// hostPool.take); with reset (Acquire), a connection a Pool transaction
-// ran on has its session reset before PrepareConn runs (see
-// poolConn.resetTaken).
-func (p *Pool) take(ctx context.Context, reset bool) (*poolConn, error) {
-	return p.onHost(ctx, func(hp *hostPool, ctx context.Context) (*poolConn, error) { return hp.take(ctx, reset) },
-		func(pc *poolConn) { pc.p.giveBack(pc) })
-}
-
-// onHost runs get on the view's host: the one host when there is no
-// choice, otherwise a host picked for the view, picked again (up to
-// maxReroutes times, within ctx) when the call was sent back because
-// that host went down or changed role, or when the host no longer
-// matches the view once get has its connection (its state changed while
-// the call waited, or the connection just opened told of a new role, see
-// hostPool.noteRole): the connection is then handed back (release)
-// unused.
-func (p *Pool) onHost(ctx context.Context, get func(*hostPool, context.Context) (*poolConn, error), release func(*poolConn)) (*poolConn, error) {
+// pool.Host.Take); with reset (Acquire), a connection a Pool transaction
+// ran on has its session reset before PrepareConn runs.
+func (p *Pool) take(ctx context.Context, reset bool) (*pool.Conn, error) {
 	if hp := p.direct; hp != nil {
-		return get(hp, ctx)
+		return hp.Take(ctx, reset)
 	}
-	for n := 0; ; n++ {
-		hp, err := p.pick(ctx)
-		if err != nil {
-			return nil, err
-		}
-		pc, err := get(hp, ctx)
-		if err == nil && !p.set.stillMatches(hp, p.attrs) {
-			release(pc)
-			pc, err = nil, notSent(&rerouteError{errRoleChanged})
-		}
-		if err == nil || !rerouted(err) || n >= p.maxReroutes() || ctx.Err() != nil {
-			return pc, err
-		}
+	if p.err != nil {
+		return nil, p.err
 	}
+	return p.set.eng.Take(ctx, p.attrs, reset)
 }
 
 // giveBack returns a connection from take.
-func (p *Pool) giveBack(pc *poolConn) { pc.p.giveBack(pc) }
+func (p *Pool) giveBack(pc *pool.Conn) { pc.GiveBack() }
 
-// done ends a statement routed to pc (see hostPool.done).
-func (p *Pool) done(pc *poolConn, rows bool) { pc.p.done(pc, rows) }
+// done ends a statement routed to pc (see pool.Conn.Done).
+func (p *Pool) done(pc *pool.Conn, rows bool) { pc.Done(rows) }
 
 // retry runs op on a routed connection, and again on another while it
 // fails before reaching the server because its connection broke, as long
 // as ctx allows (and a bounded number of times: a server that ends every
 // session at once must not keep a call without deadline for ever).
-func (p *Pool) retry(ctx context.Context, op func(pc *poolConn) error) error {
+func (p *Pool) retry(ctx context.Context, op func(pc *pool.Conn) error) error {
 	return p.retryRouted(ctx, false, op)
 }
 
 // retryRows is retry for a Query: its Rows count open on the connection
 // from routing, and op ends a failed attempt with done(pc, true).
-func (p *Pool) retryRows(ctx context.Context, op func(pc *poolConn) error) error {
+func (p *Pool) retryRows(ctx context.Context, op func(pc *pool.Conn) error) error {
 	return p.retryRouted(ctx, true, op)
 }
 
 // retryRouted is retry, for a Query when rows is set.
-func (p *Pool) retryRouted(ctx context.Context, rows bool, op func(pc *poolConn) error) error {
+func (p *Pool) retryRouted(ctx context.Context, rows bool, op func(pc *pool.Conn) error) error {
 	for attempt := 0; ; attempt++ {
 		pc, err := p.routeChecked(ctx, rows)
 		if err != nil {
@@ -307,8 +277,8 @@ func (p *Pool) retryRouted(ctx context.Context, rows bool, op func(pc *poolConn)
 // counting from 0) is made again: nothing of it ran (SafeToRetry) because
 // pc broke, and its ctx allows. (A 25006 error, read-only transaction,
 // ran: it is not made again; with several hosts, the roles are checked
-// at once, see hostPool.connect.)
-func (p *Pool) retries(ctx context.Context, attempt int, pc *poolConn, err error) bool {
+// at once, see pool.Host.NoteReadOnly.)
+func (p *Pool) retries(ctx context.Context, attempt int, pc *pool.Conn, err error) bool {
 	return SafeToRetry(err) && p.mayRetry(ctx, attempt, pc, err)
 }
 
@@ -317,8 +287,8 @@ func (p *Pool) retries(ctx context.Context, attempt int, pc *poolConn, err error
 // the next connection the same way (see ProtocolError); its ctx allows;
 // and a bounded number of times (a server that ends every session at
 // once must not hold a call without deadline for ever).
-func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *poolConn, err error) bool {
-	return pc.c.IsClosed() && !isProtocolError(err) && ctx.Err() == nil && attempt < pc.p.pc.maxConns+2
+func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *pool.Conn, err error) bool {
+	return pc.Backend().IsClosed() && !isProtocolError(err) && ctx.Err() == nil && attempt < pc.Host().MaxConns()+2
 }
 
 // Query runs sql on one of the pool's connections (see Conn.Query). The
@@ -329,13 +299,13 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 		return nil, err
 	}
 	var rows *Rows
-	err := p.retryRows(ctx, func(pc *poolConn) error {
-		r, err := pc.c.Query(ctx, sql, args...)
+	err := p.retryRows(ctx, func(pc *pool.Conn) error {
+		r, err := connOf(pc).Query(ctx, sql, args...)
 		if err != nil {
-			pc.p.done(pc, true)
+			pc.Done(true)
 			return err
 		}
-		pc.p.holdRows(pc, r)
+		r.pooled = pc // counted open since it was routed; Rows.finish ends it
 		rows = r
 		return nil
 	})
@@ -366,14 +336,16 @@ func (p *Pool) queryRow(ctx context.Context, row *Row, sql string, args []any) {
 // for a resend by Row.Scan (routed again: the connection the row came
 // from may be held by Acquire or Begin by then).
 func (p *Pool) runRow(row *Row) {
-	row.err = p.retry(row.ctx, func(pc *poolConn) error {
-		row.c = pc.c
-		err := pc.c.query(row.ctx, nil, &row.rows, row.sql, row.args)
+	row.err = p.retry(row.ctx, func(pc *pool.Conn) error {
+		c := connOf(pc)
+		row.c = c
+		err := c.query(row.ctx, nil, &row.rows, row.sql, row.args)
 		if err != nil {
-			pc.p.done(pc, false)
+			pc.Done(false)
 			return err
 		}
-		pc.p.holdRow(pc, &row.rows)
+		pc.HoldRow() // read until Scan closes it, which ends the statement
+		row.rows.pooled = pc
 		return nil
 	})
 }
@@ -384,10 +356,10 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (CommandTag, e
 		return CommandTag{}, err
 	}
 	var tag CommandTag
-	err := p.retry(ctx, func(pc *poolConn) error {
+	err := p.retry(ctx, func(pc *pool.Conn) error {
 		var err error
-		tag, err = pc.c.Exec(ctx, sql, args...)
-		pc.p.done(pc, false)
+		tag, err = connOf(pc).Exec(ctx, sql, args...)
+		pc.Done(false)
 		return err
 	})
 	return tag, err
@@ -402,9 +374,9 @@ func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 	if err != nil {
 		return &BatchResults{err: err, closed: true}
 	}
-	br := pc.c.SendBatch(ctx, b)
+	br := connOf(pc).SendBatch(ctx, b)
 	if br.req == nil {
-		pc.p.done(pc, true)
+		pc.Done(true)
 		return br
 	}
 	br.pooled = pc
@@ -418,7 +390,7 @@ func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 // AfterConnect again; pgline's own prepared statements stay).
 type PoolConn struct {
 	*Conn
-	pc       *poolConn
+	pc       *pool.Conn
 	released atomic.Bool
 }
 
@@ -433,20 +405,32 @@ func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PoolConn{Conn: pc.c, pc: pc}, nil
+	return &PoolConn{Conn: connOf(pc), pc: pc}, nil
 }
 
-// resetTaken resets the session of a connection taken for Acquire (see
-// poolConn.resetSession) and reports whether it is still open; when the
-// reset closed it (or AfterConnect panicked), it is given back.
-func (pc *poolConn) resetTaken(ctx context.Context) bool {
-	defer func() {
-		if pc.c.IsClosed() {
-			pc.p.giveBack(pc)
+// Release resets the connection's session state and returns it to the
+// pool: the session is as Config.AfterConnect left it when the connection
+// was made. The reset (RESET ALL, UNLISTEN *, advisory locks, temporary
+// tables, cursors, the statements prepared with SQL PREPARE; pgline's own
+// prepared statements stay) is one round trip, after which AfterConnect,
+// when set, runs again; an error of either closes the connection (a panic
+// of AfterConnect too, and goes on). A connection with requests still in
+// flight (a statement given up at its deadline, whose reply is being
+// drained from a server that may not answer) is closed instead, so that
+// Release does not wait for it; the reset and AfterConnect are bounded by
+// resetTimeout (5s). It is safe to call more than once.
+func (pc *PoolConn) Release() {
+	if !pc.released.CompareAndSwap(false, true) {
+		return
+	}
+	defer pc.pc.Release() // also when AfterConnect panics
+	if c := pc.Conn; !c.IsClosed() && c.TxStatus() == 'I' {
+		if c.busy() {
+			c.Close()
+		} else {
+			pc.pc.Reset(context.Background())
 		}
-	}()
-	pc.resetSession(ctx)
-	return !pc.c.IsClosed()
+	}
 }
 
 // Begin starts a transaction on a connection taken from the pool for it;
@@ -467,9 +451,9 @@ func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 		if err != nil {
 			return nil, err
 		}
-		tx, err := pc.c.BeginTx(ctx, opts)
+		tx, err := connOf(pc).BeginTx(ctx, opts)
 		if err != nil {
-			pc.p.giveBack(pc)
+			pc.GiveBack()
 			// A BEGIN has no effect that outlives its session: on a
 			// connection that broke, it is made again on another, even
 			// when it may have reached the server (see mayRetry).
@@ -479,11 +463,31 @@ func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 			return nil, err
 		}
 		tx.onEnd = func() {
-			pc.txRan.Store(true)
-			pc.p.release(pc)
+			pc.MarkTxRan()
+			pc.Release()
 		}
 		return tx, nil
 	}
+}
+
+// HostRole is a host's part in replication, as a Pool last saw it.
+type HostRole uint8
+
+const (
+	HostUnknown HostRole = iota // not checked yet
+	HostPrimary                 // not in recovery
+	HostStandby                 // a hot standby, in recovery
+)
+
+// String returns "unknown", "primary" or "standby".
+func (r HostRole) String() string {
+	switch r {
+	case HostPrimary:
+		return "primary"
+	case HostStandby:
+		return "standby"
+	}
+	return "unknown"
 }
 
 // PoolStat is a snapshot of a Pool's counters, summed over its hosts.
@@ -537,46 +541,29 @@ type HostStat struct {
 
 // Stat returns the pool's counters (the whole Pool's, for a view too).
 func (p *Pool) Stat() PoolStat {
-	s := PoolStat{PoolerHosts: p.cfg.proxies.hosts(), Hosts: make([]HostStat, 0, len(p.set.hosts))}
+	hosts := p.set.eng.Hosts()
+	s := PoolStat{PoolerHosts: p.cfg.proxies.hosts(), Hosts: make([]HostStat, 0, len(hosts))}
 	now := time.Now()
-	for _, hp := range p.set.hosts {
-		h := hp.stat(&s)
-		st := hp.state.Load()
-		h.Role, h.ReadOnly, h.Lag, h.Checked = st.role, st.readOnly, st.lag(now), st.checked
-		h.Down, h.Err = st.down, st.err
-		s.Hosts = append(s.Hosts, h)
+	for _, hp := range hosts {
+		n, st := hp.Stat(), hp.State(now)
+		s.Hosts = append(s.Hosts, HostStat{
+			Host: hp.Label(), Role: HostRole(st.Role), ReadOnly: st.ReadOnly, Lag: st.Lag, Checked: st.Checked,
+			Down: st.Down, Err: st.Err,
+			TotalConns: n.Total, IdleConns: n.Idle, AcquiredConns: n.Held, InFlight: n.InFlight, Waiting: n.Waiting,
+		})
+		s.TotalConns += n.Total
+		s.IdleConns += n.Idle
+		s.AcquiredConns += n.Held
+		s.OpeningConns += n.Opening
+		s.InFlight += n.InFlight
+		s.Waiting += n.Waiting
+		s.AcquireWaiting += n.TakeWaiting
+		s.MaxConns += n.MaxConns
 	}
 	return s
-}
-
-// stat adds the host's counters to s and returns them.
-func (p *hostPool) stat(s *PoolStat) HostStat {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	h := HostStat{
-		Host:          p.label,
-		TotalConns:    p.totalLocked(),
-		AcquiredConns: p.held,
-		Waiting:       p.stmtLine.n,
-	}
-	for _, pc := range p.conns {
-		h.InFlight += pc.inflight
-		if pc.inflight == 0 {
-			h.IdleConns++
-		}
-	}
-	s.TotalConns += h.TotalConns
-	s.IdleConns += h.IdleConns
-	s.AcquiredConns += h.AcquiredConns
-	s.OpeningConns += p.opening
-	s.InFlight += h.InFlight
-	s.Waiting += h.Waiting
-	s.AcquireWaiting += p.takeLine.n
-	s.MaxConns += p.pc.maxConns
-	return h
 }
 
 // Close stops the pool, and every view of it: new calls fail with
 // ErrPoolClosed, statements in flight and held connections finish (Close
 // waits for them), then every connection is closed.
-func (p *Pool) Close() { p.set.close() }
+func (p *Pool) Close() { p.set.eng.Close() }

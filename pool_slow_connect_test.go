@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/pool"
 )
 
 // TestPoolSlowServerNoDeadline: a server that answers its first connection
@@ -21,7 +23,7 @@ func TestPoolSlowServerNoDeadline(t *testing.T) {
 	}
 	px := newTestProxy(t, srv.Addr, func(i int, _ net.Conn) bool {
 		if i == 0 {
-			time.Sleep(poolConnectTimeout + 2*time.Second)
+			time.Sleep(pool.DefaultConnectTimeout + 2*time.Second)
 		}
 		return true
 	})

@@ -371,14 +371,11 @@ func TestPoolDropsRoutedNotifications(t *testing.T) {
 		}
 	}
 	queued := func() int {
-		hp := p.direct // the Pool's one host
-		hp.mu.Lock()
-		defer hp.mu.Unlock()
 		n := 0
-		for _, pc := range hp.conns {
-			pc.c.notifyMu.Lock()
-			n += len(pc.c.notifications)
-			pc.c.notifyMu.Unlock()
+		for _, c := range p.routedConns() { // the Pool's one host
+			c.notifyMu.Lock()
+			n += len(c.notifications)
+			c.notifyMu.Unlock()
 		}
 		return n
 	}

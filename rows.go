@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pgline/pgline/internal/pool"
 	"github.com/pgline/pgline/internal/strblock"
 	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
@@ -44,7 +45,7 @@ type Rows struct {
 	// statement's reply ends at its CommandComplete or ErrorResponse.
 	batch          *BatchResults
 	stopAtComplete bool
-	pooled         *poolConn // the pool connection these rows count against, if any
+	pooled         *pool.Conn // the pool connection these rows count against, if any
 	trace          *TraceEvent
 	traceCtx       context.Context
 
@@ -470,7 +471,7 @@ func (r *Rows) finish() {
 	r.c = nil
 	if pc := r.pooled; pc != nil {
 		r.pooled = nil
-		pc.p.done(pc, true)
+		pc.Done(true)
 	}
 	if r.tx != nil {
 		r.tx.untrack(r)

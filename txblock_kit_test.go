@@ -371,13 +371,11 @@ func poolOnlyConn(t *testing.T, p *Pool) *Conn {
 	if err := p.QueryRow(testCtx(t), "SELECT 1").Scan(new(int64)); err != nil {
 		t.Fatal(err)
 	}
-	hp := p.set.hosts[0]
-	hp.mu.Lock()
-	defer hp.mu.Unlock()
-	if len(hp.conns) != 1 {
-		t.Fatalf("%d conns", len(hp.conns))
+	conns := p.routedConns()
+	if len(conns) != 1 {
+		t.Fatalf("%d conns", len(conns))
 	}
-	return hp.conns[0].c
+	return conns[0]
 }
 
 // poolOfOne returns a Pool of one connection, closed when the test

@@ -20,7 +20,7 @@ import (
 // TestPoolStrandKeepsConn: one stranded block on a Pool's only
 // connection (made on purpose, see strandConn), rolled back by
 // pgline itself: the pool keeps the connection (it used to close it:
-// hostPool.done saw TxStatus 'E' before the ROLLBACK's reply).
+// pool.Host.done saw TxStatus 'E' before the ROLLBACK's reply).
 func TestPoolStrandKeepsConn(t *testing.T) {
 	createDeallocFunc(t)
 	ctx := testCtx(t)
@@ -32,12 +32,9 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 	var c *Conn
 	for range 200 {
 		runEchoLoad(t, ctx, 8, 5*time.Millisecond, p.QueryRow)
-		hp := p.direct
-		hp.mu.Lock()
-		if len(hp.conns) == 1 {
-			c = hp.conns[0].c
+		if conns := p.routedConns(); len(conns) == 1 {
+			c = conns[0]
 		}
-		hp.mu.Unlock()
 		if c == nil {
 			continue
 		}
@@ -86,7 +83,7 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 // TestPoolStrandSignalsKeepBackends: echo QueryRows only through a Pool of
 // 3 under a storm of signals at its backends. The pool must keep its 3
 // backends: a stranded block that pgline rolls back itself must not show
-// as TxStatus 'E' to hostPool.done, which would retire the connection as
+// as TxStatus 'E' to pool.Host.done, which would retire the connection as
 // if a caller had left a raw BEGIN open (26-31 backends in 2 s before).
 func TestPoolStrandSignalsKeepBackends(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)

@@ -120,7 +120,7 @@ func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 // block that pgline rolls back with a detached ROLLBACK, whose reply is
 // drained after the call returns. TxStatus must not say 'E' (or 'T')
 // meanwhile: no caller holds a transaction, and whatever reads TxStatus
-// to decide (hostPool.done and giveBack, which close the connection;
+// to decide (pool.Host.done and giveBack, which close the connection;
 // stdlib's BeginTx, which refuses with "already in a transaction";
 // stdlib's IsValid) would take pgline's own strand for a caller's block.
 func TestDetachedRollbackTxStatusIdle(t *testing.T) {

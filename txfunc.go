@@ -3,6 +3,8 @@ package pgline
 import (
 	"context"
 	"errors"
+
+	"github.com/pgline/pgline/internal/pool"
 )
 
 // BeginFunc starts a transaction on db (a *Conn, a *Pool, or a *Tx, whose
@@ -70,8 +72,8 @@ func (p *Pool) AcquireFunc(ctx context.Context, fn func(*PoolConn) error) error 
 // empty query routed as a statement (opening a connection if none is
 // open).
 func (p *Pool) Ping(ctx context.Context) error {
-	return p.retry(ctx, func(pc *poolConn) error {
-		err := pc.c.Ping(ctx)
+	return p.retry(ctx, func(pc *pool.Conn) error {
+		err := connOf(pc).Ping(ctx)
 		p.done(pc, false)
 		return err
 	})

@@ -1,11 +1,11 @@
-package pgline
+package pool
 
 import (
 	"context"
 	"time"
 )
 
-// Routing statements to the connections of a Pool's host (hostPool).
+// Routing statements to the connections of a Pool's host (Host).
 //
 // A statement takes a slot on the open connection with the least load
 // (loadLocked: the requests in flight, up to pool_max_pipeline per
@@ -31,14 +31,14 @@ import (
 // second line, for a connection of their own (serveTakersLocked), and the
 // connections set aside for them (draining) are chosen by the same load.
 
-// poolWaiter is a call waiting in one of a hostPool's lines: a statement for
+// waiter is a call waiting in one of a Host's lines: a statement for
 // a slot (route), or an Acquire or Begin for a connection of its own
 // (take).
-type poolWaiter struct {
-	prev, next *poolWaiter
+type waiter struct {
+	prev, next *waiter
 	ctx        context.Context
 	ready      chan struct{} // one token (wake) once pc, open or err is set
-	pc         *poolConn
+	pc         *Conn
 	check      bool // pc was idle for pool_idle_check: look at it first
 	rows       bool // route: a Query's, whose Rows count open from routing
 	open       bool // take: a reservation to open a connection (counted in held)
@@ -47,32 +47,33 @@ type poolWaiter struct {
 
 // newWaiter returns a waiter for ctx: a statement's is recycled
 // (putWaiter), so that waiting costs no allocation.
-func (p *hostPool) newWaiter(ctx context.Context) *poolWaiter {
-	w, _ := p.waiters.Get().(*poolWaiter)
+func (p *Host) newWaiter(ctx context.Context) *waiter {
+	w, _ := p.waiters.Get().(*waiter)
 	if w == nil {
-		w = &poolWaiter{ready: make(chan struct{}, 1)}
+		w = &waiter{ready: make(chan struct{}, 1)}
 	}
 	w.ctx = ctx
 	return w
 }
 
 // putWaiter recycles w, whose token, if it was woken, has been taken.
-func (p *hostPool) putWaiter(w *poolWaiter) {
-	*w = poolWaiter{ready: w.ready}
+func (p *Host) putWaiter(w *waiter) {
+	*w = waiter{ready: w.ready}
 	p.waiters.Put(w)
 }
 
-// wake ends w's wait; it is called once, under the hostPool's mu.
-func (w *poolWaiter) wake() { w.ready <- struct{}{} }
+// wake ends w's wait; it is called once, under the Host's mu.
+func (w *waiter) wake() { w.ready <- struct{}{} }
 
-// waitLine is a hostPool's line of waiters, first come first served; the
-// hostPool's mu guards it.
+// waitLine is a Host's line of waiters, first come first served; the
+// Host's mu guards it.
 type waitLine struct {
-	head, tail *poolWaiter
+	head, tail *waiter
 	n          int
 }
 
-func (l *waitLine) push(w *poolWaiter) {
+// push puts w at the end of the line.
+func (l *waitLine) push(w *waiter) {
 	w.prev = l.tail
 	if l.tail != nil {
 		l.tail.next = w
@@ -83,7 +84,8 @@ func (l *waitLine) push(w *poolWaiter) {
 	l.n++
 }
 
-func (l *waitLine) remove(w *poolWaiter) {
+// remove takes w, which is in the line, out of it.
+func (l *waitLine) remove(w *waiter) {
 	if w.prev != nil {
 		w.prev.next = w.next
 	} else {
@@ -103,11 +105,11 @@ func (l *waitLine) remove(w *poolWaiter) {
 // on. When every connection is busy and the pool is below its maximum,
 // another is opened. It waits, in arrival order, when no connection can
 // take the statement.
-func (p *hostPool) route(ctx context.Context, rows bool) (pc *poolConn, check bool, err error) {
+func (p *Host) route(ctx context.Context, rows bool) (pc *Conn, check bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, false, notSent(ErrPoolClosed)
+		return nil, false, p.cfg.closedErr()
 	}
 	if p.stmtLine.head == nil {
 		if pc, check := p.pickLocked(); pc != nil {
@@ -147,7 +149,7 @@ func (p *hostPool) route(ctx context.Context, rows bool) (pc *poolConn, check bo
 		p.stmtLine.remove(w)
 	}
 	p.putWaiter(w)
-	return nil, false, connectWaitErr(ctx, p.lastErr)
+	return nil, false, p.cfg.connectWaitErr(ctx, p.lastErr)
 }
 
 // stallAfter is how long a connection with statements in flight may
@@ -175,12 +177,12 @@ const silenceStep = 250 * time.Microsecond
 // while weighs more the longer it waits (one request per silenceStep, up
 // to one less than pool_max_pipeline), and counts as held from stallAfter
 // on. now is read once per decision, when first needed.
-func (p *hostPool) loadLocked(pc *poolConn, now *time.Time) int {
+func (p *Host) loadLocked(pc *Conn, now *time.Time) int {
 	n := pc.inflight
 	if n == 0 {
 		return 0
 	}
-	max := p.pc.maxPipeline
+	max := p.st.MaxPipeline
 	if pc.openRows > 0 {
 		return n + max
 	}
@@ -199,8 +201,8 @@ func (p *hostPool) loadLocked(pc *poolConn, now *time.Time) int {
 // when the least loaded is full (pool_max_pipeline), or busy while a
 // connection is being opened for the pool (the last attempt succeeded),
 // or held (open Rows, stalled) while the pool may still grow.
-func (p *hostPool) pickLocked() (pc *poolConn, check bool) {
-	var best *poolConn
+func (p *Host) pickLocked() (pc *Conn, check bool) {
+	var best *Conn
 	bestScore := 0
 	var now time.Time
 	p.pruneClosedLocked()
@@ -217,18 +219,18 @@ func (p *hostPool) pickLocked() (pc *poolConn, check bool) {
 		p.growLocked()
 	}
 	switch {
-	case best == nil || best.inflight >= p.pc.maxPipeline:
+	case best == nil || best.inflight >= p.st.MaxPipeline:
 		return nil, false
 	case bestScore > 0 && p.opening > 0 && p.failures == 0:
 		return nil, false // a connection is on its way (or the first slot freed)
-	case bestScore >= p.pc.maxPipeline && p.totalLocked() < p.pc.maxConns:
+	case bestScore >= p.st.MaxPipeline && p.totalLocked() < p.st.MaxConns:
 		return nil, false
 	}
 	if best.inflight == 0 {
 		if now.IsZero() {
 			now = time.Now()
 		}
-		check = now.Sub(best.lastUsed) >= p.pc.idleCheck
+		check = now.Sub(best.lastUsed) >= p.st.IdleCheck
 		best.lastUsed = now // busy from now on: its progress counts from here
 	}
 	best.inflight++
@@ -237,7 +239,7 @@ func (p *hostPool) pickLocked() (pc *poolConn, check bool) {
 
 // serveLocked gives free slots to the waiting statements, first come first
 // served; it is called whenever a slot may have become free.
-func (p *hostPool) serveLocked() {
+func (p *Host) serveLocked() {
 	for p.stmtLine.head != nil {
 		pc, check := p.pickLocked()
 		if pc == nil {
@@ -255,7 +257,7 @@ func (p *hostPool) serveLocked() {
 
 // openForWaitersLocked opens a connection for the waiting statements when
 // the pool may grow.
-func (p *hostPool) openForWaitersLocked() {
+func (p *Host) openForWaitersLocked() {
 	if p.stmtLine.head != nil {
 		p.growLocked()
 	}
@@ -263,8 +265,8 @@ func (p *hostPool) openForWaitersLocked() {
 
 // growLocked opens a connection when the pool is below its maximum: after
 // a failure, one attempt at a time (see openFailedLocked).
-func (p *hostPool) growLocked() {
-	if p.totalLocked() < p.pc.maxConns && (p.failures == 0 || p.opening == 0) {
+func (p *Host) growLocked() {
+	if p.totalLocked() < p.st.MaxConns && (p.failures == 0 || p.opening == 0) {
 		p.openLocked()
 	}
 }
@@ -272,15 +274,15 @@ func (p *hostPool) growLocked() {
 // failWaitersLocked ends the wait of the statements that do not wait for
 // a host after a failed connection attempt (see waitsForHost), when no
 // connection is open to serve them.
-func (p *hostPool) failWaitersLocked(err error) {
+func (p *Host) failWaitersLocked(err error) {
 	if len(p.conns) > 0 {
 		return
 	}
 	for w := p.stmtLine.head; w != nil; {
 		next := w.next
-		if !waitsForHost(w.ctx, err) {
+		if !p.cfg.waitsForHost(w.ctx, err) {
 			p.stmtLine.remove(w)
-			w.err = notSent(err)
+			w.err = p.cfg.NotSent(err)
 			w.wake()
 		}
 		w = next
@@ -288,10 +290,10 @@ func (p *hostPool) failWaitersLocked(err error) {
 }
 
 // closeWaitersLocked ends every wait when the pool closes.
-func (p *hostPool) closeWaitersLocked() {
+func (p *Host) closeWaitersLocked() {
 	for w := p.stmtLine.head; w != nil; w = p.stmtLine.head {
 		p.stmtLine.remove(w)
-		w.err = notSent(ErrPoolClosed)
+		w.err = p.cfg.closedErr()
 		w.wake()
 	}
 }
