@@ -141,7 +141,7 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch, b
 	}
 	for {
 		req, run, again, err := c.queueBatch(ctx, owner, b, sqls, &br.resends)
-		if again && ctx.Err() == nil && br.resends.again(resendPathChanged) {
+		if again && br.resends.again(ctx, resendPathChanged) {
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil || req == nil {
@@ -176,7 +176,7 @@ func (c *Conn) queueBatch(ctx context.Context, owner *holder, b *Batch, sqls []s
 	if err != nil {
 		return nil, nil, false, err
 	}
-	for slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return describeAgain(sd, owner) }) && budget.again(resendInterfered) {
+	for slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return describeAgain(sd, owner) }) && budget.again(ctx, resendInterfered) {
 		// A Parse showed a transaction pooler, or a CancelRequest meant
 		// for another statement failed a describe, or another owner's
 		// describe failed (see describeAgain): the statements are
@@ -316,10 +316,10 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
 	if err := r.start(); err != nil {
 		r.finish()
-		if br.mayResendRefused(i, r.err) && br.resends.again(resendInterfered) {
+		if br.mayResendRefused(i, r.err) && br.resends.again(br.ctx, resendInterfered) {
 			return br.resendRefused(i, r.err, r)
 		}
-		if br.mayResend(i, r.err, r.txStatus) && br.resends.again(resendInterfered) {
+		if br.mayResend(i, r.err, r.txStatus) && br.resends.again(br.ctx, resendInterfered) {
 			return br.resend(i, r.err, r)
 		}
 		br.noteErr(r.err)

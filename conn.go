@@ -332,7 +332,7 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 			endsBlock: owner == nil && info.EndsBlock,
 			txControl: owner == nil && info.TransactionControl,
 		}, build, read)
-		if onRow == nil && c.resendable(ctx, owner, sql, err, status) && budget.again(resendInterfered) {
+		if onRow == nil && resendable(owner, sql, err, status) && budget.again(ctx, resendInterfered) {
 			continue
 		}
 		return tag, err

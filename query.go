@@ -76,7 +76,7 @@ func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) 
 		r.Close()
 		// Its rows went nowhere: hit by a cancel meant for another
 		// statement, it is sent again.
-		if c.resendable(ctx, owner, sql, r.err, r.txStatus) && r.resends.again(resendInterfered) {
+		if resendable(owner, sql, r.err, r.txStatus) && r.resends.again(ctx, resendInterfered) {
 			continue
 		}
 		return r.tag, r.err
@@ -145,7 +145,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 				// it was never sent, and the error says so.
 				return notSent(err)
 			}
-			if redescribe(err) && owner == nil && budget.again(resendInterfered) {
+			if redescribe(err) && owner == nil && budget.again(ctx, resendInterfered) {
 				continue // prepared again (in describe mode, after a pooler)
 			}
 			return err
@@ -196,7 +196,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if pinned {
 			c.unpin(sd)
 		}
-		if errors.Is(err, errPathChanged) && ctx.Err() == nil && budget.again(resendPathChanged) {
+		if errors.Is(err, errPathChanged) && budget.again(ctx, resendPathChanged) {
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil {
@@ -240,12 +240,12 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if c.dropOutdated(sd, pgErr) {
 			// Nothing ran: prepare again and retry, outside a
 			// transaction (inside one, the error aborted it).
-			if r.txStatus == 'I' && budget.again(resendStale) {
+			if r.txStatus == 'I' && budget.again(ctx, resendStale) {
 				continue
 			}
 			return err
 		}
-		if c.resendable(ctx, owner, sql, err, r.txStatus) && budget.again(resendInterfered) {
+		if resendable(owner, sql, err, r.txStatus) && budget.again(ctx, resendInterfered) {
 			continue // a cancel meant for another request
 		}
 		return err

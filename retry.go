@@ -60,8 +60,12 @@ type resends struct {
 }
 
 // again reports whether an attempt that failed for reason may be sent
-// again within the call's budget, and counts it when it may.
-func (b *resends) again(reason resendReason) bool {
+// again: the call's ctx is alive and the reason's budget not used up. It
+// counts the attempt when it may.
+func (b *resends) again(ctx context.Context, reason resendReason) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	switch reason {
 	case resendInterfered:
 		if b.interfered < maxCancelRetries {
@@ -111,14 +115,15 @@ const maxPathRetries = 1000
 // resendable reports whether sql, which failed with err, may be sent
 // again because a CancelRequest meant for another statement reached it
 // (ErrCanceledByOther), or a transaction pooler gave it to a session
-// that lacked its prepared statement (errPooler), while its own ctx is
-// alive: outside a transaction (status, from the ReadyForQuery that ended
+// that lacked its prepared statement (errPooler), or an aborted block
+// nobody held refused it (errRefused: nothing ran, whatever its text),
+// for no transaction or COPY (owner nil): outside a transaction (status, from the ReadyForQuery that ended
 // its reply, is 'I'), a text without transaction control (nor DO or CALL,
 // which may commit) ran all or nothing, so nothing of it persisted,
 // unless it calls a function whose effect outlives the rollback (a
 // session-level advisory lock: sqllex.Info.SessionEffects).
-func (c *Conn) resendable(ctx context.Context, owner *holder, sql string, err error, status byte) bool {
-	if owner != nil || ctx.Err() != nil {
+func resendable(owner *holder, sql string, err error, status byte) bool {
+	if owner != nil {
 		return false
 	}
 	if errors.Is(err, errRefused) {
@@ -199,7 +204,7 @@ func analysisFailed(e *PgError) bool {
 // that nothing of it ran. (A batch that a stranded transaction block
 // refused is sent again whole when it can be: see mayResendRefused.)
 func (br *BatchResults) mayResend(i int, err error, status byte) bool {
-	return !br.all && !br.abandoned && i == len(br.sds)-1 && br.c.resendable(br.ctx, br.owner, br.items[i].sql, err, status)
+	return !br.all && !br.abandoned && i == len(br.sds)-1 && resendable(br.owner, br.items[i].sql, err, status)
 }
 
 // mayResendRefused reports whether the batch may be sent again from
@@ -217,7 +222,7 @@ func (br *BatchResults) mayResend(i int, err error, status byte) bool {
 // a block, and sent again behind the ROLLBACK that ends the block, they
 // run once, in their order.
 func (br *BatchResults) mayResendRefused(i int, err error) bool {
-	if !errors.Is(err, errRefused) || br.owner != nil || br.abandoned || br.ctx.Err() != nil {
+	if !errors.Is(err, errRefused) || br.owner != nil || br.abandoned {
 		return false
 	}
 	for _, sd := range br.sds[:i] {
@@ -250,7 +255,7 @@ func whileRefused[T any](ctx context.Context, op func() (T, error)) (T, error) {
 	var budget resends
 	for {
 		v, err := op()
-		if !errors.Is(err, errRefused) || ctx.Err() != nil || !budget.again(resendInterfered) {
+		if !errors.Is(err, errRefused) || !budget.again(ctx, resendInterfered) {
 			return v, err
 		}
 	}

@@ -1,12 +1,16 @@
 package pgline
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // TestRetryBudgets pins each reason's budget (retry.go): a call may be
 // sent again maxCancelRetries times for others' interference, shared by
 // its three causes, once for a stale statement, and maxPathRetries times
 // for search_path changes; one reason's use leaves the others' alone.
 func TestRetryBudgets(t *testing.T) {
+	ctx := context.Background()
 	for _, tc := range []struct {
 		reason resendReason
 		budget int
@@ -17,17 +21,33 @@ func TestRetryBudgets(t *testing.T) {
 	} {
 		var b resends
 		for i := range tc.budget {
-			if !b.again(tc.reason) {
+			if !b.again(ctx, tc.reason) {
 				t.Fatalf("reason %d: attempt %d refused, budget %d", tc.reason, i+1, tc.budget)
 			}
 		}
-		if b.again(tc.reason) {
+		if b.again(ctx, tc.reason) {
 			t.Fatalf("reason %d: sent again past its budget %d", tc.reason, tc.budget)
 		}
 		for _, other := range []resendReason{resendInterfered, resendStale, resendPathChanged} {
-			if other != tc.reason && !b.again(other) {
+			if other != tc.reason && !b.again(ctx, other) {
 				t.Errorf("reason %d used up reason %d's budget", tc.reason, other)
 			}
 		}
+	}
+}
+
+// TestRetryNotAfterCtxEnded: no reason sends a call again once its ctx
+// has ended, and the refusal uses none of the budget.
+func TestRetryNotAfterCtxEnded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var b resends
+	for _, r := range []resendReason{resendInterfered, resendStale, resendPathChanged} {
+		if b.again(ctx, r) {
+			t.Errorf("reason %d: sent again after the ctx ended", r)
+		}
+	}
+	if b != (resends{}) {
+		t.Errorf("budget used: %+v", b)
 	}
 }

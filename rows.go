@@ -738,7 +738,7 @@ func (r *Row) Scan(dest ...any) error {
 		// The row reached dest only: when a cancel meant for another
 		// statement hit the statement, it is run again, and dest
 		// overwritten, unless a destination streamed it elsewhere.
-		if r.c == nil || streams(dest) || !r.c.resendable(r.ctx, r.owner, r.sql, err, r.rows.txStatus) || !r.rows.resends.again(resendInterfered) {
+		if r.c == nil || streams(dest) || !resendable(r.owner, r.sql, err, r.rows.txStatus) || !r.rows.resends.again(r.ctx, resendInterfered) {
 			return err
 		}
 		r.rows = Rows{resends: r.rows.resends} // one budget, with run's
