@@ -41,13 +41,13 @@ type Rows struct {
 	req   *request // this run's place in the connection's queue
 	watch *ctxWatch
 	// batch is set for the result of one statement of a batch: the batch
-	// owns the turn, and in an all-or-nothing batch (stopAtComplete) the
-	// statement's reply ends at its CommandComplete or ErrorResponse.
-	batch          *BatchResults
-	stopAtComplete bool
-	pooled         *pool.Conn // the pool connection these rows count against, if any
-	trace          *TraceEvent
-	traceCtx       context.Context
+	// owns the turn, and in an all-or-nothing batch (stopAtComplete,
+	// below) the statement's reply ends at its CommandComplete or
+	// ErrorResponse.
+	batch    *BatchResults
+	pooled   *pool.Conn // the pool connection these rows count against, if any
+	trace    *TraceEvent
+	traceCtx context.Context
 
 	row     wire.DataRow // the current row; its bytes are in the read buffer
 	pending bool         // the first row was read by start and not yet returned by Next
@@ -86,6 +86,9 @@ type Rows struct {
 	// gaveUp: closeForTxEnd gave the rows up before the end of their
 	// reply. Written before use becomes rowsClosed.
 	gaveUp bool
+	// stopAtComplete: see batch. Kept with the flags above, so that the
+	// struct stays in its allocation size class.
+	stopAtComplete bool
 	// tx is the transaction whose Query made the rows, nil for rows of
 	// no transaction (and for a Row's). Set before the rows reach their
 	// caller (Tx.track), not changed afterwards.
