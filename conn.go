@@ -269,33 +269,30 @@ func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 // onRow is nil). It returns the tag of the last statement, or the first
 // error (of the server, or of onRow).
 func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+	return c.simpleQueryNoting(ctx, owner, sql, onRow, nil)
+}
+
+// simpleQueryNoting is simpleQuery for a caller that knows what its text
+// does to the session better than sqllex can tell (the Pool's reset: see
+// resetPooled): note, when set, runs under wmu as the text is queued, in
+// place of noteQueuedLocked, with the traits sqllex found.
+func (c *Conn) simpleQueryNoting(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
 	if c.cfg.Tracer == nil {
-		return c.simpleQueryUntraced(ctx, owner, sql, onRow)
+		return c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
 	}
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
-	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow)
+	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
 	traceEnd(tctx, c.cfg, ev, tag, err)
 	return tag, err
 }
 
-func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
 	info := sqllex.Scan(sql)
 	build := func(buf []byte) ([]byte, error) {
-		t := traitsOfInfo(info)
-		reset := sql == resetSession || sql == resetPrepared
-		if reset {
-			// The Pool's own reset only restores the session's defaults:
-			// nothing to drop when nothing changed them. It deallocates
-			// the statements of SQL PREPARE only, never pgline's.
-			t.changesPath = c.stmts.pathTouched
-			t.deallocates, t.prepares = false, false
-		}
-		c.noteQueuedLocked(t, owner)
-		if reset {
-			c.stmts.pathTouched = false
-		}
-		if sql == resetPrepared {
-			c.stmts.sqlPrepared = false
+		if note != nil {
+			note(traitsOfInfo(info))
+		} else {
+			c.noteQueuedLocked(traitsOfInfo(info), owner)
 		}
 		return wire.AppendQuery(buf, sql)
 	}

@@ -64,7 +64,7 @@ func (c *Conn) settleIdle(ctx context.Context, ask bool) error {
 	case sockEnded:
 		return c.fail(errIdleEnded)
 	}
-	_, err := c.simpleQueryUntraced(ctx, nil, "", nil)
+	_, err := c.simpleQueryUntraced(ctx, nil, "", nil, nil)
 	return err
 }
 

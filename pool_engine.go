@@ -56,7 +56,7 @@ func (b *backend) DropNotifications() { (*Conn)(b).dropNotifications() }
 
 // SimpleQuery runs sql untraced (the role check).
 func (b *backend) SimpleQuery(ctx context.Context, sql string, onRow func(*wire.DataRow) error) error {
-	_, err := (*Conn)(b).simpleQueryUntraced(ctx, nil, sql, onRow)
+	_, err := (*Conn)(b).simpleQueryUntraced(ctx, nil, sql, onRow, nil)
 	return err
 }
 
@@ -289,11 +289,24 @@ func resetPooled(ctx context.Context, c *Conn, afterConnect func(context.Context
 	defer cancel()
 	reset := resetSession
 	c.wmu.Lock()
-	if c.stmts.sqlPrepared {
+	prepared := c.stmts.sqlPrepared
+	c.wmu.Unlock()
+	if prepared {
 		reset = resetPrepared
 	}
-	c.wmu.Unlock()
-	if _, err := c.Exec(ctx, reset); err != nil {
+	// The reset only restores the session's defaults: nothing of the
+	// statement cache to drop when nothing changed search_path, and it
+	// deallocates the statements of SQL PREPARE only, never pgline's.
+	note := func(t sqlTraits) { // under wmu, as the reset is queued
+		t.changesPath = c.stmts.pathTouched
+		t.deallocates, t.prepares = false, false
+		c.noteQueuedLocked(t, nil)
+		c.stmts.pathTouched = false
+		if prepared {
+			c.stmts.sqlPrepared = false
+		}
+	}
+	if _, err := c.simpleQueryNoting(ctx, nil, reset, nil, note); err != nil {
 		c.Close()
 	} else if afterConnect != nil {
 		runAfterConnect(ctx, c, afterConnect)
