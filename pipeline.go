@@ -78,7 +78,6 @@ type request struct {
 	// the caller gets its turn (waitTurn), set again by the reader that
 	// abandons a COPY's reply (exchangeHeld).
 	reqSpec
-	syncs int // ReadyForQuery messages its reply ends with (reqSpec.syncs, or 1)
 	// chained is set when the run queued after this one took its Sync
 	// (see the file comment): the reply ends with the CommandComplete of
 	// the COMMIT that replaced it, unless an error comes first; then it
@@ -160,9 +159,10 @@ type reqSpec struct {
 	// listens: a WaitForNotification's turn: nothing is sent, and no
 	// reply comes (see waitOnce).
 	listens bool
-	// syncs is the number of Sync messages, so of ReadyForQuery in the
-	// reply, when more than one (a batch of independent statements, a
-	// describe of several statements).
+	// syncs is the number of Sync messages, so of ReadyForQuery messages
+	// the reply ends with: more than one for a batch of independent
+	// statements or a describe of several statements; 0 given is 1, and
+	// a request that listens has none (see submitLocked).
 	syncs int
 	// describes lists the statements the request describes, one per
 	// Sync (a describe request); nil for a run.
@@ -190,9 +190,7 @@ func (c *Conn) submitLocked(s *reqSpec) *request {
 	switch {
 	case s.listens:
 		r.syncs = 0
-	case s.syncs > 0:
-		r.syncs = s.syncs
-	default:
+	case s.syncs == 0:
 		r.syncs = 1
 	}
 	c.enqueueLocked(r)
