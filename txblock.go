@@ -24,23 +24,29 @@ package pgline
 // connection go (see Tx.end).
 //
 // Between finding a block stranded and reading its ROLLBACK's reply, the
-// reader keeps a strandState (the transition table is strandNext):
+// reader keeps a strandState. Its transitions (the table is strandNext;
+// every other event leaves the state as it is):
 //
-//	                   stranded(own)                       ended, a caller's block
-//	 strandNone ───────────────────────> strandOpen ─────────────────────────────> strandForeign
-//	     ^  ^  <──────── ended ───────────┘  │  ^                                    │  │
-//	     │  └──────────── rolledBack ────────┘  └── stranded(own) ───────────────────┘  │
-//	     │                                          stranded(other's ROLLBACK)          v
-//	     └──────── rolledBack (closes the connection if in a block) ─────── strandOpenForeign
+//	from                 event                                      to
+//	none, open           stranded (a ROLLBACK of its own, or one    open
+//	                     queued after the request)
+//	foreign, open-f.     stranded, a ROLLBACK of its own            open
+//	foreign, open-f.     stranded, a ROLLBACK queued before         open-foreign
+//	none                 a request nobody holds left the session    foreign
+//	                     in a block (evStaysOwnerless, evEndsOwnerless)
+//	open                 the block ended, and no caller's block     none
+//	                     began (evEnds)
+//	open                 the block ended, and a request nobody      foreign
+//	                     holds left a block (evEndsOwnerless)
+//	open-foreign         the block ended                            foreign
+//	any                  the ROLLBACK's own reply (evRolledBack)    none
 //
-// (strandNone also goes to strandForeign when a caller's block is seen
-// before the ROLLBACK; strandOpenForeign goes back to strandForeign when
-// the block ends.) Only in strandOpen is a 25P02 for a request queued
-// before the ROLLBACK a refusal (refused). In the foreign states a
-// caller's raw BEGIN began a block that the ROLLBACK will end: a run the
-// server skipped in it fails instead of being sent again
-// (skippedInBlock), and when the ROLLBACK is read with the session in a
-// block the connection is closed (rolledBack), since that block's
+// Only in strandOpen is a 25P02 for a request queued before the
+// ROLLBACK a refusal (refused). In the foreign states a caller's raw
+// BEGIN began a block that the ROLLBACK will end: a run the server
+// skipped in it fails instead of being sent again (skipsInBlock), and
+// when the ROLLBACK's reply is read with the session in a block the
+// connection is closed (errForeignRolledBack), since that block's
 // statements may have been reported as done.
 
 import (
