@@ -1,0 +1,161 @@
+package pgline
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The engine's rules that live in one place (docs/architecture.md,
+// section 5), pinned against the source: a change that writes around
+// them fails here, with the place to use instead.
+
+// parseRootFiles parses the package's non-test files.
+func parseRootFiles(t *testing.T) map[string]*ast.File {
+	t.Helper()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = f
+	}
+	if len(files) < 10 {
+		t.Fatalf("parsed %d files: not the package's directory?", len(files))
+	}
+	return files
+}
+
+// exprText renders a selector chain (c.writer.sock, r.req) as text.
+func exprText(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return exprText(e.X) + "." + e.Sel.Name
+	case *ast.ParenExpr:
+		return exprText(e.X)
+	case *ast.StarExpr:
+		return exprText(e.X)
+	}
+	return "?"
+}
+
+// TestArchRequestFixedAtSubmission: outside the queue and its reader
+// (pipeline.go, reply.go), no code assigns a request's field: what a
+// request is goes in its reqSpec, given to Conn.submitLocked.
+func TestArchRequestFixedAtSubmission(t *testing.T) {
+	fields := map[string]bool{}
+	for _, rt := range []reflect.Type{reflect.TypeFor[request](), reflect.TypeFor[reqSpec]()} {
+		for f := range rt.Fields() {
+			fields[f.Name] = true
+		}
+	}
+	engine := []string{"pipeline.go", "reply.go"}
+	found := 0
+	for name, f := range parseRootFiles(t) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok {
+				return true
+			}
+			for _, lhs := range as.Lhs {
+				sel, ok := lhs.(*ast.SelectorExpr)
+				if !ok || !fields[sel.Sel.Name] {
+					continue
+				}
+				recv := exprText(sel.X)
+				if recv != "req" && !strings.HasSuffix(recv, ".req") {
+					continue
+				}
+				found++
+				if !slices.Contains(engine, name) {
+					t.Errorf("%s: %s.%s assigned outside the queue (%v): put it in the request's reqSpec", name, recv, sel.Sel.Name, engine)
+				}
+			}
+			return true
+		})
+	}
+	if found == 0 {
+		t.Fatal("no assignment to a request's field found anywhere: the check looks at nothing")
+	}
+}
+
+// TestArchOnlyWriterWritesSocket: once the startup is done, only the
+// writer (writer.go, writer_sock_*.go) writes to the connection's socket;
+// the startup (startup.go, connect.go's startTLS, tls.go) writes before the
+// pipeline exists, and a CancelRequest goes on a socket of its own
+// (cancel.go).
+func TestArchOnlyWriterWritesSocket(t *testing.T) {
+	allowed := func(name string) bool {
+		return strings.HasPrefix(name, "writer") || name == "startup.go" || name == "connect.go" || name == "tls.go" || name == "cancel.go"
+	}
+	found := 0
+	for name, f := range parseRootFiles(t) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			recv := exprText(sel.X)
+			socket := strings.HasSuffix(recv, "netConn") || strings.HasSuffix(recv, ".sock") || recv == "sock"
+			writes := strings.HasPrefix(sel.Sel.Name, "Write") || strings.HasPrefix(sel.Sel.Name, "write")
+			copies := exprText(sel.X) == "io" && (sel.Sel.Name == "Copy" || sel.Sel.Name == "CopyN") && len(call.Args) > 0 && strings.HasSuffix(exprText(call.Args[0]), "netConn")
+			if !(socket && writes) && !copies {
+				return true
+			}
+			found++
+			if !allowed(name) {
+				t.Errorf("%s: %s.%s writes to the socket outside the writer: use the writer's methods (writer.go)", name, recv, sel.Sel.Name)
+			}
+			return true
+		})
+	}
+	if found == 0 {
+		t.Fatal("no socket write found anywhere: the check looks at nothing")
+	}
+}
+
+// TestArchOneCancelSender: CancelRequests are sent by
+// Conn.cancelSession only (cancel.go), which keeps the cancel clock.
+func TestArchOneCancelSender(t *testing.T) {
+	found := 0
+	for name, f := range parseRootFiles(t) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "sendCancel" && exprText(sel) != "c.cancelClock.Add" {
+				return true
+			}
+			found++
+			if name != "cancel.go" {
+				t.Errorf("%s: %s called outside cancel.go: use Conn.cancelSession", name, exprText(sel))
+			}
+			return true
+		})
+	}
+	if found == 0 {
+		t.Fatal("no call of sendCancel found: the check looks at nothing")
+	}
+}
