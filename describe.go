@@ -1,0 +1,349 @@
+package pgline
+
+// Describing statements (Parse, Describe, Sync) and the rules that keep
+// the statement cache true as requests are queued: a description is
+// shared by everyone who uses the statement (prepare, readDescribes), and
+// what a queued text does to the session (noteQueuedLocked: search_path,
+// DEALLOCATE, SQL PREPARE) is noted before it can run. See
+// stmtcache.go for the cache itself.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pgline/pgline/internal/sqllex"
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// prepare returns the description of sql, from the cache or by asking the
+// server (Parse, Describe, Sync). A statement counts as prepared when its
+// Parse is queued: a concurrent use of the same SQL waits for that
+// description instead of sending a second Parse, and gets the original
+// error when the Parse fails (the entry is then dropped, so the next use
+// prepares again). The description returned is pinned (the cache does not
+// evict it, see stmtDesc.pins): the caller unpins it once its Bind is
+// queued, so that no Close of the statement goes out before the Bind.
+func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
+	c.wmu.Lock()
+	c.followPoolerLocked()
+	if sd := c.cachedLocked(owner, sql); sd != nil {
+		sd.pins++
+		c.wmu.Unlock()
+		ready, err := waitReady(ctx, sd)
+		if err == nil {
+			return sd, nil
+		}
+		c.unpin(sd)
+		// Not ready: sd.err may yet be set by whoever reads the reply.
+		if !ready || !describeAgain(sd, owner) || redescribe(err) {
+			return nil, err // redescribe: the caller's run describes again
+		}
+		// Another's describe failed, maybe for its transaction's state:
+		// the caller describes the statement itself (the failed
+		// description has left the cache).
+		c.wmu.Lock()
+		c.followPoolerLocked()
+	}
+	sds, err := c.prepareAllUnlock(ctx, owner, []string{sql}, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := sds[0].err; err != nil {
+		c.unpin(sds[0])
+		return nil, err
+	}
+	return sds[0], nil
+}
+
+// unpin undoes a pin of sd (see prepare).
+func (c *Conn) unpin(sd *stmtDesc) {
+	c.wmu.Lock()
+	sd.pins--
+	c.wmu.Unlock()
+}
+
+// prepareAllUnlock returns the descriptions of sqls, describing those not cached
+// in one round trip (one Sync each, so that one failing Parse does not
+// affect the others). A statement the server could not describe has its
+// error in its err; the error returned is ctx's or the connection's. The
+// caller holds wmu; it is released.
+func (c *Conn) prepareAllUnlock(ctx context.Context, owner *holder, sqls []string, pin bool) ([]*stmtDesc, error) {
+	sds := make([]*stmtDesc, len(sqls))
+	var req *request
+	err := c.gateLocked(ctx, owner)
+	if err == nil {
+		buf := c.appendClosesLocked(c.writer.buf())
+		var describes []*stmtDesc
+		uncached := owner.pathChanged()
+		for i, sql := range sqls {
+			if sds[i] = c.cachedLocked(owner, sql); sds[i] != nil {
+				if pin {
+					sds[i].pins++
+				}
+				continue
+			}
+			if n := sqllex.HighestParam(sql, maxParams); n > 0 {
+				err = tooManyParams(n, "parameters")
+				break
+			}
+			sd := c.stmts.newDesc(sql, uncached)
+			sd.owner = owner
+			if buf, err = wire.AppendParse(buf, sd.name, sql, nil); err == nil {
+				buf, err = wire.AppendDescribe(buf, 'S', sd.name)
+			}
+			if err != nil {
+				break
+			}
+			buf = wire.AppendSync(buf)
+			if pin {
+				sd.pins++
+			}
+			if !uncached {
+				c.stmts.put(sd) // now, so that the same SQL later in sqls finds it
+			}
+			sds[i] = sd
+			describes = append(describes, sd)
+		}
+		if err != nil {
+			for _, sd := range describes {
+				c.stmts.remove(sd)
+			}
+			if pin {
+				unpinLocked(sds)
+			}
+		} else if len(describes) > 0 {
+			c.writer.queue(buf)
+			c.closesQueuedLocked()
+			req = c.submitLocked(&reqSpec{owner: owner, describes: describes, syncs: len(describes)})
+		}
+	}
+	if err != nil {
+		c.wmu.Unlock()
+		return nil, notSent(err)
+	}
+	fail := func(err error) ([]*stmtDesc, error) {
+		if pin {
+			c.wmu.Lock()
+			unpinLocked(sds)
+			c.wmu.Unlock()
+		}
+		return nil, err
+	}
+	if req != nil {
+		c.writer.flushUnlock(req, ctx.Done() == nil)
+		if _, err := c.readReply(ctx, req, c.readDescribeReply); err != nil {
+			return fail(err) // whoever drains the reply completes the statements
+		}
+	} else {
+		c.wmu.Unlock()
+	}
+	for _, sd := range sds {
+		if ready, err := waitReady(ctx, sd); !ready {
+			return fail(err)
+		}
+	}
+	return sds, nil
+}
+
+// cachedLocked returns the cached description of sql for owner, nil when
+// there is none or owner runs in a transaction that may have changed
+// search_path (holder.pathChanged), whose statements are described for
+// each run. The caller holds wmu.
+func (c *Conn) cachedLocked(owner *holder, sql string) *stmtDesc {
+	if owner.pathChanged() {
+		return nil
+	}
+	return c.stmts.get(sql)
+}
+
+// unpinLocked undoes prepareAllUnlock's pins (the caller holds wmu).
+func unpinLocked(sds []*stmtDesc) {
+	for _, sd := range sds {
+		if sd != nil {
+			sd.pins--
+		}
+	}
+}
+
+// waitReady waits until sd is described (ready) and returns why it could
+// not be, if it could not; or ctx's error when ctx ends first, with sd
+// not ready: its err is not to be read then (whoever reads its reply
+// may be setting it).
+func waitReady(ctx context.Context, sd *stmtDesc) (ready bool, err error) {
+	select {
+	case <-sd.ready:
+	default:
+		select {
+		case <-sd.ready:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return true, sd.err
+}
+
+// readDescribes reads the reply of a describe request: for each statement,
+// ParseComplete, ParameterDescription, RowDescription or NoData, then
+// ReadyForQuery, or an ErrorResponse. Each statement is completed (ready
+// closed) whatever happens; a failed one leaves the cache. It goes on
+// from the statement where an interrupted read left off (see
+// request.described), and returns errInterrupted when interrupted.
+func (c *Conn) readDescribes(req *request) error {
+	var failure error // an I/O or protocol error: every statement left fails
+	for ; req.described < len(req.describes); req.described++ {
+		sd := req.describes[req.described]
+		if failure == nil {
+			if failure = c.readDescribe(req, sd); failure == errInterrupted {
+				return failure
+			}
+		}
+		if failure != nil && sd.err == nil {
+			// A describe runs nothing, and the statement waiting for it
+			// was not sent: it may be sent again elsewhere.
+			sd.err = notSent(failure)
+		}
+		if sd.err != nil {
+			c.wmu.Lock()
+			c.stmts.remove(sd)
+			c.wmu.Unlock()
+		}
+		close(sd.ready)
+	}
+	return nil
+}
+
+// readDescribe reads one statement's describe reply up to ReadyForQuery.
+// It returns an I/O or protocol error, or errInterrupted; the server's
+// error goes to sd.err.
+func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
+	for {
+		typ, body, _, err := c.next(req, readWhole)
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case wire.MsgParseComplete, wire.MsgCloseComplete, wire.MsgNoData:
+		case wire.MsgParameterDescription:
+			pd, err := wire.ParseParameterDescription(body)
+			if err != nil {
+				return c.fail(protocolErr(err))
+			}
+			sd.paramOIDs = append([]uint32(nil), pd.OIDs...)
+		case wire.MsgRowDescription:
+			fields, err := parseFields(body)
+			if err != nil {
+				return c.fail(err)
+			}
+			sd.setFields(fields, c.types)
+		case wire.MsgErrorResponse:
+			pgErr, err := c.pgError(body)
+			if err != nil {
+				return c.fail(err)
+			}
+			if sd.err == nil {
+				// A describe runs nothing, and every user of the
+				// statement waits for it (shared): an error that is not
+				// the statement's own means it was not sent, and whoever
+				// waits for it describes again (see Conn.run).
+				err := c.classify(req, pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, pgErr), shared: true})
+				if err != error(pgErr) && !isNotSent(err) {
+					err = notSent(err)
+				}
+				sd.err = err
+			}
+		case wire.MsgReadyForQuery:
+			if sd.plans == nil {
+				sd.setFields(nil, c.types)
+			}
+			return nil
+		default:
+			return c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a describe", typ)})
+		}
+	}
+}
+
+// appendClosesLocked appends Close messages for statements evicted from
+// the cache. They stay listed until the caller's messages are queued
+// (closesQueuedLocked): a request that fails to build leaves them to the
+// next, or a statement left on the server would be prepared again under
+// its name (42P05, taken for a pooler's sign). The caller holds wmu.
+func (c *Conn) appendClosesLocked(buf []byte) []byte {
+	for _, name := range c.stmts.closing {
+		var err error
+		if buf, err = wire.AppendClose(buf, 'S', name); err != nil {
+			break // cannot happen: the name is ours
+		}
+	}
+	c.stmts.appended = len(c.stmts.closing)
+	return buf
+}
+
+// closesQueuedLocked notes that the Close messages appendClosesLocked
+// appended are in the write buffer; statements evicted since (by the
+// caller's own describes) stay listed. The caller holds wmu.
+func (c *Conn) closesQueuedLocked() {
+	sc := c.stmts
+	sc.closing = append(sc.closing[:0], sc.closing[sc.appended:]...)
+	sc.appended = 0
+}
+
+// boundLocked returns the description a run of sd for owner binds: sd,
+// or, when a statement that may deallocate prepared statements was queued
+// since sd's named statement was prepared (its Parse queued), a copy of
+// sd parsed unnamed with the Bind (stmtDesc.unnamed), whose portal's
+// description says what its rows hold: the Bind would find the name gone
+// (26000), and inside a transaction that would abort it; the statement
+// is noted as queued (noteQueuedLocked). A description
+// made before a statement that may change search_path was queued fails
+// with errPathChanged: under another search_path the same text may take
+// parameters of other types, and a value encoded for the old one would be
+// read as the new one (a timestamp cut to a date), a wrong answer. The
+// counts compared change only under wmu, as requests are queued, so they
+// follow the order of the wire. The caller holds wmu (it builds the
+// request).
+func (c *Conn) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
+	if sd.paths != c.stmts.paths {
+		return nil, errPathChanged
+	}
+	run := sd
+	if sd.name != "" && sd.deallocs != c.stmts.deallocs {
+		run = sd.unnamed()
+	}
+	c.noteQueuedLocked(sd.traits, owner)
+	return run, nil
+}
+
+// noteQueuedLocked records what a statement with traits t, queued now for
+// owner, does to the statements cached and queued after it: one that may
+// deallocate prepared statements (noteDeallocateLocked), one that may
+// change search_path (notePathLocked); and one that may prepare a
+// statement with SQL PREPARE, which the Pool's next reset of the session
+// deallocates (see stmtCache.sqlPrepared). Called as the statement is
+// queued, under wmu, so that the counts follow the order of the wire: for
+// a run, by boundLocked; for a simple query, by its build.
+func (c *Conn) noteQueuedLocked(t sqlTraits, owner *holder) {
+	if t.deallocates {
+		c.noteDeallocateLocked()
+	}
+	if t.prepares {
+		c.stmts.sqlPrepared = true
+	}
+	if t.changesPath {
+		c.notePathLocked(owner)
+	}
+}
+
+// notePathLocked records that a statement that may change search_path
+// (sqllex.Info.ChangesSearchPath) is queued for owner: every cached
+// description is dropped (the statements after it are described anew,
+// under the search_path they run with), descriptions made before it fail
+// to bind (boundLocked), and in a transaction, its statements from now
+// on are described for each run and never cached (see
+// holder.pathChanged): a SET LOCAL ends with the transaction. The caller
+// holds wmu.
+func (c *Conn) notePathLocked(owner *holder) {
+	c.stmts.paths++
+	c.stmts.pathTouched = true
+	c.stmts.removeAll()
+	owner.notePathLocked()
+}

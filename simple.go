@@ -1,0 +1,195 @@
+package pgline
+
+// The simple query protocol: Exec without arguments, Ping, the
+// connect-time checks, BEGIN/SAVEPOINT and a transaction's end all send
+// one Query message and read its reply with readSimple.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pgline/pgline/internal/sqllex"
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// simpleQuery runs sql with the simple query protocol and reads the reply up
+// to ReadyForQuery, passing each DataRow to onRow (rows are discarded when
+// onRow is nil). It returns the tag of the last statement, or the first
+// error (of the server, or of onRow).
+func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+	return c.simpleQueryNoting(ctx, owner, sql, onRow, nil)
+}
+
+// simpleQueryNoting is simpleQuery for a caller that knows what its text
+// does to the session better than sqllex can tell (the Pool's reset: see
+// resetPooled): note, when set, runs under wmu as the text is queued, in
+// place of noteQueuedLocked, with the traits sqllex found.
+func (c *Conn) simpleQueryNoting(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
+	if c.cfg.Tracer == nil {
+		return c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
+	}
+	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
+	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
+	traceEnd(tctx, c.cfg, ev, tag, err)
+	return tag, err
+}
+
+func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
+	info := sqllex.Scan(sql)
+	build := func(buf []byte) ([]byte, error) {
+		if note != nil {
+			note(traitsOfInfo(info))
+		} else {
+			c.noteQueuedLocked(traitsOfInfo(info), owner)
+		}
+		return wire.AppendQuery(buf, sql)
+	}
+	var status byte // of the reply's last ReadyForQuery (see resendable)
+	read := func(req *request) (CommandTag, error) {
+		tag, err := c.readSimple(req, onRow, true)
+		status = req.status
+		return tag, err
+	}
+	if info.CopyFromStdin {
+		h, err := c.holdForCopy(ctx, owner)
+		if err != nil {
+			return CommandTag{}, err
+		}
+		defer h.release()
+		return c.exchangeHeld(ctx, h, info.Statements <= 1, build, read) // not sent again, as traceCopy
+	}
+	if owner == nil && sql != "" { // not the empty query settleIdle sends
+		if err := c.settleIdle(ctx, false); err != nil {
+			return CommandTag{}, notSent(err)
+		}
+	}
+	// Outside a transaction, with no rows passed on, a text that runs all
+	// or nothing is sent again when a CancelRequest meant for another
+	// request reached it (see resendable).
+	var budget resends
+	for {
+		status = 0
+		// A text that begins and ends its own block (BEGIN; ...; COMMIT)
+		// leaves nobody holding one it failed to end.
+		tag, err := c.exchange(ctx, &reqSpec{
+			owner:     owner,
+			oneStmt:   info.Statements <= 1,
+			endsBlock: owner == nil && info.EndsBlock,
+			txControl: owner == nil && info.TransactionControl,
+		}, build, read)
+		if onRow == nil && resendable(owner, sql, err, status) && budget.again(ctx, resendInterfered) {
+			continue
+		}
+		return tag, err
+	}
+}
+
+// readSimple reads req's reply to a simple Query; the caller is the head.
+// With unsentIfIdle, a FATAL sent only to an idle session (see
+// PgError.sentWhileIdle) that comes before any other message of the reply
+// marks the text not sent: the server never read it. Any other FATAL may
+// have ended the session while the text ran, after part of it committed
+// or did what no rollback undoes: the reply has no message that the
+// server sends before it runs the text (the simple protocol's
+// difference with the extended one's BindComplete), so that only a look
+// at the socket before the text is written tells an idle session's end
+// (see settleIdle).
+func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentIfIdle bool) (CommandTag, error) {
+	var tag CommandTag
+	var firstErr error
+	mode := readWhole
+	seen := false // a message of the reply was read
+	cols := -1    // the current statement's RowDescription's column count; -1 before one
+	if onRow == nil {
+		mode = readDiscarding // rows are thrown away: any size
+	}
+	for {
+		typ, body, _, err := c.next(req, mode)
+		if err != nil {
+			if firstErr != nil && c.serverFatal.Load() != nil {
+				// The server's FATAL, not the end of the socket after it.
+				return CommandTag{}, firstErr
+			}
+			return CommandTag{}, err
+		}
+		first := !seen
+		seen = true
+		switch typ {
+		case wire.MsgCommandComplete:
+			t, err := wire.ParseCommandComplete(body)
+			if err != nil {
+				return CommandTag{}, c.fail(protocolErr(err))
+			}
+			tag = CommandTag{s: string(t)}
+			cols = -1
+		case wire.MsgRowDescription:
+			if cols, err = wire.CheckRowDescription(body); err != nil {
+				return CommandTag{}, c.fail(protocolErr(err))
+			}
+		case wire.MsgDataRow:
+			// Checked as Rows check theirs: a row has the columns its
+			// description announced, and the column lengths of a row
+			// handed on fit its body; a row thrown away is not walked. A
+			// row skipped unread (larger than the read buffer, discarded)
+			// has no body to check.
+			if body == nil {
+				continue
+			}
+			row, err := wire.SplitDataRow(body)
+			if err == nil && row.NumColumns() != cols {
+				err = fmt.Errorf("DataRow has %d columns, its RowDescription %d", row.NumColumns(), cols)
+			}
+			handed := onRow != nil && firstErr == nil
+			if err == nil && handed {
+				err = row.Check()
+			}
+			if err != nil {
+				return CommandTag{}, c.fail(protocolErr(err))
+			}
+			if handed {
+				firstErr = onRow(&row)
+			}
+		case wire.MsgErrorResponse:
+			pgErr, err := c.pgError(body)
+			if err != nil {
+				return CommandTag{}, c.fail(err)
+			}
+			if firstErr == nil {
+				var site errSite
+				if first && unsentIfIdle {
+					site.fatal = fatalWhileIdle // an idle session's FATAL: the text was never read
+				}
+				firstErr = c.classify(req, pgErr, site)
+			}
+		case wire.MsgReadyForQuery:
+			return tag, firstErr
+		case wire.MsgCopyInResponse:
+			c.refuseCopyIn(false)
+		case wire.MsgEmptyQueryResponse, wire.MsgCopyOutResponse,
+			wire.MsgCopyData, wire.MsgCopyDone, wire.MsgCloseComplete:
+			// Nothing to keep.
+		default:
+			return CommandTag{}, c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a simple query", typ)})
+		}
+	}
+}
+
+// refuseCopyIn answers a CopyInResponse that no caller asked for with
+// CopyFail; the server then reports the COPY as failed. In the extended
+// protocol the server ignored the run's Sync while in copy mode, so one
+// is sent after the CopyFail. Statements that may COPY FROM STDIN run
+// alone on the connection (see holdForCopy), so nothing else was
+// pipelined behind them.
+func (c *Conn) refuseCopyIn(extended bool) {
+	c.wmu.Lock()
+	buf, err := wire.AppendCopyFail(c.writer.buf(), "COPY FROM STDIN is not supported here")
+	if err == nil {
+		if extended {
+			buf = wire.AppendSync(buf)
+		}
+		c.writer.queue(buf)
+	}
+	// Written past a drain's cancel, which may hold writes for this very
+	// statement: the CopyFail is what ends it.
+	c.writer.flushPastHoldUnlock()
+}
