@@ -40,6 +40,25 @@ func parseRootFiles(t *testing.T) map[string]*ast.File {
 	return files
 }
 
+// eachMethodCall calls f for every call of a selector (x.M(...)) in the
+// package's non-test files, with the file's name; it returns how many
+// calls f counted (f reports whether the call is one it looks for).
+func eachMethodCall(t *testing.T, f func(name string, call *ast.CallExpr, sel *ast.SelectorExpr) bool) int {
+	t.Helper()
+	found := 0
+	for name, file := range parseRootFiles(t) {
+		ast.Inspect(file, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && f(name, call, sel) {
+					found++
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
 // exprText renders a selector chain (c.writer.sock, r.req) as text.
 func exprText(e ast.Expr) string {
 	switch e := e.(type) {
@@ -104,31 +123,19 @@ func TestArchOnlyWriterWritesSocket(t *testing.T) {
 	allowed := func(name string) bool {
 		return strings.HasPrefix(name, "writer") || name == "startup.go" || name == "connect.go" || name == "tls.go" || name == "cancel.go"
 	}
-	found := 0
-	for name, f := range parseRootFiles(t) {
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			recv := exprText(sel.X)
-			socket := strings.HasSuffix(recv, "netConn") || strings.HasSuffix(recv, ".sock") || recv == "sock"
-			writes := strings.HasPrefix(sel.Sel.Name, "Write") || strings.HasPrefix(sel.Sel.Name, "write")
-			copies := exprText(sel.X) == "io" && (sel.Sel.Name == "Copy" || sel.Sel.Name == "CopyN") && len(call.Args) > 0 && strings.HasSuffix(exprText(call.Args[0]), "netConn")
-			if !(socket && writes) && !copies {
-				return true
-			}
-			found++
-			if !allowed(name) {
-				t.Errorf("%s: %s.%s writes to the socket outside the writer: use the writer's methods (writer.go)", name, recv, sel.Sel.Name)
-			}
-			return true
-		})
-	}
+	found := eachMethodCall(t, func(name string, call *ast.CallExpr, sel *ast.SelectorExpr) bool {
+		recv := exprText(sel.X)
+		socket := strings.HasSuffix(recv, "netConn") || strings.HasSuffix(recv, ".sock") || recv == "sock"
+		writes := strings.HasPrefix(sel.Sel.Name, "Write") || strings.HasPrefix(sel.Sel.Name, "write")
+		copies := recv == "io" && (sel.Sel.Name == "Copy" || sel.Sel.Name == "CopyN") && len(call.Args) > 0 && strings.HasSuffix(exprText(call.Args[0]), "netConn")
+		if !(socket && writes) && !copies {
+			return false
+		}
+		if !allowed(name) {
+			t.Errorf("%s: %s.%s writes to the socket outside the writer: use the writer's methods (writer.go)", name, recv, sel.Sel.Name)
+		}
+		return true
+	})
 	if found == 0 {
 		t.Fatal("no socket write found anywhere: the check looks at nothing")
 	}
@@ -137,24 +144,15 @@ func TestArchOnlyWriterWritesSocket(t *testing.T) {
 // TestArchOneCancelSender: CancelRequests are sent by
 // Conn.cancelSession only (cancel.go), which keeps the cancel clock.
 func TestArchOneCancelSender(t *testing.T) {
-	found := 0
-	for name, f := range parseRootFiles(t) {
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || sel.Sel.Name != "sendCancel" && exprText(sel) != "c.cancelClock.Add" {
-				return true
-			}
-			found++
-			if name != "cancel.go" {
-				t.Errorf("%s: %s called outside cancel.go: use Conn.cancelSession", name, exprText(sel))
-			}
-			return true
-		})
-	}
+	found := eachMethodCall(t, func(name string, _ *ast.CallExpr, sel *ast.SelectorExpr) bool {
+		if sel.Sel.Name != "sendCancel" && exprText(sel) != "c.cancelClock.Add" {
+			return false
+		}
+		if name != "cancel.go" {
+			t.Errorf("%s: %s called outside cancel.go: use Conn.cancelSession", name, exprText(sel))
+		}
+		return true
+	})
 	if found == 0 {
 		t.Fatal("no call of sendCancel found: the check looks at nothing")
 	}

@@ -182,7 +182,7 @@ func (w *ctxWatch) wrap(err error) error {
 
 // cancelSession sends a CancelRequest for this session: the one way
 // pgline cancels what the server runs, used by the drain of an abandoned
-// head (cancelHeld, which decides when a cancel may be sent: drainTick),
+// head (drainTick, which decides when a cancel may be sent),
 // by a COPY's ended ctx (ctxWatch.fire: the COPY holds the connection
 // alone) and by a CopyTo whose writer failed (readCopyOut). The cancel
 // clock ticks before the request is sent and once it is delivered, so

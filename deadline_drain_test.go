@@ -129,7 +129,7 @@ func TestDrainCancelGrace(t *testing.T) {
 // TestDrainWaitsForUnsentHead: the head's statement is still in
 // the write buffer (its writer has not run yet: a flusher goroutine not
 // yet scheduled, played here by holding the writer's role) when its ctx
-// ends. Its drain must not cancel and hold writes (cancelHeld) before the
+// ends. Its drain must not cancel and hold writes (the drain's cancel, drainTick) before the
 // statement was sent: the reply could then never come, and cancel_timeout
 // later the connection would close under the requests behind.
 func TestDrainWaitsForUnsentHead(t *testing.T) {

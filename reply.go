@@ -244,7 +244,7 @@ func (c *Conn) abandon(req *request) error {
 // input, or about to be), only once the statement has run for
 // Config.CancelGrace: until then it may end on its own and the signal hit
 // the next statement. From the cancel to the end of the reply nothing is
-// written (see cancelHeld). When the server has not ended the reply
+// written (see drainTick). When the server has not ended the reply
 // CancelTimeout after the cancel, the connection is closed, and the
 // requests behind fail.
 func (c *Conn) drainAbandoned(req *request) {
@@ -300,7 +300,7 @@ func (c *Conn) drainTick(req *request) error {
 		if !c.writer.sentLocked(req.seq) {
 			// Its statement has not all reached the server (a flusher is
 			// writing it): there is nothing to cancel yet, and holding
-			// writes (cancelHeld) would keep it from ever arriving.
+			// writes (the drain's cancel, drainTick) would keep it from ever arriving.
 			c.wmu.Unlock()
 			if now.After(req.giveUpAt) {
 				return c.fail(fmt.Errorf("pgline: a statement whose ctx ended was not sent within cancel_timeout (%v) after cancel_grace", c.cancelTimeout()))
@@ -326,27 +326,22 @@ func (c *Conn) drainTick(req *request) error {
 				break
 			}
 		}
-		c.writer.pauseLocked() // nothing more is written: see cancelHeld
+		// The CancelRequest goes out while nothing is written to the
+		// connection, until the drain has read the end of the canceled
+		// reply (writer.resume): bytes written before then would be
+		// statements the signal could hit. The server signals a canceled
+		// backend twice (its pid and its process group); the second
+		// signal may come after the first has ended the statement, and is
+		// harmless only while the backend waits for input.
+		c.writer.pauseLocked()
 		c.wmu.Unlock()
-		c.cancelHeld(c.cancelTimeout())
+		c.cancelSession(c.cancelTimeout()) // a failure leaves the drain's deadline to close the connection
 		req.phase, req.phaseAt = drainCancel, now.Add(c.cancelTimeout())
 	default:
 		return c.fail(fmt.Errorf("pgline: the server did not end a canceled statement within cancel_timeout (%v)", c.cancelTimeout()))
 	}
 	c.netConn.SetReadDeadline(req.phaseAt)
 	return nil
-}
-
-// cancelHeld sends a CancelRequest for the session while nothing is
-// written to the connection (the caller paused the writer: see
-// writer.pauseLocked), until the drain has read the end of the canceled
-// reply (writer.resume): bytes
-// written before then would be statements the signal could hit. The
-// server signals a canceled backend twice (its pid and its process
-// group); the second signal may come after the first has ended the
-// statement, and is harmless only while the backend waits for input.
-func (c *Conn) cancelHeld(wait time.Duration) {
-	c.cancelSession(wait) // a failure leaves the drain's deadline to close the connection
 }
 
 // rollBackStranded queues a ROLLBACK of the transaction block the

@@ -43,7 +43,7 @@ import (
 // too.
 //
 // A cancel holds writes: from pauseLocked (a drain about to send a
-// CancelRequest, see cancelHeld) to resume (the canceled reply has
+// CancelRequest, see drainTick) to resume (the canceled reply has
 // ended), nothing is written and takeLocked fails, so that no statement
 // written meanwhile could be hit by the signal. The one exception is a
 // CopyFail answering a COPY FROM STDIN nobody asked for
@@ -153,7 +153,7 @@ func (w *writer) neverSent(seq uint64) bool {
 }
 
 // pauseLocked holds writes back from now until resume: a drain is about
-// to send a CancelRequest (see cancelHeld). The caller holds wmu.
+// to send a CancelRequest (see drainTick). The caller holds wmu.
 func (w *writer) pauseLocked() { w.paused = true }
 
 // resume ends the hold of pauseLocked: what was queued meanwhile is

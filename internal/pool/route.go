@@ -278,10 +278,17 @@ func (p *Host) failWaitersLocked(err error) {
 	if len(p.conns) > 0 {
 		return
 	}
-	for w := p.stmtLine.head; w != nil; {
+	p.failLineLocked(&p.stmtLine, err)
+}
+
+// failLineLocked ends, with err (not sent), the waits in l of the calls
+// that do not wait for a host after a failed connection attempt (see
+// waitsForHost).
+func (p *Host) failLineLocked(l *waitLine, err error) {
+	for w := l.head; w != nil; {
 		next := w.next
 		if !p.cfg.waitsForHost(w.ctx, err) {
-			p.stmtLine.remove(w)
+			l.remove(w)
 			w.err = p.cfg.NotSent(err)
 			w.wake()
 		}

@@ -278,15 +278,7 @@ func (p *Host) failTakersLocked(err error) {
 	if p.totalLocked() >= p.st.MaxConns {
 		return // they wait for a connection to be freed
 	}
-	for w := p.takeLine.head; w != nil; {
-		next := w.next
-		if !p.cfg.waitsForHost(w.ctx, err) {
-			p.takeLine.remove(w)
-			w.err = p.cfg.NotSent(err)
-			w.wake()
-		}
-		w = next
-	}
+	p.failLineLocked(&p.takeLine, err)
 }
 
 // connectHeld opens a connection for take, after waiting out the backoff;
