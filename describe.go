@@ -241,15 +241,9 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 				return c.fail(err)
 			}
 			if sd.err == nil {
-				// A describe runs nothing, and every user of the
-				// statement waits for it (shared): an error that is not
-				// the statement's own means it was not sent, and whoever
-				// waits for it describes again (see Conn.run).
-				err := c.classify(req, pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, pgErr), shared: true})
-				if err != error(pgErr) && !isNotSent(err) {
-					err = notSent(err)
-				}
-				sd.err = err
+				// Whoever waits for it describes again when it was not
+				// sent (see Conn.run).
+				sd.err = c.classify(req, pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, pgErr), describe: true})
 			}
 		case wire.MsgReadyForQuery:
 			if sd.plans == nil {

@@ -56,15 +56,24 @@ type errSite struct {
 	// the statement's Parse or Bind, Conn.failed for a named BEGIN or
 	// COMMIT).
 	pooler bool
-	// shared: the request serves others as well as its caller (a
-	// describe that every user of the statement waits for): its caller's
-	// ctx ending does not make a 57014 its own.
-	shared bool
+	// describe: the request is a describe, which runs nothing and which
+	// every user of the statement waits for: its caller's ctx ending does
+	// not make a 57014 its own, and an error that is not the statement's
+	// own means that it was not sent (whoever waits describes again).
+	describe bool
 }
 
 // classify returns the error that req's caller gets for e, an
 // ErrorResponse in req's reply (see the file comment).
 func (c *Conn) classify(req *request, e *PgError, s errSite) error {
+	err := c.classifyRun(req, e, s)
+	if s.describe && err != error(e) && !isNotSent(err) {
+		return notSent(err)
+	}
+	return err
+}
+
+func (c *Conn) classifyRun(req *request, e *PgError, s errSite) error {
 	switch {
 	case s.fatal == fatalBeforeRun && e.nothingRanAfter(),
 		s.fatal == fatalWhileIdle && e.sentWhileIdle():
@@ -73,7 +82,7 @@ func (c *Conn) classify(req *request, e *PgError, s errSite) error {
 		return refusedErr(e)
 	case s.pooler:
 		return fmt.Errorf("%w: %w", errPooler, e)
-	case req != nil && c.strayCancel(e, req.cancelClock, !s.shared && req.watch.ended()):
+	case req != nil && c.strayCancel(e, req.cancelClock, !s.describe && req.watch.ended()):
 		return fmt.Errorf("%w: %w", ErrCanceledByOther, e)
 	}
 	return e
