@@ -21,16 +21,16 @@ const (
 )
 
 // cancelTimeout is Config.CancelTimeout or its default.
-func (c *Conn) cancelTimeout() time.Duration {
-	if d := c.cfg.CancelTimeout; d > 0 {
+func (c *session) cancelTimeout() time.Duration {
+	if d := c.opts.cancelTimeout; d > 0 {
 		return d
 	}
 	return defaultCancelTimeout
 }
 
 // cancelGrace is Config.CancelGrace or its default.
-func (c *Conn) cancelGrace() time.Duration {
-	if d := c.cfg.CancelGrace; d > 0 {
+func (c *session) cancelGrace() time.Duration {
+	if d := c.opts.cancelGrace; d > 0 {
 		return d
 	}
 	return defaultCancelGrace
@@ -45,7 +45,7 @@ func (c *Conn) cancelGrace() time.Duration {
 // the socket closed if the statement has not ended within the cancel
 // timeout.
 type ctxWatch struct {
-	c          *Conn
+	c          *session
 	ctx        context.Context
 	cancelFn   func() // fire, bound once: requests are reused, and their watch with them
 	stopAfter  func() bool
@@ -66,17 +66,17 @@ type ctxWatch struct {
 // already in the read buffer, as most are when requests are pipelined, is
 // read with no registration on ctx, and Conn.next checks ctx before each
 // message instead.
-func (c *Conn) watch(ctx context.Context, req *request) *ctxWatch {
+func (c *session) watch(ctx context.Context, req *request) *ctxWatch {
 	return c.startWatch(ctx, req, true)
 }
 
 // watchCopy is watch for a COPY: a CancelRequest is sent as soon as ctx
 // ends (nothing else is queued while a COPY holds the connection).
-func (c *Conn) watchCopy(ctx context.Context, req *request) *ctxWatch {
+func (c *session) watchCopy(ctx context.Context, req *request) *ctxWatch {
 	return c.startWatch(ctx, req, false)
 }
 
-func (c *Conn) startWatch(ctx context.Context, req *request, interrupts bool) *ctxWatch {
+func (c *session) startWatch(ctx context.Context, req *request, interrupts bool) *ctxWatch {
 	w := &req.watch
 	w.c, w.ctx, w.timer, w.interrupts = c, ctx, nil, interrupts
 	if ctx.Done() == nil {
@@ -101,7 +101,7 @@ func (w *ctxWatch) arm() {
 // socketReader is what the reply reader reads from: the socket, arming
 // first the watch of the request reading (Conn.unarmed), whose read may
 // now block.
-type socketReader struct{ c *Conn }
+type socketReader struct{ c *session }
 
 func (s socketReader) Read(p []byte) (int, error) {
 	c := s.c
@@ -188,7 +188,7 @@ func (w *ctxWatch) wrap(err error) error {
 // clock ticks before the request is sent and once it is delivered, so
 // that a request queued before the delivery that fails with 57014 knows a
 // CancelRequest meant for another may have hit it (strayCancel).
-func (c *Conn) cancelSession(wait time.Duration) error {
+func (c *session) cancelSession(wait time.Duration) error {
 	c.cancelClock.Add(1)
 	err := c.sendCancel(wait)
 	c.cancelClock.Add(1)
@@ -199,10 +199,10 @@ func (c *Conn) cancelSession(wait time.Duration) error {
 // the same host, with TLS when the session uses TLS, and waits (up to wait)
 // for the server to close that connection, which it does once the signal is
 // delivered.
-func (c *Conn) sendCancel(wait time.Duration) error {
+func (c *session) sendCancel(wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	nc, err := dialHost(ctx, c.host)
+	nc, err := c.opts.dialCancel(ctx)
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (c *Conn) sendCancel(wait time.Duration) error {
 		if b[0] != 'S' {
 			return errors.New("server refused TLS for the cancel request")
 		}
-		tc, err := buildTLSConfig(c.cfg, c.host.Host)
+		tc, err := c.opts.cancelTLS()
 		if err != nil {
 			return err
 		}

@@ -3,12 +3,8 @@ package pgline
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
@@ -36,104 +32,18 @@ type Conn struct {
 	cfg  *Config
 	host HostConfig // the host this connection reached
 
-	netConn net.Conn    // the socket, or the TLS connection over it
-	peeker  *sockPeeker // looks into the socket (see settleIdle)
-	tls     bool        // netConn is a *tls.Conn
+	label string // the host as host:port or socket path (hostLabel)
 
-	pid, secretKey uint32 // BackendKeyData, for CancelRequest
-
-	closed atomic.Bool
-	fatal  atomic.Pointer[error] // the error that closed the connection, if any
-	// cancelClock ticks twice for each CancelRequest: before it is sent
-	// and once it is delivered (see cancelSession).
-	cancelClock atomic.Uint64
-	// block is the session's transaction-block state (txblock.go).
-	block txBlock
-
-	wmu sync.Mutex // protects the fields below, and writer's (see writer)
-	// writer is the write side: the write buffer, the writer's role and
-	// every write to the socket.
-	writer   writer
-	queued   int        // requests in the FIFO, from enqueueLocked to handoff
-	tail     *request   // the last request queued; nil when none is in flight
-	stmts    *stmtCache // statements prepared (or being prepared) on this connection
-	gate     gate       // who may queue requests (see gateLocked)
-	listener *request   // a WaitForNotification reading while idle, woken when a request is queued
-	// syncHolder is the last run queued when its Sync ends the unwritten
-	// write buffer, at syncHolderEnd: the next run may take that Sync.
-	syncHolder    *request
-	syncHolderEnd int
-	shareSyncs    bool // pipeline_sync=shared (see pipeline.go)
-	commitState   int  // of the named BEGIN and COMMIT (see commitMsgsLocked)
-	// seqNext numbers the requests queued (see writer.swappedSeq and
-	// writtenSeq for those written).
-	seqNext uint64
-	// commitPrepare and commitNamed are the named BEGIN and COMMIT,
-	// parsed or only bound, made at their first use.
-	commitPrepare, commitNamed []byte
-	// shared counts the runs that gave their Sync to the next, resent
-	// the runs skipped by the failure of their Sync group (for tests).
-	shared, resent uint64
-
-	// rd is used by the request at the head of the queue only, and so is
-	// scratch (small columns of rows larger than the read buffer), and
-	// unarmed: the watch of the request reading, armed by the first read
-	// that reaches the socket (see Conn.watch).
-	rd      *wire.Reader
-	scratch []byte
-	unarmed *ctxWatch
-	types   *pgtype.Map
-	label   string // the host as host:port or socket path (hostLabel)
-
-	paramsMu sync.RWMutex // protects params
-	params   map[string]string
-
-	notifyMu      sync.Mutex // protects notifications
-	notifications []*Notification
-
-	serverFatal atomic.Pointer[PgError] // the first FATAL (or PANIC) error received (see pgError)
-	// proxied is set when the host is found behind a transaction pooler:
-	// shared by the connections of a Pool to the host (see txpooler.go).
-	proxied *atomic.Bool
-	// readOnly, set by a Pool over several hosts before the connection is
-	// used, is told of every 25006 error (read-only transaction) the
-	// connection receives, whatever call it answers (see pool.Host.NoteReadOnly).
-	readOnly func()
-	// roleReport, set by a Pool over several hosts before the connection
-	// is used, is told when the server reports a new in_hot_standby (a
-	// promotion, see pool.Host.NoteRole).
-	roleReport func()
-
-	dead     chan struct{} // closed when the connection closes, for waiters at the gate
-	deadOnce sync.Once
-}
-
-// markClosed marks the connection closed and wakes the goroutines waiting
-// for it to be free (gateLocked).
-func (c *Conn) markClosed() (already bool) {
-	already = c.closed.Swap(true)
-	c.deadOnce.Do(func() {
-		if c.dead != nil {
-			close(c.dead)
-		}
-	})
-	return already
+	// session is the engine: the socket, the request queue, the reader's
+	// turn, the writer, cancellation, the statement cache and the
+	// transaction-block state (session.go).
+	session
 }
 
 // Close closes the connection: it sends Terminate when no request is in
 // flight and closes the socket; requests in flight fail. It is safe to call
 // more than once and from any goroutine.
-func (c *Conn) Close() error {
-	if c.markClosed() {
-		return nil
-	}
-	// Requests in flight fail with ErrClosed, not with what reading the
-	// closed socket returns (see fail).
-	closed := ErrClosed
-	c.fatal.CompareAndSwap(nil, &closed)
-	c.writer.terminate() // when nothing is in flight
-	return c.netConn.Close()
-}
+func (c *Conn) Close() error { return c.close() }
 
 // IsClosed reports whether the connection is closed, by Close or by a fatal
 // error.
@@ -179,27 +89,6 @@ func (c *Conn) Host() HostConfig { return c.host }
 // could be sent), it is 'I': that block ends before any statement
 // queued since runs.
 func (c *Conn) TxStatus() byte { return c.block.txStatus() }
-
-// fail closes the connection after a fatal error (a protocol error, an I/O
-// error) and records it. A failure after the first returns the first as
-// its cause (ErrClosed wrapping it): a ReaderArg that fails the write
-// shows as the reader's error to the request reading the reply.
-func (c *Conn) fail(err error) error {
-	var pe *ProtocolError
-	if fe := c.serverFatal.Load(); fe != nil && !errors.As(err, &pe) {
-		// The end of the socket after the server's FATAL: the FATAL
-		// says why.
-		err = fe
-	}
-	if !c.fatal.CompareAndSwap(nil, &err) {
-		// An earlier failure closed the connection; this one (often
-		// "use of closed network connection") is its consequence.
-		err = c.failedErr()
-	}
-	c.markClosed()
-	c.netConn.Close()
-	return err
-}
 
 // CommandTag is the server's completion tag for a statement, such as
 // "INSERT 0 3" or "SELECT 10".
@@ -263,74 +152,12 @@ func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 	return v, err
 }
 
-// handleAsync handles the messages that may arrive at any time:
-// ParameterStatus, NoticeResponse and NotificationResponse (kept for
-// WaitForNotification). Other types are ignored by it.
-func (c *Conn) handleAsync(typ byte, body []byte) error {
-	switch typ {
-	case wire.MsgParameterStatus:
-		ps, err := wire.ParseParameterStatus(body)
-		if err != nil {
-			return protocolErr(err)
-		}
-		if ps.Name == "client_encoding" && !strings.EqualFold(ps.Value, "UTF8") {
-			// Go strings are UTF-8, and so is every text value pgline
-			// sends or reads: under another encoding the server would
-			// take é for two characters, and hand out LATIN1 bytes as
-			// strings. The connection fails.
-			return fmt.Errorf("pgline: client_encoding %q is not supported: pgline sends and reads text in UTF8", ps.Value)
-		}
-		c.paramsMu.Lock()
-		changed := c.params[ps.Name] != ps.Value
-		c.params[ps.Name] = ps.Value
-		c.paramsMu.Unlock()
-		if changed && ps.Name == "in_hot_standby" && c.roleReport != nil {
-			c.roleReport()
-		}
-	case wire.MsgNotificationResponse:
-		if err := c.pushNotification(body); err != nil {
-			return err
-		}
-	case wire.MsgNoticeResponse:
-		if c.cfg.OnNotice == nil {
-			return nil
-		}
-		f, err := wire.ParseErrorFields(body)
-		if err != nil {
-			return protocolErr(err)
-		}
-		c.cfg.OnNotice((*Notice)(pgErrorFromFields(&f)))
-	}
-	return nil
-}
-
-// closedErr is the error for a call on a closed connection.
-func (c *Conn) closedErr() error {
-	if err := c.fatal.Load(); err != nil && *err != ErrClosed {
-		return fmt.Errorf("%w: %w", ErrClosed, *err)
-	}
-	return ErrClosed
-}
-
 func protocolErr(err error) error {
 	var pe *wire.ProtocolError
 	if errors.As(err, &pe) {
 		return &ProtocolError{Msg: pe.Msg}
 	}
 	return &ProtocolError{Msg: err.Error()}
-}
-
-// pgError decodes an ErrorResponse of the session. A FATAL one means the
-// server ends the session: nothing queued after it runs (see fail).
-func (c *Conn) pgError(body []byte) (*PgError, error) {
-	e, err := parsePgError(body)
-	if err == nil && e.fatal() {
-		c.serverFatal.CompareAndSwap(nil, e)
-	}
-	if err == nil && e.Code == "25006" && c.readOnly != nil {
-		c.readOnly()
-	}
-	return e, err
 }
 
 // An ErrorResponse without severity, SQLSTATE or message is a protocol
@@ -372,4 +199,26 @@ func pgErrorFromFields(f *wire.ErrorFields) *PgError {
 func atoi32(s string) int32 {
 	n, _ := strconv.ParseInt(s, 10, 32)
 	return int32(n)
+}
+
+// simpleQuery runs sql with the simple query protocol and reads the reply up
+// to ReadyForQuery, passing each DataRow to onRow (rows are discarded when
+// onRow is nil). It returns the tag of the last statement, or the first
+// error (of the server, or of onRow).
+func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+	return c.simpleQueryNoting(ctx, owner, sql, onRow, nil)
+}
+
+// simpleQueryNoting is simpleQuery for a caller that knows what its text
+// does to the session better than sqllex can tell (the Pool's reset: see
+// resetPooled): note, when set, runs under wmu as the text is queued, in
+// place of noteQueuedLocked, with the traits sqllex found.
+func (c *Conn) simpleQueryNoting(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
+	if c.cfg.Tracer == nil {
+		return c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
+	}
+	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
+	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
+	traceEnd(tctx, c.cfg, ev, tag, err)
+	return tag, err
 }

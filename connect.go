@@ -258,29 +258,46 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	defer stopWatch()
 
 	c := &Conn{
-		cfg:     cfg,
-		host:    h,
-		netConn: netConn,
-		peeker:  newSockPeeker(netConn),
-		params:  make(map[string]string),
-		types:   newTypeMap(cfg.TypeMap),
-		label:   hostLabel(h),
-		stmts:   newStmtCache(cfg.cacheMode, cfg.cacheCapacity),
-		dead:    make(chan struct{}),
+		cfg:   cfg,
+		host:  h,
+		label: hostLabel(h),
+		session: session{
+			types:   newTypeMap(cfg.TypeMap),
+			netConn: netConn,
+			peeker:  newSockPeeker(netConn),
+			params:  make(map[string]string),
+			stmts:   newStmtCache(cfg.cacheMode, cfg.cacheCapacity),
+			dead:    make(chan struct{}),
+		},
 	}
 	c.shareSyncs = !cfg.syncEach
+	c.opts = sessionOpts{
+		cancelTimeout: cfg.CancelTimeout,
+		cancelGrace:   cfg.CancelGrace,
+		dialCancel:    func(ctx context.Context) (net.Conn, error) { return dialHost(ctx, h) },
+		cancelTLS:     func() (*tls.Config, error) { return buildTLSConfig(cfg, h.Host) },
+	}
+	if cfg.OnNotice != nil {
+		c.opts.onNotice = func(f *wire.ErrorFields) { cfg.OnNotice((*Notice)(pgErrorFromFields(f))) }
+	}
+	if cfg.Tracer != nil {
+		c.opts.onPooler = func(why string) {
+			tctx, ev := c.traceStart(context.Background(), TraceEvent{Kind: TracePooler, Reason: why})
+			traceEnd(tctx, cfg, ev, CommandTag{}, nil)
+		}
+	}
 	if cfg.proxies != nil {
 		c.proxied = cfg.proxies.flag(hostLabel(h))
 	} else {
 		c.proxied = new(atomic.Bool)
 	}
-	c.writer.init(c)
+	c.writer.init(&c.session)
 	if plan != tlsNo {
 		if err := c.startTLS(plan); err != nil {
 			return nil, ctxWrap(ctx, err)
 		}
 	}
-	c.rd = wire.NewReader(socketReader{c}, cfg.ReadBufferSize, cfg.MaxMessageSize)
+	c.rd = wire.NewReader(socketReader{&c.session}, cfg.ReadBufferSize, cfg.MaxMessageSize)
 	if err := c.startup(h); err != nil {
 		err = ctxWrap(ctx, err)
 		if plan == tlsTry && !c.tls {
@@ -386,5 +403,28 @@ func (c *Conn) startTLS(plan tlsPlan) error {
 	}
 	c.netConn = conn
 	c.tls = true
+	return nil
+}
+
+// detectPooler runs, at connect with statement_cache_mode=auto, the check
+// that tells a pooler: the process ID of the session's backend differs
+// from the one BackendKeyData gave (a pooler answers the startup itself).
+// A server without pg_backend_pid (not PostgreSQL) is taken as direct.
+func (c *Conn) detectPooler(ctx context.Context) error {
+	if c.proxied.Load() {
+		c.toDescribeMode("") // a connection of the Pool found it before
+		return nil
+	}
+	v, err := c.queryScalar(ctx, "SELECT pg_catalog.pg_backend_pid()")
+	if err != nil {
+		var pgErr *PgError
+		if errors.As(err, &pgErr) && !pgErr.fatal() {
+			return nil
+		}
+		return err
+	}
+	if pid, err := strconv.ParseUint(v, 10, 32); err == nil && uint32(pid) != c.pid {
+		c.toDescribeMode(fmt.Sprintf("the server process ID (%d) differs from the startup's (%d)", pid, c.pid))
+	}
 	return nil
 }

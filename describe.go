@@ -23,7 +23,7 @@ import (
 // prepares again). The description returned is pinned (the cache does not
 // evict it, see stmtDesc.pins): the caller unpins it once its Bind is
 // queued, so that no Close of the statement goes out before the Bind.
-func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
+func (c *session) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
 	c.wmu.Lock()
 	c.followPoolerLocked()
 	if sd := c.cachedLocked(owner, sql); sd != nil {
@@ -56,7 +56,7 @@ func (c *Conn) prepare(ctx context.Context, owner *holder, sql string) (*stmtDes
 }
 
 // unpin undoes a pin of sd (see prepare).
-func (c *Conn) unpin(sd *stmtDesc) {
+func (c *session) unpin(sd *stmtDesc) {
 	c.wmu.Lock()
 	sd.pins--
 	c.wmu.Unlock()
@@ -67,7 +67,7 @@ func (c *Conn) unpin(sd *stmtDesc) {
 // affect the others). A statement the server could not describe has its
 // error in its err; the error returned is ctx's or the connection's. The
 // caller holds wmu; it is released.
-func (c *Conn) prepareAllUnlock(ctx context.Context, owner *holder, sqls []string, pin bool) ([]*stmtDesc, error) {
+func (c *session) prepareAllUnlock(ctx context.Context, owner *holder, sqls []string, pin bool) ([]*stmtDesc, error) {
 	sds := make([]*stmtDesc, len(sqls))
 	var req *request
 	err := c.gateLocked(ctx, owner)
@@ -149,7 +149,7 @@ func (c *Conn) prepareAllUnlock(ctx context.Context, owner *holder, sqls []strin
 // there is none or owner runs in a transaction that may have changed
 // search_path (holder.pathChanged), whose statements are described for
 // each run. The caller holds wmu.
-func (c *Conn) cachedLocked(owner *holder, sql string) *stmtDesc {
+func (c *session) cachedLocked(owner *holder, sql string) *stmtDesc {
 	if owner.pathChanged() {
 		return nil
 	}
@@ -188,7 +188,7 @@ func waitReady(ctx context.Context, sd *stmtDesc) (ready bool, err error) {
 // closed) whatever happens; a failed one leaves the cache. It goes on
 // from the statement where an interrupted read left off (see
 // request.described), and returns errInterrupted when interrupted.
-func (c *Conn) readDescribes(req *request) error {
+func (c *session) readDescribes(req *request) error {
 	var failure error // an I/O or protocol error: every statement left fails
 	for ; req.described < len(req.describes); req.described++ {
 		sd := req.describes[req.described]
@@ -215,7 +215,7 @@ func (c *Conn) readDescribes(req *request) error {
 // readDescribe reads one statement's describe reply up to ReadyForQuery.
 // It returns an I/O or protocol error, or errInterrupted; the server's
 // error goes to sd.err.
-func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
+func (c *session) readDescribe(req *request, sd *stmtDesc) error {
 	for {
 		typ, body, _, err := c.next(req, readWhole)
 		if err != nil {
@@ -261,7 +261,7 @@ func (c *Conn) readDescribe(req *request, sd *stmtDesc) error {
 // (closesQueuedLocked): a request that fails to build leaves them to the
 // next, or a statement left on the server would be prepared again under
 // its name (42P05, taken for a pooler's sign). The caller holds wmu.
-func (c *Conn) appendClosesLocked(buf []byte) []byte {
+func (c *session) appendClosesLocked(buf []byte) []byte {
 	for _, name := range c.stmts.closing {
 		var err error
 		if buf, err = wire.AppendClose(buf, 'S', name); err != nil {
@@ -275,7 +275,7 @@ func (c *Conn) appendClosesLocked(buf []byte) []byte {
 // closesQueuedLocked notes that the Close messages appendClosesLocked
 // appended are in the write buffer; statements evicted since (by the
 // caller's own describes) stay listed. The caller holds wmu.
-func (c *Conn) closesQueuedLocked() {
+func (c *session) closesQueuedLocked() {
 	sc := c.stmts
 	sc.closing = append(sc.closing[:0], sc.closing[sc.appended:]...)
 	sc.appended = 0
@@ -295,7 +295,7 @@ func (c *Conn) closesQueuedLocked() {
 // counts compared change only under wmu, as requests are queued, so they
 // follow the order of the wire. The caller holds wmu (it builds the
 // request).
-func (c *Conn) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
+func (c *session) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
 	if sd.paths != c.stmts.paths {
 		return nil, errPathChanged
 	}
@@ -315,7 +315,7 @@ func (c *Conn) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
 // deallocates (see stmtCache.sqlPrepared). Called as the statement is
 // queued, under wmu, so that the counts follow the order of the wire: for
 // a run, by boundLocked; for a simple query, by its build.
-func (c *Conn) noteQueuedLocked(t sqlTraits, owner *holder) {
+func (c *session) noteQueuedLocked(t sqlTraits, owner *holder) {
 	if t.deallocates {
 		c.noteDeallocateLocked()
 	}
@@ -335,7 +335,7 @@ func (c *Conn) noteQueuedLocked(t sqlTraits, owner *holder) {
 // on are described for each run and never cached (see
 // holder.pathChanged): a SET LOCAL ends with the transaction. The caller
 // holds wmu.
-func (c *Conn) notePathLocked(owner *holder) {
+func (c *session) notePathLocked(owner *holder) {
 	c.stmts.paths++
 	c.stmts.pathTouched = true
 	c.stmts.removeAll()

@@ -65,7 +65,7 @@ type errSite struct {
 
 // classify returns the error that req's caller gets for e, an
 // ErrorResponse in req's reply (see the file comment).
-func (c *Conn) classify(req *request, e *PgError, s errSite) error {
+func (c *session) classify(req *request, e *PgError, s errSite) error {
 	err := c.classifyRun(req, e, s)
 	if s.describe && err != error(e) && !isNotSent(err) {
 		return notSent(err)
@@ -73,7 +73,7 @@ func (c *Conn) classify(req *request, e *PgError, s errSite) error {
 	return err
 }
 
-func (c *Conn) classifyRun(req *request, e *PgError, s errSite) error {
+func (c *session) classifyRun(req *request, e *PgError, s errSite) error {
 	switch {
 	case s.fatal == fatalBeforeRun && e.nothingRanAfter(),
 		s.fatal == fatalWhileIdle && e.sentWhileIdle():
@@ -94,7 +94,7 @@ func (c *Conn) classifyRun(req *request, e *PgError, s errSite) error {
 // languages every 57014 counts), for a statement whose own ctx did not
 // end (ownEnded), with a cancel under way since clock was read from
 // Conn.cancelClock (when the statement was queued).
-func (c *Conn) strayCancel(e *PgError, clock uint64, ownEnded bool) bool {
+func (c *session) strayCancel(e *PgError, clock uint64, ownEnded bool) bool {
 	return e.Code == "57014" && !ownEnded && c.cancelClock.Load() != clock &&
 		!strings.Contains(e.Message, "statement timeout")
 }
@@ -109,6 +109,6 @@ func refusedErr(e *PgError) error { return fmt.Errorf("%w: %w", errRefused, e) }
 // refused reports whether e, req's error, is the refusal of a statement
 // queued before the ROLLBACK of a stranded transaction block (see
 // txBlock.refused): nothing of req ran.
-func (c *Conn) refused(req *request, e *PgError) bool {
+func (c *session) refused(req *request, e *PgError) bool {
 	return e.Code == "25P02" && req != nil && c.block.refused(req.seq)
 }

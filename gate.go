@@ -85,7 +85,7 @@ func (g *gate) releaseLocked(prev *holder, prevFree chan struct{}) {
 
 // gateLocked waits, with wmu held, until requests of owner may be queued:
 // while the gate is held, only its holder's may.
-func (c *Conn) gateLocked(ctx context.Context, owner *holder) error {
+func (c *session) gateLocked(ctx context.Context, owner *holder) error {
 	for c.gate.holder != nil && c.gate.holder != owner && !c.closed.Load() {
 		free := c.gate.free
 		c.wmu.Unlock()
@@ -110,7 +110,7 @@ func (c *Conn) gateLocked(ctx context.Context, owner *holder) error {
 // settle waits until every request sent for h has been handed on (its
 // caller has its reply, or gave up and the transaction is doomed), or
 // until ctx ends.
-func (c *Conn) settle(ctx context.Context, h *holder) error {
+func (c *session) settle(ctx context.Context, h *holder) error {
 	c.wmu.Lock()
 	if h.pending == 0 {
 		c.wmu.Unlock()
@@ -127,4 +127,15 @@ func (c *Conn) settle(ctx context.Context, h *holder) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// endTxLocked releases the connection from a transaction that ended,
+// queuing a ROLLBACK first when the server may be in it still (rollback).
+// The caller holds wmu, and holds it again on return.
+func (c *session) endTxLocked(rollback bool) {
+	if rollback && !c.closed.Load() {
+		c.sendDetachedUnlock("ROLLBACK")
+		c.wmu.Lock()
+	}
+	c.gate.releaseLocked(nil, nil) // everyone may use the connection again
 }

@@ -25,17 +25,17 @@ const idlePingTimeout = 5 * time.Second
 // FATAL and closed the socket (see settleIdle); a socket that cannot be
 // looked at is checked with an empty query. A connection found unusable
 // is closed.
-func (c *Conn) usableAfterIdle(ctx context.Context) bool {
-	if c.IsClosed() {
+func (c *session) usableAfterIdle(ctx context.Context) bool {
+	if c.closed.Load() {
 		return false
 	}
 	pctx, cancel := context.WithTimeout(ctx, idlePingTimeout)
 	defer cancel()
 	if err := c.settleIdle(pctx, true); err != nil {
-		c.Close()
+		c.close()
 		return false
 	}
-	return !c.IsClosed()
+	return !c.closed.Load()
 }
 
 // settleIdle reads what an idle connection's socket holds: a session that
@@ -50,7 +50,7 @@ func (c *Conn) usableAfterIdle(ctx context.Context) bool {
 // A connection in use is left alone (the request reading sees the end of
 // the session for itself), and so is one whose socket cannot be looked
 // at, unless ask.
-func (c *Conn) settleIdle(ctx context.Context, ask bool) error {
+func (c *session) settleIdle(ctx context.Context, ask bool) error {
 	if c.busy() {
 		return nil
 	}
@@ -69,7 +69,7 @@ func (c *Conn) settleIdle(ctx context.Context, ask bool) error {
 }
 
 // busy reports whether requests are in flight or being written.
-func (c *Conn) busy() bool {
+func (c *session) busy() bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.tail != nil || c.writer.busyLocked()

@@ -3,8 +3,6 @@ package pgline
 import (
 	"context"
 	"time"
-
-	"github.com/pgline/pgline/internal/wire"
 )
 
 // Notification is a message sent with NOTIFY to a channel this session
@@ -33,18 +31,6 @@ func (c *Conn) Unlisten(ctx context.Context, channel string) error {
 	}
 	_, err := c.Exec(ctx, "UNLISTEN "+name)
 	return err
-}
-
-// pushNotification keeps a notification for WaitForNotification.
-func (c *Conn) pushNotification(body []byte) error {
-	n, err := wire.ParseNotificationResponse(body)
-	if err != nil {
-		return protocolErr(err)
-	}
-	c.notifyMu.Lock()
-	c.notifications = append(c.notifications, &Notification{PID: n.PID, Channel: n.Channel, Payload: n.Payload})
-	c.notifyMu.Unlock()
-	return nil
 }
 
 // dropNotifications discards the notifications kept and not yet returned.

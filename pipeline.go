@@ -183,7 +183,7 @@ var requests = sync.Pool{New: func() any {
 // submitLocked makes the request that s describes and queues it: the
 // one way a request enters the queue. The caller holds wmu and has
 // appended the request's messages to the write buffer.
-func (c *Conn) submitLocked(s *reqSpec) *request {
+func (c *session) submitLocked(s *reqSpec) *request {
 	r := requests.Get().(*request)
 	r.state.Store(reqWaiting)
 	r.reqSpec = *s
@@ -219,7 +219,7 @@ func (r *request) free() {
 // transaction whose own ended unsent), past the gate: the caller holds wmu
 // and the connection. Its reply is drained like an abandoned request's.
 // It releases wmu.
-func (c *Conn) sendDetachedUnlock(sql string) {
+func (c *session) sendDetachedUnlock(sql string) {
 	buf, _ := wire.AppendQuery(c.appendClosesLocked(c.writer.buf()), sql) // sql is ours: no NUL
 	c.writer.queue(buf)
 	c.closesQueuedLocked()
@@ -242,14 +242,14 @@ func (c *Conn) sendDetachedUnlock(sql string) {
 // is written when ctx is done, the connection is closed, or build fails.
 // build runs under wmu, before the request is submitted: it may complete
 // s (a batch's count of Syncs).
-func (c *Conn) send(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error)) (*request, error) {
+func (c *session) send(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error)) (*request, error) {
 	return c.sendRun(ctx, s, build, false)
 }
 
 // sendRun is send for a run that may share a Sync (see the file comment)
 // when share is set: build must end its messages with Sync, and the
 // caller must send the run again when it comes back skipped.
-func (c *Conn) sendRun(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), share bool) (*request, error) {
+func (c *session) sendRun(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), share bool) (*request, error) {
 	owner := s.owner
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
@@ -332,7 +332,7 @@ const (
 
 // commitMsgsLocked returns the messages that replace prev's Sync. The
 // caller holds wmu.
-func (c *Conn) commitMsgsLocked(prev *request) []byte {
+func (c *session) commitMsgsLocked(prev *request) []byte {
 	switch {
 	case c.stmts.mode != cachePrepare:
 		return commitUnnamed
@@ -352,7 +352,7 @@ func (c *Conn) commitMsgsLocked(prev *request) []byte {
 
 // completed notes a CommandComplete or EmptyQueryResponse in req's reply
 // and reports whether it ends the reply: the COMMIT's, in a chained run.
-func (c *Conn) completed(req *request) bool {
+func (c *session) completed(req *request) bool {
 	if req == nil || req.step < 0 || !req.chained.Load() {
 		return false
 	}
@@ -367,7 +367,7 @@ func (req *request) inCommit() bool { return req != nil && req.step > 0 }
 // parsed notes a ParseComplete in req's reply. After the statement, in a
 // run that prepares the named BEGIN and COMMIT, the second one confirms
 // them: the runs after it may bind them.
-func (c *Conn) parsed(req *request) {
+func (c *session) parsed(req *request) {
 	if req == nil || !req.preparesCommit.Load() || req.step <= 0 {
 		return
 	}
@@ -384,7 +384,7 @@ func (c *Conn) parsed(req *request) {
 // and the unnamed ones are used from then on. failed reports whether that
 // failure shows a transaction pooler: nothing deallocated them since they
 // were prepared (see Conn.poolerSign).
-func (c *Conn) failed(req *request, e *PgError) (pooler bool) {
+func (c *session) failed(req *request, e *PgError) (pooler bool) {
 	if req == nil || req.step < 0 {
 		return false
 	}
@@ -417,7 +417,7 @@ func (c *Conn) failed(req *request, e *PgError) (pooler bool) {
 // queued: a statement prepared meanwhile (while it waits at the gate
 // behind a transaction) would count as prepared after it, yet be
 // deallocated by it.
-func (c *Conn) noteDeallocateLocked() {
+func (c *session) noteDeallocateLocked() {
 	c.stmts.deallocs++
 	c.commitState = commitDisabled
 	// The statements cached so far may be gone after it: those queued
@@ -435,7 +435,7 @@ func (c *Conn) noteDeallocateLocked() {
 	c.stmts.removeAll()
 }
 
-func (c *Conn) setCommitState(s int) {
+func (c *session) setCommitState(s int) {
 	c.wmu.Lock()
 	if c.commitState != commitDisabled || s == commitDisabled {
 		c.commitState = s
@@ -446,7 +446,7 @@ func (c *Conn) setCommitState(s int) {
 // groupEnded handles the ReadyForQuery that ends req's reply. When req
 // had given its Sync away, an error ended its Sync group early: the runs
 // after it in the group were skipped by the server and are marked so.
-func (c *Conn) groupEnded(req *request) error {
+func (c *session) groupEnded(req *request) error {
 	if req == nil || !req.chained.Load() {
 		return nil
 	}
@@ -469,7 +469,7 @@ func (c *Conn) groupEnded(req *request) error {
 
 // enqueueLocked queues req behind the last request, or makes it the head
 // when the queue is empty. The caller holds wmu.
-func (c *Conn) enqueueLocked(req *request) {
+func (c *session) enqueueLocked(req *request) {
 	req.cancelClock = c.cancelClock.Load()
 	c.seqNext++
 	c.queued++
@@ -495,7 +495,7 @@ func (c *Conn) enqueueLocked(req *request) {
 
 // errFor is the error req gets when the connection failed with err:
 // marked SafeToRetry when none of req's bytes reached the socket.
-func (c *Conn) errFor(req *request, err error) error {
+func (c *session) errFor(req *request, err error) error {
 	if req != nil && c.writer.neverSent(req.seq) && !SafeToRetry(err) {
 		return notSent(err)
 	}
@@ -511,7 +511,7 @@ func (c *Conn) errFor(req *request, err error) error {
 // after which nobody holds the session's transaction block: whoever
 // reads its reply, its caller or a drain, rolls back a block it left
 // open (see blockTraits.leavesStranded).
-func (c *Conn) exchange(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+func (c *session) exchange(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	req, err := c.send(ctx, s, build)
 	if err != nil {
 		return CommandTag{}, err
@@ -523,7 +523,7 @@ func (c *Conn) exchange(ctx context.Context, s *reqSpec, build func([]byte) ([]b
 // watched, and hands the reader on. When ctx ends while read reads, the
 // caller is answered at once with ctx's error and the rest of the reply
 // is drained (see Conn.abandon).
-func (c *Conn) readReply(ctx context.Context, req *request, read func(*request) (CommandTag, error)) (CommandTag, error) {
+func (c *session) readReply(ctx context.Context, req *request, read func(*request) (CommandTag, error)) (CommandTag, error) {
 	if err := c.waitTurn(ctx, req); err != nil {
 		return CommandTag{}, err
 	}
@@ -539,7 +539,7 @@ func (c *Conn) readReply(ctx context.Context, req *request, read func(*request) 
 
 // readDescribeReply is a read function for readReply: the reply of a
 // describe request (see Conn.readDescribes).
-func (c *Conn) readDescribeReply(req *request) (CommandTag, error) {
+func (c *session) readDescribeReply(req *request) (CommandTag, error) {
 	return CommandTag{}, c.readDescribes(req)
 }
 
@@ -547,7 +547,7 @@ func (c *Conn) readDescribeReply(req *request) (CommandTag, error) {
 // copyHold.waitTurn): COPY TO STDOUT, or a COPY FROM STDIN given to Exec
 // (refused). When ctx ends, the caller is answered at once and the hold
 // kept until the reply is drained.
-func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+func (c *session) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
 	s := h.spec()
 	s.oneStmt = oneStmt
 	req, err := c.send(ctx, s, build)
@@ -585,7 +585,7 @@ func (c *Conn) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, buil
 // waitTurn waits until req is the head. When ctx ends first, req is
 // abandoned (its reply will be drained by whoever hands it the turn) and
 // ctx's error returned.
-func (c *Conn) waitTurn(ctx context.Context, req *request) error {
+func (c *session) waitTurn(ctx context.Context, req *request) error {
 	if err := c.awaitTurn(ctx, req); err != nil {
 		return err
 	}
@@ -594,7 +594,7 @@ func (c *Conn) waitTurn(ctx context.Context, req *request) error {
 }
 
 // awaitTurn is waitTurn without dropping onDrained.
-func (c *Conn) awaitTurn(ctx context.Context, req *request) error {
+func (c *session) awaitTurn(ctx context.Context, req *request) error {
 	done := ctx.Done()
 	if done == nil { // a ctx that never ends: no select
 		<-req.turn
@@ -623,7 +623,7 @@ func (c *Conn) awaitTurn(ctx context.Context, req *request) error {
 // its caller left, is given to a goroutine that drains its reply (see
 // drainAbandoned), so that no caller waits for another's reply. req is
 // recycled: the caller must not use it afterwards.
-func (c *Conn) handoff(req *request) {
+func (c *session) handoff(req *request) {
 	if c.unarmed == &req.watch {
 		// Its watch was never armed: no read may arm it once req is
 		// recycled (its ctx is gone). Cleared while req still holds the
@@ -658,7 +658,7 @@ func (c *Conn) handoff(req *request) {
 // drain reads and discards the reply of an abandoned request, still
 // recording what a describe learned (others may wait for it), then runs
 // its onDrained.
-func (c *Conn) drain(req *request) {
+func (c *session) drain(req *request) {
 	c.drainReply(req)
 	if f := req.onDrained; f != nil {
 		req.onDrained = nil
@@ -669,7 +669,7 @@ func (c *Conn) drain(req *request) {
 // drainReply reads the rest of req's reply. Its error is errInterrupted
 // (req's ctx ended, for a caller that drains its own reply), or the
 // connection's failure, which the requests behind share.
-func (c *Conn) drainReply(req *request) error {
+func (c *session) drainReply(req *request) error {
 	if req.describes != nil {
 		return c.readDescribes(req)
 	}

@@ -52,7 +52,7 @@ const (
 // next returns the next message of req's reply (req may be nil outside
 // the pipeline). Its error is errInterrupted, or one the connection has
 // already failed with (see the file comment).
-func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, err error) {
+func (c *session) next(req *request, mode readMode) (typ byte, body []byte, n int, err error) {
 	for {
 		if c.fatal.Load() != nil {
 			return 0, nil, 0, c.errFor(req, c.failedErr())
@@ -118,7 +118,7 @@ func (c *Conn) next(req *request, mode readMode) (typ byte, body []byte, n int, 
 // readFailed turns a read error into next's error: errInterrupted when
 // the read deadline set for the request's ended ctx stopped it (nothing
 // was consumed), nil after a tick of a drain, else the connection fails.
-func (c *Conn) readFailed(req *request, err error) error {
+func (c *session) readFailed(req *request, err error) error {
 	switch {
 	case req != nil && req.draining && c.timedOut(err):
 		return c.drainTick(req)
@@ -132,19 +132,19 @@ func (c *Conn) readFailed(req *request, err error) error {
 // deadline set when req's ctx ended (ctxWatch.fire), with the reader
 // still usable: nothing of the reply is lost, and the rest of it can be
 // drained (see abandon).
-func (c *Conn) stoppedByCtx(req *request, err error) bool {
+func (c *session) stoppedByCtx(req *request, err error) bool {
 	return req != nil && req.watch.interrupts && req.watch.fired.Load() && c.timedOut(err)
 }
 
 // timedOut reports whether err is a read deadline's, with the reader
 // still usable (see wire.Reader).
-func (c *Conn) timedOut(err error) bool {
+func (c *session) timedOut(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil
 }
 
 // readyForQuery checks and records a ReadyForQuery's transaction status.
-func (c *Conn) readyForQuery(body []byte) error {
+func (c *session) readyForQuery(body []byte) error {
 	if err := checkReadyForQuery(body); err != nil {
 		return c.fail(err)
 	}
@@ -166,7 +166,7 @@ func checkReadyForQuery(body []byte) error {
 // c.block.rollbacks) before the status is stored, and the count of a
 // ROLLBACK pgline queued is taken back after its own status is: TxStatus
 // never shows a block that such a ROLLBACK ends.
-func (c *Conn) replyGroupEnded(req *request, status byte) error {
+func (c *session) replyGroupEnded(req *request, status byte) error {
 	req.rfqs++
 	req.status = status
 	t := req.blockTraits()
@@ -192,7 +192,7 @@ var errSkippedInBlock = errors.New("pgline: statement not run: the statement bef
 // several statements, its last ReadyForQuery) has been read or is in the
 // read buffer. A CancelRequest for req would then hit whatever the
 // server runs next. The caller owns the reader.
-func (c *Conn) replyEnded(req *request) bool {
+func (c *session) replyEnded(req *request) bool {
 	completions, rfqs := req.completions, req.rfqs
 	ended := func() bool { return rfqs >= req.syncs || req.oneStmt && completions > 0 }
 	if ended() {
@@ -229,7 +229,7 @@ const drainProbeTime = 2 * time.Millisecond
 // the reply, to a goroutine that drains the rest of the reply and hands
 // the turn on. It returns the caller's error: its ctx's. Nothing may use
 // req afterwards.
-func (c *Conn) abandon(req *request) error {
+func (c *session) abandon(req *request) error {
 	err := req.watch.ctx.Err()
 	req.owner.doom()
 	go c.drainAbandoned(req)
@@ -247,7 +247,7 @@ func (c *Conn) abandon(req *request) error {
 // written (see drainTick). When the server has not ended the reply
 // CancelTimeout after the cancel, the connection is closed, and the
 // requests behind fail.
-func (c *Conn) drainAbandoned(req *request) {
+func (c *session) drainAbandoned(req *request) {
 	// Doomed before its hand-off: a Commit waiting for it (see
 	// Conn.settle) must not commit what its caller was told failed.
 	req.owner.doom()
@@ -281,7 +281,7 @@ func (c *Conn) drainAbandoned(req *request) {
 // drainTick runs when a read of a drain times out (see drainAbandoned):
 // it moves the drain to its next phase and sets the next deadline. Its
 // error closes the connection.
-func (c *Conn) drainTick(req *request) error {
+func (c *session) drainTick(req *request) error {
 	now := time.Now()
 	if now.Before(req.phaseAt) {
 		// A deadline set before this phase (or a spurious wake-up).
@@ -351,7 +351,7 @@ func (c *Conn) drainTick(req *request) error {
 // itself refused, or a transaction that ended behind it queued one):
 // another, later, could end a block begun after that one, a
 // transaction's. The requests queued so far count as refused either way.
-func (c *Conn) rollBackStranded(req *request) {
+func (c *session) rollBackStranded(req *request) {
 	c.wmu.Lock()
 	if c.closed.Load() {
 		c.block.strandedClosed()
@@ -370,7 +370,7 @@ func (c *Conn) rollBackStranded(req *request) {
 // failedErr is the error of a request that reads after the connection
 // failed: ErrClosed wrapping the first cause, and SafeToRetry when the
 // server ended the session (FATAL) before the request's turn.
-func (c *Conn) failedErr() error {
+func (c *session) failedErr() error {
 	err := c.closedErr()
 	if fe := c.serverFatal.Load(); fe != nil && fe.nothingRanAfter() {
 		err = notSent(err)
@@ -383,7 +383,7 @@ func (c *Conn) failedErr() error {
 // read deadline does not stop a read already under way, so the bytes may
 // be the reply of a request queued meanwhile, which must be left to it.
 // The one read of the connection outside next, with readIdle.
-func (c *Conn) peekIdle() error {
+func (c *session) peekIdle() error {
 	_, err := c.rd.PeekType()
 	return err
 }
@@ -393,7 +393,7 @@ func (c *Conn) peekIdle() error {
 // parameter status, a notice), handled as next handles them, or a FATAL
 // error, which closes the connection. Unlike next, it returns after one
 // message: nothing else is expected.
-func (c *Conn) readIdle() error {
+func (c *session) readIdle() error {
 	typ, body, err := c.rd.Next()
 	if err != nil {
 		return c.fail(readErr(err))

@@ -175,7 +175,7 @@ func staleStatement(e *PgError) bool {
 // result types; analysisFailed: parameter types that no longer fit), so
 // that the next use prepares or describes it anew, in a transaction too.
 // It reports whether the statement is stale, and so did not run.
-func (c *Conn) dropOutdated(sd *stmtDesc, e *PgError) (stale bool) {
+func (c *session) dropOutdated(sd *stmtDesc, e *PgError) (stale bool) {
 	stale = staleStatement(e)
 	if stale || analysisFailed(e) {
 		c.wmu.Lock()

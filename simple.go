@@ -12,29 +12,7 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// simpleQuery runs sql with the simple query protocol and reads the reply up
-// to ReadyForQuery, passing each DataRow to onRow (rows are discarded when
-// onRow is nil). It returns the tag of the last statement, or the first
-// error (of the server, or of onRow).
-func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
-	return c.simpleQueryNoting(ctx, owner, sql, onRow, nil)
-}
-
-// simpleQueryNoting is simpleQuery for a caller that knows what its text
-// does to the session better than sqllex can tell (the Pool's reset: see
-// resetPooled): note, when set, runs under wmu as the text is queued, in
-// place of noteQueuedLocked, with the traits sqllex found.
-func (c *Conn) simpleQueryNoting(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
-	if c.cfg.Tracer == nil {
-		return c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
-	}
-	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
-	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
-	traceEnd(tctx, c.cfg, ev, tag, err)
-	return tag, err
-}
-
-func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
+func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
 	info := sqllex.Scan(sql)
 	build := func(buf []byte) ([]byte, error) {
 		if note != nil {
@@ -94,7 +72,7 @@ func (c *Conn) simpleQueryUntraced(ctx context.Context, owner *holder, sql strin
 // difference with the extended one's BindComplete), so that only a look
 // at the socket before the text is written tells an idle session's end
 // (see settleIdle).
-func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentIfIdle bool) (CommandTag, error) {
+func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unsentIfIdle bool) (CommandTag, error) {
 	var tag CommandTag
 	var firstErr error
 	mode := readWhole
@@ -180,7 +158,7 @@ func (c *Conn) readSimple(req *request, onRow func(*wire.DataRow) error, unsentI
 // is sent after the CopyFail. Statements that may COPY FROM STDIN run
 // alone on the connection (see holdForCopy), so nothing else was
 // pipelined behind them.
-func (c *Conn) refuseCopyIn(extended bool) {
+func (c *session) refuseCopyIn(extended bool) {
 	c.wmu.Lock()
 	buf, err := wire.AppendCopyFail(c.writer.buf(), "COPY FROM STDIN is not supported here")
 	if err == nil {

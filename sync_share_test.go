@@ -375,7 +375,7 @@ func TestSharedSyncAfterDeallocate(t *testing.T) {
 // are marked skipped, and when one of them carried the Parse of the named
 // BEGIN and COMMIT, those count as not prepared again.
 func TestGroupEndedMarksSkipped(t *testing.T) {
-	c := &Conn{commitState: commitPending}
+	c := &Conn{session: session{commitState: commitPending}}
 	failed, carrier, last, after := &request{step: -1}, &request{}, &request{}, &request{}
 	carrier.preparesCommit.Store(true)
 	failed.chained.Store(true)

@@ -450,17 +450,6 @@ func (tx *Tx) end(open bool) {
 	}
 }
 
-// endTxLocked releases the connection from a transaction that ended,
-// queuing a ROLLBACK first when the server may be in it still (rollback).
-// The caller holds wmu, and holds it again on return.
-func (c *Conn) endTxLocked(rollback bool) {
-	if rollback && !c.closed.Load() {
-		c.sendDetachedUnlock("ROLLBACK")
-		c.wmu.Lock()
-	}
-	c.gate.releaseLocked(nil, nil) // everyone may use the connection again
-}
-
 // isNotSent reports whether err says nothing of its request reached the
 // connection.
 func isNotSent(err error) bool {

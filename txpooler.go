@@ -24,14 +24,12 @@ package pgline
 //     when nothing of it ran (errPooler is resendable).
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -107,35 +105,12 @@ func (f *proxyFlags) hosts() []string {
 	return hs
 }
 
-// detectPooler runs, at connect with statement_cache_mode=auto, the check
-// that tells a pooler: the process ID of the session's backend differs
-// from the one BackendKeyData gave (a pooler answers the startup itself).
-// A server without pg_backend_pid (not PostgreSQL) is taken as direct.
-func (c *Conn) detectPooler(ctx context.Context) error {
-	if c.proxied.Load() {
-		c.toDescribeMode("") // a connection of the Pool found it before
-		return nil
-	}
-	v, err := c.queryScalar(ctx, "SELECT pg_catalog.pg_backend_pid()")
-	if err != nil {
-		var pgErr *PgError
-		if errors.As(err, &pgErr) && !pgErr.fatal() {
-			return nil
-		}
-		return err
-	}
-	if pid, err := strconv.ParseUint(v, 10, 32); err == nil && uint32(pid) != c.pid {
-		c.toDescribeMode(fmt.Sprintf("the server process ID (%d) differs from the startup's (%d)", pid, c.pid))
-	}
-	return nil
-}
-
 // poolerSign reports whether e, the error of sd's Parse (42P05) or Bind
 // (26000), shows a transaction pooler: sd is a named statement of this
 // connection, still cached (not closed by pgline), and no statement that
 // may deallocate it was sent since it was prepared. The connection then
 // switches to describe mode.
-func (c *Conn) poolerSign(sd *stmtDesc, e *PgError) bool {
+func (c *session) poolerSign(sd *stmtDesc, e *PgError) bool {
 	if e.Code != "26000" && e.Code != "42P05" || sd == nil || sd.name == "" {
 		return false
 	}
@@ -152,20 +127,19 @@ func (c *Conn) poolerSign(sd *stmtDesc, e *PgError) bool {
 // toDescribeMode switches the connection, and every connection of its
 // Pool to the same host, to describe mode; why (empty when the Pool knew
 // already) is reported to the Tracer once per connection.
-func (c *Conn) toDescribeMode(why string) {
+func (c *session) toDescribeMode(why string) {
 	c.proxied.Store(true)
 	c.wmu.Lock()
 	switched := c.toDescribeModeLocked()
 	c.wmu.Unlock()
-	if switched && why != "" {
-		tctx, ev := c.traceStart(context.Background(), TraceEvent{Kind: TracePooler, Reason: why})
-		traceEnd(tctx, c.cfg, ev, CommandTag{}, nil)
+	if switched && why != "" && c.opts.onPooler != nil {
+		c.opts.onPooler(why)
 	}
 }
 
 // followPoolerLocked switches to describe mode when another connection to
 // the host found a pooler. The caller holds wmu.
-func (c *Conn) followPoolerLocked() {
+func (c *session) followPoolerLocked() {
 	if c.proxied.Load() {
 		c.toDescribeModeLocked()
 	}
@@ -176,7 +150,7 @@ func (c *Conn) followPoolerLocked() {
 // any session, and one in the write buffer could precede a Bind of a
 // statement a batch has pinned), and the named BEGIN and COMMIT are no
 // longer used. The caller holds wmu.
-func (c *Conn) toDescribeModeLocked() bool {
+func (c *session) toDescribeModeLocked() bool {
 	if c.stmts.mode != cachePrepare {
 		return false
 	}
@@ -192,7 +166,7 @@ func (c *Conn) toDescribeModeLocked() bool {
 // StatementCacheMode returns how the connection runs statements now:
 // "prepare", "describe" (the mode statement_cache_mode=auto switches to
 // behind a transaction pooler) or "none".
-func (c *Conn) StatementCacheMode() string {
+func (c *session) StatementCacheMode() string {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.stmts.mode

@@ -53,7 +53,7 @@ import (
 // connection is used) and unsentFrom (atomic). The writer reads the
 // queue's fields (Conn.tail, seqNext, queued, syncHolder) under wmu too.
 type writer struct {
-	c *Conn
+	c *session
 	// sock writes to the socket without waiting (see writeUnlock); set
 	// once the startup is done, when netConn is the socket itself.
 	sock sockWriter
@@ -81,7 +81,7 @@ type writer struct {
 }
 
 // init makes w the write side of c, before c is used.
-func (w *writer) init(c *Conn) {
+func (w *writer) init(c *session) {
 	w.c = c
 	w.idle = sync.NewCond(&c.wmu)
 }
