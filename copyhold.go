@@ -51,7 +51,7 @@ func (c *session) holdForCopy(ctx context.Context, owner *holder) (*copyHold, er
 	}
 	h := &copyHold{c: c}
 	if owner != nil {
-		h.h.tx = owner.tx // a given-up COPY dooms its transaction
+		h.h.block = owner.block // a given-up COPY dooms its transaction
 	}
 	h.prev, h.prevFree = c.gate.takeLocked(&h.h)
 	return h, nil
@@ -70,11 +70,10 @@ func (h *copyHold) releaseNow() {
 	c := h.c
 	c.wmu.Lock()
 	c.gate.releaseLocked(h.prev, h.prevFree)
-	if h.prev != nil && h.prev.tx.endOnRelease {
-		tx := h.prev.tx
+	if h.prev != nil && h.prev.endOnRelease {
 		// The transaction ended while its COPY ran (Tx.end): end it on
 		// the server too before anyone else may use the connection.
-		c.endTxLocked(tx.rollbackOnRelease)
+		c.endTxLocked(h.prev.rollbackOnRelease)
 	}
 	c.wmu.Unlock()
 }

@@ -9,7 +9,9 @@ package pgline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/internal/wire"
@@ -340,4 +342,49 @@ func (c *session) notePathLocked(owner *holder) {
 	c.stmts.pathTouched = true
 	c.stmts.removeAll()
 	owner.notePathLocked()
+}
+
+// errPathChanged is the error of a statement described before a statement
+// that may change search_path was queued on its connection (see
+// Conn.boundLocked): nothing of it was sent. Conn.run and SendBatch
+// describe it again and send it (see maxPathRetries), unless the change
+// is a statement of the same batch.
+var errPathChanged = errors.New("pgline: a statement that may change search_path was queued after this statement was described (its parameter and result types may differ now); nothing was sent")
+
+// maxParams is the most parameters a statement may have: Parse, Bind and
+// ParameterDescription carry their count in 16 bits.
+const maxParams = math.MaxUint16
+
+// tooManyParams is the refusal of a statement with n parameters or
+// arguments (what), more than the protocol can carry (maxParams). It is
+// checked where the count is first known, before anything is sent: the
+// arguments' as a statement enters (Conn.query), the text's highest $n
+// before its Parse is queued (Conn.prepareAllUnlock). Sent, such a statement
+// would be answered with a ParameterDescription whose count wrapped
+// around (a protocol error that closes the connection). The refusal
+// leaves the connection usable, and is not SafeToRetry: the same call
+// fails again (see unsendable).
+func tooManyParams(n int, what string) error {
+	return unsendable(fmt.Errorf("pgline: statement has %d %s; PostgreSQL's protocol allows at most %d parameters", n, what, maxParams))
+}
+
+// parseFields decodes a RowDescription.
+func parseFields(body []byte) ([]FieldDescription, error) {
+	fds, err := wire.ParseRowDescription(body, nil)
+	if err != nil {
+		return nil, protocolErr(err)
+	}
+	fields := make([]FieldDescription, len(fds))
+	for i, f := range fds {
+		fields[i] = FieldDescription{
+			Name:                 f.Name,
+			TableOID:             f.TableOID,
+			TableAttributeNumber: f.TableAttributeNumber,
+			DataTypeOID:          f.DataTypeOID,
+			DataTypeSize:         f.DataTypeSize,
+			TypeModifier:         f.TypeModifier,
+			Format:               f.Format,
+		}
+	}
+	return fields, nil
 }

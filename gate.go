@@ -25,9 +25,19 @@ type gate struct {
 // holder is one holder of the gate: a transaction (Tx.h, of the outermost
 // Tx) or a COPY (copyHold.h).
 type holder struct {
-	// tx is the transaction the holder's statements run in: the Tx itself,
-	// or the one a COPY runs in (nil outside a transaction).
-	tx *Tx
+	// block is the holder of the transaction the holder's statements run
+	// in: the holder itself for a transaction, its transaction's for a
+	// COPY in one, nil outside a transaction.
+	block *holder
+	// txn is the transaction a transaction's holder stands for, doomed
+	// (see doom) when one of its statements is given up.
+	txn doomer
+	// Of a transaction's holder, guarded by wmu: endOnRelease, the
+	// transaction ended while one of its COPYs held the connection (the
+	// COPY's release ends it, with a ROLLBACK when rollbackOnRelease is
+	// set: see copyHold.releaseNow); pathQueued, a statement that may
+	// change search_path was queued in it (see notePathLocked).
+	endOnRelease, rollbackOnRelease, pathQueued bool
 	// closing: the transaction's COMMIT or ROLLBACK is queued; the gate
 	// refuses its statements (ErrTxClosed). Guarded by Conn.wmu.
 	closing bool
@@ -47,23 +57,30 @@ type holder struct {
 // from now on, and never cached (see Conn.notePathLocked). The caller
 // holds wmu.
 func (h *holder) notePathLocked() {
-	if h != nil && h.tx != nil {
-		h.tx.root.pathChanged = true
+	if h != nil && h.block != nil {
+		h.block.pathQueued = true
 	}
 }
 
 // pathChanged reports whether notePathLocked was called for the
 // transaction h's statements run in. The caller holds wmu.
 func (h *holder) pathChanged() bool {
-	return h != nil && h.tx != nil && h.tx.root.pathChanged
+	return h != nil && h.block != nil && h.block.pathQueued
 }
 
 // doom dooms the transaction the holder's statements run in, if any (see
 // Tx.doom). A nil holder is nobody's.
 func (h *holder) doom() {
-	if h != nil && h.tx != nil {
-		h.tx.doom()
+	if h != nil && h.block != nil {
+		h.block.txn.doom()
 	}
+}
+
+// doomer is a transaction as its holder sees it (Tx).
+type doomer interface {
+	// doom marks the transaction: one of its statements was given up,
+	// and may have run without its caller knowing.
+	doom()
 }
 
 // takeLocked gives the gate to h; the caller holds wmu and has passed the

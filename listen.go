@@ -3,6 +3,8 @@ package pgline
 import (
 	"context"
 	"time"
+
+	"github.com/pgline/pgline/internal/wire"
 )
 
 // Notification is a message sent with NOTIFY to a channel this session
@@ -48,9 +50,9 @@ func (c *Conn) popNotification() *Notification {
 		return nil
 	}
 	n := c.notifications[0]
-	c.notifications[0] = nil
+	c.notifications[0] = wire.NotificationResponse{}
 	c.notifications = c.notifications[1:]
-	return n
+	return &Notification{PID: n.PID, Channel: n.Channel, Payload: n.Payload}
 }
 
 // WaitForNotification returns the oldest notification received and not

@@ -748,3 +748,45 @@ func SafeToRetry(err error) bool {
 	var s interface{ SafeToRetry() bool }
 	return errors.As(err, &s) && s.SafeToRetry()
 }
+
+// sendStreamed is send for messages holding ReaderArg values: this
+// goroutine becomes the connection's writer (after the flusher in progress,
+// if any), writes what was queued before, then its own messages with each
+// reader's bytes copied to the socket in place (see writer.streamUnlock).
+// Requests queued meanwhile are written after it.
+func (c *session) sendStreamed(ctx context.Context, s *reqSpec, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
+	owner := s.owner
+	if err := ctx.Err(); err != nil {
+		return nil, notSent(err)
+	}
+	c.wmu.Lock()
+	if err := c.writer.awaitLocked(func() error { return c.gateLocked(ctx, owner) }); err != nil {
+		c.wmu.Unlock()
+		return nil, notSent(err)
+	}
+	if c.closed.Load() {
+		c.writer.dropLocked()
+		c.wmu.Unlock()
+		return nil, notSent(c.closedErr())
+	}
+	var holes []hole
+	buf, err := build(c.appendClosesLocked(c.writer.buf()), &holes)
+	if err != nil {
+		c.writer.dropLocked()
+		c.wmu.Unlock()
+		return nil, notSent(err)
+	}
+	c.writer.queue(buf)
+	c.closesQueuedLocked()
+	req := c.submitLocked(s)
+	c.writer.streamUnlock(ctx, holes)
+	// On error the connection is closed: req fails when it reads.
+	return req, nil
+}
+
+// isNotSent reports whether err says nothing of its request reached the
+// connection.
+func isNotSent(err error) bool {
+	var ns *notSentError
+	return errors.As(err, &ns)
+}

@@ -251,13 +251,6 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 	}
 }
 
-// errPathChanged is the error of a statement described before a statement
-// that may change search_path was queued on its connection (see
-// Conn.boundLocked): nothing of it was sent. Conn.run and SendBatch
-// describe it again and send it (see maxPathRetries), unless the change
-// is a statement of the same batch.
-var errPathChanged = errors.New("pgline: a statement that may change search_path was queued after this statement was described (its parameter and result types may differ now); nothing was sent")
-
 // appendRun appends [Parse] Bind [Describe] Execute Sync for sd with args
 // encoded for the described parameter types. Without a named statement
 // (describe and none modes) the unnamed statement is parsed again first:
@@ -292,23 +285,6 @@ func (c *Conn) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool, holes 
 	return buf, nil
 }
 
-// maxParams is the most parameters a statement may have: Parse, Bind and
-// ParameterDescription carry their count in 16 bits.
-const maxParams = math.MaxUint16
-
-// tooManyParams is the refusal of a statement with n parameters or
-// arguments (what), more than the protocol can carry (maxParams). It is
-// checked where the count is first known, before anything is sent: the
-// arguments' as a statement enters (Conn.query), the text's highest $n
-// before its Parse is queued (Conn.prepareAllUnlock). Sent, such a statement
-// would be answered with a ParameterDescription whose count wrapped
-// around (a protocol error that closes the connection). The refusal
-// leaves the connection usable, and is not SafeToRetry: the same call
-// fails again (see unsendable).
-func tooManyParams(n int, what string) error {
-	return unsendable(fmt.Errorf("pgline: statement has %d %s; PostgreSQL's protocol allows at most %d parameters", n, what, maxParams))
-}
-
 // appendBind appends a Bind message, encoding each argument in place:
 // formats and lengths are patched in once each value is written (see
 // wire.BindBuilder). A ReaderArg's bytes are left out and its hole
@@ -337,7 +313,7 @@ func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) (
 			if err != nil {
 				return b.Abort(buf), fmt.Errorf("pgline: argument $%d: %w", i+1, err)
 			}
-			*holes = append(*holes, hole{pos: len(buf), v: rv})
+			*holes = append(*holes, hole{pos: len(buf), r: rv.r, n: rv.n})
 			continue
 		}
 		out, format, null, err := c.types.Encode(sd.paramOIDs[i], arg, buf)
@@ -349,27 +325,6 @@ func (c *Conn) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) (
 		}
 	}
 	return b.Finish(buf, sd.formats)
-}
-
-// parseFields decodes a RowDescription.
-func parseFields(body []byte) ([]FieldDescription, error) {
-	fds, err := wire.ParseRowDescription(body, nil)
-	if err != nil {
-		return nil, protocolErr(err)
-	}
-	fields := make([]FieldDescription, len(fds))
-	for i, f := range fds {
-		fields[i] = FieldDescription{
-			Name:                 f.Name,
-			TableOID:             f.TableOID,
-			TableAttributeNumber: f.TableAttributeNumber,
-			DataTypeOID:          f.DataTypeOID,
-			DataTypeSize:         f.DataTypeSize,
-			TypeModifier:         f.TypeModifier,
-			Format:               f.Format,
-		}
-	}
-	return fields, nil
 }
 
 // StatementDescription describes a prepared statement: the types of its

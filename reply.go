@@ -24,6 +24,7 @@ package pgline
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -414,3 +415,22 @@ func (c *session) readIdle() error {
 	}
 	return c.fail(&ProtocolError{Msg: "unexpected message " + string(typ) + " while idle"})
 }
+
+// readErr converts a read error from the wire layer.
+func readErr(err error) error {
+	var pe *wire.ProtocolError
+	if errors.Is(err, io.EOF) || errors.As(err, &pe) && errors.Is(pe.Err, io.ErrUnexpectedEOF) {
+		// Never a bare io.EOF: database/sql (and many a loop) takes it
+		// for the normal end of the rows.
+		return errSocketEnded
+	}
+	if pe != nil {
+		return &ProtocolError{Msg: pe.Msg}
+	}
+	return err
+}
+
+// errSocketEnded is the error of a read that found the connection's
+// socket at its end (between messages or inside one): the server, or a
+// proxy in front of it, closed the connection or crashed.
+var errSocketEnded = fmt.Errorf("pgline: the server closed the connection: %w", io.ErrUnexpectedEOF)

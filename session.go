@@ -81,7 +81,7 @@ type session struct {
 	params   map[string]string
 
 	notifyMu      sync.Mutex // protects notifications
-	notifications []*Notification
+	notifications []wire.NotificationResponse
 
 	serverFatal atomic.Pointer[PgError] // the first FATAL (or PANIC) error received (see pgError)
 	// proxied is set when the host is found behind a transaction pooler:
@@ -202,7 +202,7 @@ func (c *session) pushNotification(body []byte) error {
 		return protocolErr(err)
 	}
 	c.notifyMu.Lock()
-	c.notifications = append(c.notifications, &Notification{PID: n.PID, Channel: n.Channel, Payload: n.Payload})
+	c.notifications = append(c.notifications, n)
 	c.notifyMu.Unlock()
 	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
@@ -296,25 +295,6 @@ func (c *Conn) sendNow(msg []byte, err error) error {
 	_, err = c.netConn.Write(msg)
 	return err
 }
-
-// readErr converts a read error from the wire layer.
-func readErr(err error) error {
-	var pe *wire.ProtocolError
-	if errors.Is(err, io.EOF) || errors.As(err, &pe) && errors.Is(pe.Err, io.ErrUnexpectedEOF) {
-		// Never a bare io.EOF: database/sql (and many a loop) takes it
-		// for the normal end of the rows.
-		return errSocketEnded
-	}
-	if pe != nil {
-		return &ProtocolError{Msg: pe.Msg}
-	}
-	return err
-}
-
-// errSocketEnded is the error of a read that found the connection's
-// socket at its end (between messages or inside one): the server, or a
-// proxy in front of it, closed the connection or crashed.
-var errSocketEnded = fmt.Errorf("pgline: the server closed the connection: %w", io.ErrUnexpectedEOF)
 
 // startupPgError decodes an ErrorResponse received during startup.
 func startupPgError(body []byte) error {

@@ -1,7 +1,6 @@
 package pgline
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -46,12 +45,6 @@ func (v *ReaderValue) format(oid uint32, streaming bool) (int16, error) {
 	return 0, fmt.Errorf("ReaderArg takes bytea and text parameters, not type OID %d", oid)
 }
 
-// hole marks where the bytes of a ReaderArg go in a message being written.
-type hole struct {
-	pos int // offset in the built bytes
-	v   *ReaderValue
-}
-
 func hasReaderArg(args []any) bool {
 	for _, a := range args {
 		if _, ok := a.(*ReaderValue); ok {
@@ -59,39 +52,4 @@ func hasReaderArg(args []any) bool {
 		}
 	}
 	return false
-}
-
-// sendStreamed is send for messages holding ReaderArg values: this
-// goroutine becomes the connection's writer (after the flusher in progress,
-// if any), writes what was queued before, then its own messages with each
-// reader's bytes copied to the socket in place (see writer.streamUnlock).
-// Requests queued meanwhile are written after it.
-func (c *Conn) sendStreamed(ctx context.Context, s *reqSpec, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
-	owner := s.owner
-	if err := ctx.Err(); err != nil {
-		return nil, notSent(err)
-	}
-	c.wmu.Lock()
-	if err := c.writer.awaitLocked(func() error { return c.gateLocked(ctx, owner) }); err != nil {
-		c.wmu.Unlock()
-		return nil, notSent(err)
-	}
-	if c.closed.Load() {
-		c.writer.dropLocked()
-		c.wmu.Unlock()
-		return nil, notSent(c.closedErr())
-	}
-	var holes []hole
-	buf, err := build(c.appendClosesLocked(c.writer.buf()), &holes)
-	if err != nil {
-		c.writer.dropLocked()
-		c.wmu.Unlock()
-		return nil, notSent(err)
-	}
-	c.writer.queue(buf)
-	c.closesQueuedLocked()
-	req := c.submitLocked(s)
-	c.writer.streamUnlock(ctx, holes)
-	// On error the connection is closed: req fails when it reads.
-	return req, nil
 }

@@ -77,12 +77,6 @@ type Tx struct {
 
 	// Of the outermost transaction, guarded by c.wmu:
 	h holder // its hold on the connection's gate (see gate.go)
-	// ended while one of its COPYs held the connection (holdForCopy): the
-	// COPY's release ends it, with a ROLLBACK when rollback is set.
-	endOnRelease, rollbackOnRelease bool
-	// pathChanged: a statement that may change search_path was queued
-	// in it (see holder.notePathLocked).
-	pathChanged bool
 
 	// Of the outermost transaction: the open Rows of its queries and its
 	// nested transactions' (see track), which its end closes.
@@ -263,7 +257,7 @@ func beginSQL(opts TxOptions) (string, error) {
 // only, waiting for a transaction that holds it to end.
 func (c *Conn) takeExclusive(ctx context.Context) (*Tx, error) {
 	tx := &Tx{c: c}
-	tx.root, tx.h.tx = tx, tx
+	tx.root, tx.h.block, tx.h.txn = tx, &tx.h, tx
 	c.wmu.Lock()
 	if err := c.gateLocked(ctx, nil); err != nil {
 		c.wmu.Unlock()
@@ -442,17 +436,10 @@ func (tx *Tx) end(open bool) {
 	if c.gate.holder == &tx.h {
 		c.endTxLocked(open)
 	} else {
-		tx.endOnRelease, tx.rollbackOnRelease = true, open
+		tx.h.endOnRelease, tx.h.rollbackOnRelease = true, open
 	}
 	c.wmu.Unlock()
 	if tx.onEnd != nil {
 		tx.onEnd()
 	}
-}
-
-// isNotSent reports whether err says nothing of its request reached the
-// connection.
-func isNotSent(err error) bool {
-	var ns *notSentError
-	return errors.As(err, &ns)
 }

@@ -500,10 +500,10 @@ func (w *writer) writeWithHoles(buf []byte, holes []hole) error {
 		if err := w.write(buf[prev:h.pos]); err != nil {
 			return err
 		}
-		n, err := io.CopyN(c.netConn, h.v.r, h.v.n)
+		n, err := io.CopyN(c.netConn, h.r, h.n)
 		if err != nil {
-			if n < h.v.n && (err == io.EOF || c.fatal.Load() == nil) {
-				err = fmt.Errorf("pgline: ReaderArg gave %d of its %d bytes: %w", n, h.v.n, err)
+			if n < h.n && (err == io.EOF || c.fatal.Load() == nil) {
+				err = fmt.Errorf("pgline: ReaderArg gave %d of its %d bytes: %w", n, h.n, err)
 			}
 			c.fail(err)
 			return err
@@ -560,4 +560,11 @@ func (w *writer) terminate() {
 	c.wmu.Lock()
 	w.dropLocked()
 	c.wmu.Unlock()
+}
+
+// hole marks where the bytes of a ReaderArg go in a message being written.
+type hole struct {
+	pos int       // offset in the built bytes
+	r   io.Reader // gives exactly n bytes
+	n   int64
 }
