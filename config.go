@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"time"
 
+	"github.com/pgline/pgline/internal/config"
 	"github.com/pgline/pgline/pgtype"
 )
 
@@ -171,5 +172,5 @@ type HostConfig struct {
 
 // IsUnixSocket reports whether h names a Unix socket directory.
 func (h HostConfig) IsUnixSocket() bool {
-	return h.HostAddr == "" && len(h.Host) > 0 && h.Host[0] == '/'
+	return config.Host(h).IsUnixSocket()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/pgline/pgline/internal/config"
 	"github.com/pgline/pgline/internal/sqllex"
 	"github.com/pgline/pgline/pgtype"
 )
@@ -25,10 +26,6 @@ const (
 	// cacheNone describes each statement before running it.
 	cacheNone = "none"
 )
-
-// defaultCacheCapacity is the statement cache's capacity when
-// statement_cache_capacity is not set.
-const defaultCacheCapacity = 512
 
 // FieldDescription describes one result column (from RowDescription).
 type FieldDescription struct {
@@ -212,7 +209,7 @@ func newStmtCache(mode string, capacity int) *stmtCache {
 		mode = cachePrepare
 	}
 	if capacity <= 0 {
-		capacity = defaultCacheCapacity
+		capacity = config.DefaultCacheCapacity
 	}
 	return &stmtCache{mode: mode, capacity: capacity, m: make(map[string]*stmtDesc), prefix: stmtPrefix()}
 }

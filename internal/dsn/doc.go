@@ -1,8 +1,8 @@
 // Package dsn reads what libpq reads to connect: connection strings (DSNs)
 // in both forms, the PG* environment variables, the password file and the
 // connection service file. It is the one implementation that package
-// pgline's ParseConfig and package pgtest use; it builds no Config and
-// checks no values.
+// config (behind pgline's ParseConfig), pgline's SetDSNParam and package
+// pgtest use; it builds no settings and checks no values.
 //
 // # DSNs
 //

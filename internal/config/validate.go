@@ -1,9 +1,12 @@
-package pgline
+package config
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pgline/pgline/internal/dsn"
 )
 
 // oneOf returns the value of key, or def when it is empty, and checks that
@@ -41,47 +44,47 @@ func parseBool(s settings, key string, def bool) (bool, error) {
 // defaults of sslrootcert, sslcert and sslkey when they exist.
 // sslrootcert=system makes verify-full the default sslmode and rules out
 // every weaker one, as in libpq.
-func parseTLSSettings(s settings, src *configSource, c *Config) error {
+func parseTLSSettings(s settings, src *dsn.Source, st *Settings) error {
 	var err error
-	c.SSLRootCert = s.get("sslrootcert")
+	st.SSLRootCert = s.get("sslrootcert")
 	def := "prefer"
-	if c.SSLRootCert == "system" {
+	if st.SSLRootCert == "system" {
 		def = "verify-full"
 	}
-	c.SSLMode, err = oneOf(s, "sslmode", def, "disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+	st.SSLMode, err = oneOf(s, "sslmode", def, "disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 	if err != nil {
 		return err
 	}
-	if c.SSLRootCert == "system" && c.SSLMode != "verify-full" {
+	if st.SSLRootCert == "system" && st.SSLMode != "verify-full" {
 		return s.invalid("sslmode", "sslrootcert=system requires sslmode verify-full")
 	}
-	if c.SSLRootCert == "" {
-		c.SSLRootCert = src.defaultSSLFile("root.crt")
+	if st.SSLRootCert == "" {
+		st.SSLRootCert = src.UserFile("root.crt")
 	}
-	if c.SSLCert = s.get("sslcert"); c.SSLCert == "" {
-		c.SSLCert = src.defaultSSLFile("postgresql.crt")
+	if st.SSLCert = s.get("sslcert"); st.SSLCert == "" {
+		st.SSLCert = src.UserFile("postgresql.crt")
 	}
-	if c.SSLKey = s.get("sslkey"); c.SSLKey == "" {
-		c.SSLKey = src.defaultSSLFile("postgresql.key")
+	if st.SSLKey = s.get("sslkey"); st.SSLKey == "" {
+		st.SSLKey = src.UserFile("postgresql.key")
 	}
-	c.SSLPassword = s.get("sslpassword")
+	st.SSLPassword = s.get("sslpassword")
 	if s.get("sslnegotiation") == "direct" {
 		return s.invalid("sslnegotiation", "direct TLS negotiation is not supported; use postgres")
 	}
-	if c.SSLNegotiation, err = oneOf(s, "sslnegotiation", "postgres", "postgres"); err != nil {
+	if st.SSLNegotiation, err = oneOf(s, "sslnegotiation", "postgres", "postgres"); err != nil {
 		return err
 	}
-	if c.SSLSNI, err = parseBool(s, "sslsni", true); err != nil {
+	if st.SSLSNI, err = parseBool(s, "sslsni", true); err != nil {
 		return err
 	}
 	versions := []string{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}
-	if c.SSLMinProtocolVersion, err = oneOf(s, "ssl_min_protocol_version", "TLSv1.2", versions...); err != nil {
+	if st.SSLMinProtocolVersion, err = oneOf(s, "ssl_min_protocol_version", "TLSv1.2", versions...); err != nil {
 		return err
 	}
-	if c.SSLMaxProtocolVersion, err = oneOf(s, "ssl_max_protocol_version", "", versions...); err != nil {
+	if st.SSLMaxProtocolVersion, err = oneOf(s, "ssl_max_protocol_version", "", versions...); err != nil {
 		return err
 	}
-	if c.SSLMaxProtocolVersion != "" && tlsVersions[c.SSLMaxProtocolVersion] < tlsVersions[c.SSLMinProtocolVersion] {
+	if st.SSLMaxProtocolVersion != "" && slices.Index(versions, st.SSLMaxProtocolVersion) < slices.Index(versions, st.SSLMinProtocolVersion) {
 		return s.invalid("ssl_max_protocol_version", "must not be below ssl_min_protocol_version")
 	}
 	// pgline speaks protocol 3.0, the latest it supports: a minimum of
@@ -101,7 +104,7 @@ func parseTLSSettings(s settings, src *configSource, c *Config) error {
 		return err
 	}
 	if certMode == "disable" {
-		c.SSLCert, c.SSLKey = "", ""
+		st.SSLCert, st.SSLKey = "", ""
 	}
 	return refuseUnenforced(s, certMode)
 }
@@ -130,20 +133,20 @@ func refuseUnenforced(s settings, certMode string) error {
 
 // parseSessionSettings reads channel_binding, require_auth,
 // target_session_attrs and load_balance_hosts.
-func parseSessionSettings(s settings, c *Config) error {
+func parseSessionSettings(s settings, st *Settings) error {
 	var err error
-	if c.ChannelBinding, err = oneOf(s, "channel_binding", "prefer", "disable", "prefer", "require"); err != nil {
+	if st.ChannelBinding, err = oneOf(s, "channel_binding", "prefer", "disable", "prefer", "require"); err != nil {
 		return err
 	}
-	c.RequireAuth = s.get("require_auth")
-	if err := checkRequireAuthList(c.RequireAuth); err != "" {
+	st.RequireAuth = s.get("require_auth")
+	if err := checkRequireAuthList(st.RequireAuth); err != "" {
 		return s.invalid("require_auth", err)
 	}
-	if c.TargetSessionAttrs, err = oneOf(s, "target_session_attrs", "any",
+	if st.TargetSessionAttrs, err = oneOf(s, "target_session_attrs", "any",
 		"any", "read-write", "read-only", "primary", "standby", "prefer-standby"); err != nil {
 		return err
 	}
-	c.LoadBalanceHosts, err = oneOf(s, "load_balance_hosts", "disable", "disable", "random")
+	st.LoadBalanceHosts, err = oneOf(s, "load_balance_hosts", "disable", "disable", "random")
 	return err
 }
 
@@ -181,42 +184,44 @@ func checkRequireAuthList(list string) string {
 }
 
 // parsePglineSettings reads pgline's own keys: the buffer sizes, the
-// statement cache, pipeline_sync and the pool_* keys.
-func parsePglineSettings(s settings, c *Config) error {
+// statement cache, pipeline_sync, the cancel durations and the pool_*
+// keys.
+func parsePglineSettings(s settings, st *Settings, defaultMaxConns int) error {
 	var err error
-	if c.ReadBufferSize, err = parseIntKey(s, "read_buffer_size", defaultReadBufferSize, 1024, 1<<30); err != nil {
+	if st.ReadBufferSize, err = parseIntKey(s, "read_buffer_size", defaultReadBufferSize, 1024, 1<<30); err != nil {
 		return err
 	}
-	if c.MaxMessageSize, err = parseIntKey(s, "max_message_size", defaultMaxMessageSize, 1024, 1<<31-1); err != nil {
+	if st.MaxMessageSize, err = parseIntKey(s, "max_message_size", defaultMaxMessageSize, 1024, 1<<31-1); err != nil {
 		return err
 	}
-	if c.cacheMode, err = oneOf(s, "statement_cache_mode", cacheAuto, cacheAuto, cachePrepare, cacheDescribe, cacheNone); err != nil {
+	if st.StatementCacheMode, err = oneOf(s, "statement_cache_mode", "auto", "auto", "prepare", "describe", "none"); err != nil {
 		return err
 	}
-	if c.cacheCapacity, err = parseIntKey(s, "statement_cache_capacity", defaultCacheCapacity, 0, 1<<30); err != nil {
+	if st.StatementCacheCapacity, err = parseIntKey(s, "statement_cache_capacity", DefaultCacheCapacity, 0, 1<<30); err != nil {
 		return err
 	}
-	if c.cacheCapacity == 0 {
-		c.cacheMode = cacheNone
+	if st.StatementCacheCapacity == 0 {
+		st.StatementCacheMode = "none"
 	}
 	syncMode, err := oneOf(s, "pipeline_sync", "shared", "shared", "each")
 	if err != nil {
 		return err
 	}
-	c.syncEach = syncMode == "each"
-	if c.CancelTimeout, err = parseDurationKey(s, "cancel_timeout"); err != nil {
+	st.PipelineSyncEach = syncMode == "each"
+	if st.CancelTimeout, err = parseDurationKey(s, "cancel_timeout"); err != nil {
 		return err
 	}
-	if c.CancelGrace, err = parseDurationKey(s, "cancel_grace"); err != nil {
+	if st.CancelGrace, err = parseDurationKey(s, "cancel_grace"); err != nil {
 		return err
 	}
-	return parsePoolSettings(s, &c.Pool)
+	return parsePoolSettings(s, &st.Pool, defaultMaxConns)
 }
 
 // parsePoolSettings reads the pool_* keys into pc; keys not set stay zero
-// (the defaults, see PoolConfig), and a duration of 0 turns its limit off
-// (-1, as in database/sql).
-func parsePoolSettings(s settings, pc *PoolConfig) error {
+// (the defaults, see Pool), and a duration of 0 turns its limit off (-1,
+// as in database/sql). pool_min_conns must not exceed pool_max_conns, or
+// defaultMaxConns when that is not set.
+func parsePoolSettings(s settings, pc *Pool, defaultMaxConns int) error {
 	var err error
 	if pc.MaxPipeline, err = parseIntKey(s, "pool_max_pipeline", 0, 1, 1<<30); err != nil {
 		return err
@@ -227,7 +232,11 @@ func parsePoolSettings(s settings, pc *PoolConfig) error {
 	if pc.MinConns, err = parseIntKey(s, "pool_min_conns", 0, 0, 1<<20); err != nil {
 		return err
 	}
-	if pc.MinConns > pc.settings().MaxConns {
+	maxConns := pc.MaxConns
+	if maxConns == 0 {
+		maxConns = defaultMaxConns
+	}
+	if pc.MinConns > maxConns {
 		return s.invalid("pool_min_conns", "must not exceed pool_max_conns")
 	}
 	for _, k := range []struct {

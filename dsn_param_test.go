@@ -5,27 +5,6 @@ import (
 	"testing"
 )
 
-// TestSplitDSNErrors: the splitter's errors (package dsn tests them) carry
-// ParseConfig's prefix and name the keys ParseConfig knows, pgline's own
-// among them, and no other.
-func TestSplitDSNErrors(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"host", `missing "=" after key "host"`},
-		{"pool_max_conns 4", `missing "=" after key "pool_max_conns"`},
-		{"statement_cache_mode='x", `unterminated quoted value for key "statement_cache_mode"`},
-		{"search_path 4", `missing "=" after key at offset 0`},
-		{"postgres://h?sslmode=%zz", `invalid percent-encoding in the value of URL query parameter "sslmode"`},
-		{"postgres://h?work_mem=%zz", "invalid percent-encoding in the value of URL query parameter at offset 0"},
-		{"postgres://h/db pool_max_conns=4", "query parameters"},
-	}
-	for _, tt := range tests {
-		_, err := splitDSN(tt.in)
-		if err == nil || !strings.HasPrefix(err.Error(), errParsePrefix) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("splitDSN(%q) error %v, want the prefix and %q", tt.in, err, tt.want)
-		}
-	}
-}
-
 // TestSetDSNParam: a setting added to a DSN in either form reads back as
 // set, after the DSN's own settings, whatever its value holds; and a URL
 // with key=value glued after it is refused with a message that says what
@@ -47,7 +26,7 @@ func TestSetDSNParam(t *testing.T) {
 		for _, v := range []string{"4", "a b", `it's \ odd`, "x&y=z?#", ""} {
 			got := SetDSNParam(dsn, "search_path", v)
 			got = SetDSNParam(got, "pool_max_conns", "4")
-			src, _ := testSource(t, nil)
+			src := testSource(t)
 			c, err := parseConfig(got, src)
 			if err != nil {
 				t.Errorf("SetDSNParam(%q, %q) = %q: %v", dsn, v, got, err)
@@ -61,7 +40,7 @@ func TestSetDSNParam(t *testing.T) {
 			}
 		}
 	}
-	src, _ := testSource(t, nil)
+	src := testSource(t)
 	for dsn, password := range map[string]string{`host=h password=abc\ `: "abc ", "host=h password=": "", `host=h password=abc\`: "abc"} {
 		if c, err := parseConfig(SetDSNParam(dsn, "sslmode", "disable"), src); err != nil || c.Password != password || c.SSLMode != "disable" {
 			t.Errorf("SetDSNParam(%q, sslmode, disable): %+v, %v; want password %q", dsn, c, err, password)

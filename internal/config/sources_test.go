@@ -1,9 +1,10 @@
-package pgline
+package config
 
 import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -54,16 +55,16 @@ func TestPassFileLookup(t *testing.T) {
 	for _, tt := range tests {
 		src, _ := testSource(t, map[string]string{"PGPASSFILE": pgpass})
 		src.SocketDirs = []string{"/var/run/postgresql", "/tmp"}
-		c, err := parseConfig(tt.dsn, src)
+		c, err := Parse(tt.dsn, src, testMaxConns)
 		if err != nil {
-			t.Fatalf("parseConfig(%q): %v", tt.dsn, err)
+			t.Fatalf("Parse(%q): %v", tt.dsn, err)
 		}
 		var got []string
 		for _, h := range c.Hosts {
 			got = append(got, h.Password)
 		}
 		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parseConfig(%q) host passwords %q, want %q", tt.dsn, got, tt.want)
+			t.Errorf("Parse(%q) host passwords %q, want %q", tt.dsn, got, tt.want)
 		}
 	}
 }
@@ -80,7 +81,7 @@ func TestPassFileLocation(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".pgpass"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := parseConfig(dsn, src); err != nil || c.Hosts[0].Password != "db1-app-bob" {
+	if c, err := Parse(dsn, src, testMaxConns); err != nil || c.Hosts[0].Password != "db1-app-bob" {
 		t.Errorf("~/.pgpass: %+v, %v", c, err)
 	}
 	// passfile in the DSN wins over PGPASSFILE and ~/.pgpass.
@@ -89,7 +90,7 @@ func TestPassFileLocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	src2, _ := testSource(t, map[string]string{"PGPASSFILE": filepath.Join(home, ".pgpass")})
-	if c, err := parseConfig(dsn+" passfile="+other, src2); err != nil || c.Hosts[0].Password != "from-other" {
+	if c, err := Parse(dsn+" passfile="+other, src2, testMaxConns); err != nil || c.Hosts[0].Password != "from-other" {
 		t.Errorf("passfile key: %+v, %v", c, err)
 	}
 	// A symbolic link to a private file is followed.
@@ -97,7 +98,7 @@ func TestPassFileLocation(t *testing.T) {
 	if err := os.Symlink(other, link); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := parseConfig(dsn+" passfile="+link, src2); err != nil || c.Hosts[0].Password != "from-other" {
+	if c, err := Parse(dsn+" passfile="+link, src2, testMaxConns); err != nil || c.Hosts[0].Password != "from-other" {
 		t.Errorf("symlink: %+v, %v", c, err)
 	}
 }
@@ -124,7 +125,7 @@ func TestPassFileIgnored(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			src, _ := testSource(t, nil)
-			c, err := parseConfig(dsn+" passfile="+tt.path(t), src)
+			c, err := Parse(dsn+" passfile="+tt.path(t), src, testMaxConns)
 			if err != nil {
 				t.Fatalf("an unusable password file must not be an error: %v", err)
 			}
@@ -132,5 +133,105 @@ func TestPassFileIgnored(t *testing.T) {
 				t.Errorf("password %q read from an unusable file", c.Hosts[0].Password)
 			}
 		})
+	}
+}
+
+func TestServiceFile(t *testing.T) {
+	userFile, err := filepath.Abs(filepath.Join("testdata", "dsn_pg_service.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sysDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(sysDir, "pg_service.conf"), []byte("[sysonly]\nhost=syshost\n[mydb]\nhost=sys-mydb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PGSERVICEFILE": userFile, "PGSYSCONFDIR": sysDir}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range env {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	tests := []struct {
+		dsn      string
+		env      map[string]string
+		host     string
+		port     uint16
+		database string
+		params   string
+	}{
+		{"service=mydb", env, "svchost", 6000, "svcdb", "svc"},
+		{"postgres:///?service=mydb", env, "svchost", 6000, "svcdb", "svc"},
+		{"", with("PGSERVICE", "mydb"), "svchost", 6000, "svcdb", "svc"},
+		{"service=mydb host=dsnhost", env, "dsnhost", 6000, "svcdb", "svc"},                     // the DSN wins
+		{"service=mydb", with("PGHOST", "envhost"), "svchost", 6000, "svcdb", "svc"},            // the service wins over env
+		{"service=mydb", with("PGDATABASE", "envdb"), "svchost", 6000, "svcdb", "svc"},          //
+		{"service=other", with("PGDATABASE", "envdb"), "otherhost", 5432, "envdb", ""},          // env fills the rest
+		{"service=sysonly", env, "syshost", 5432, "osuser", ""},                                 // system file
+		{"service=mydb", with("PGSERVICEFILE", "/nonexistent"), "sys-mydb", 5432, "osuser", ""}, // user file missing
+		{"service=''", with("PGSERVICE", "mydb"), "localhost", 5432, "osuser", ""},              // empty service in DSN
+	}
+	for _, tt := range tests {
+		src, _ := testSource(t, tt.env)
+		c, err := Parse(tt.dsn, src, testMaxConns)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.dsn, err)
+			continue
+		}
+		h := c.Hosts[0]
+		if h.Host != tt.host || h.Port != tt.port || c.Database != tt.database || c.RuntimeParams["search_path"] != tt.params {
+			t.Errorf("Parse(%q) = host %q port %d db %q search_path %q; want %q %d %q %q",
+				tt.dsn, h.Host, h.Port, c.Database, c.RuntimeParams["search_path"], tt.host, tt.port, tt.database, tt.params)
+		}
+	}
+
+	// The default user file is ~/.pg_service.conf.
+	src, home := testSource(t, map[string]string{"PGSYSCONFDIR": sysDir})
+	data, err := os.ReadFile(userFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".pg_service.conf"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Parse("service=mydb", src, testMaxConns); err != nil || c.Hosts[0].Host != "svchost" {
+		t.Errorf("~/.pg_service.conf: %+v, %v", c, err)
+	}
+}
+
+func TestServiceFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	userFile, err := filepath.Abs(filepath.Join("testdata", "dsn_pg_service.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		dsn, file, want string
+	}{
+		{"service=nope", userFile, "is not defined in " + userFile},
+		{"service=nested", userFile, "line 15: nested service specifications are not supported"},
+		{"service=s", write("noeq", "[s]\nhost\n"), "line 2: expected key=value"},
+		{"service=s", write("nokey", "[s]\n=x\n"), "line 2: expected key=value"},
+		{"service=s", write("bracket", "[s\nhost=x\n"), `line 1: missing "]"`},
+		{"service=s", dir, "cannot read service file"},
+		{"service=s", write("badvalue", "[s]\nsslmode=bogus\n"), "invalid sslmode (from service file "},
+	}
+	for _, tt := range tests {
+		src, _ := testSource(t, map[string]string{"PGSERVICEFILE": tt.file})
+		_, err := Parse(tt.dsn, src, testMaxConns)
+		if err == nil || !strings.HasPrefix(err.Error(), errPrefix) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q) with %s: error %v, want %q", tt.dsn, tt.file, err, tt.want)
+		}
 	}
 }
