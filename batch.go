@@ -316,10 +316,10 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
 	if err := r.start(); err != nil {
 		r.finish()
-		if br.mayResendRefused(i, r.err) && br.resends.again(br.ctx, resendInterfered) {
+		if br.sent().mayResendRefused(i, r.err) && br.resends.again(br.ctx, resendInterfered) {
 			return br.resendRefused(i, r.err, r)
 		}
-		if br.mayResend(i, r.err, r.txStatus) && br.resends.again(br.ctx, resendInterfered) {
+		if br.sent().mayResend(i, r.err, r.txStatus) && br.resends.again(br.ctx, resendInterfered) {
 			return br.resend(i, r.err, r)
 		}
 		br.noteErr(r.err)
@@ -502,4 +502,9 @@ func (br *BatchResults) end(err error) error {
 		pc.Done(true)
 	}
 	return err
+}
+
+// sent is what the retry policy asks of the batch (see batchSent).
+func (br *BatchResults) sent() batchSent {
+	return batchSent{owner: br.owner, all: br.all, abandoned: br.abandoned, n: len(br.items), sql: func(i int) string { return br.items[i].sql }, sds: br.sds}
 }

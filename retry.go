@@ -34,7 +34,6 @@ package pgline
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/pgline/pgline/internal/sqllex"
@@ -193,6 +192,18 @@ func analysisFailed(e *PgError) bool {
 	return strings.HasPrefix(e.Code, "42") && e.Code != "42P05"
 }
 
+// batchSent is what the retry policy asks of a batch that was sent
+// (BatchResults.sent): who sent it, whether it is all-or-nothing and
+// whether its caller gave it up, its statements' texts and their
+// descriptions.
+type batchSent struct {
+	owner          *holder
+	all, abandoned bool
+	n              int                // the statements sent
+	sql            func(i int) string // statement i's text, i < n
+	sds            []*stmtDesc
+}
+
 // mayResend reports whether statement i, which failed with err before any
 // of its rows was returned, may be sent again: a CancelRequest meant for
 // another statement hit it, or a transaction pooler gave it to a session
@@ -203,8 +214,8 @@ func analysisFailed(e *PgError) bool {
 // update nothing and report success. Its error (ErrCanceledByOther) says
 // that nothing of it ran. (A batch that a stranded transaction block
 // refused is sent again whole when it can be: see mayResendRefused.)
-func (br *BatchResults) mayResend(i int, err error, status byte) bool {
-	return !br.all && !br.abandoned && i == len(br.sds)-1 && resendable(br.owner, br.items[i].sql, err, status)
+func (b batchSent) mayResend(i int, err error, status byte) bool {
+	return !b.all && !b.abandoned && i == len(b.sds)-1 && resendable(b.owner, b.sql(i), err, status)
 }
 
 // mayResendRefused reports whether the batch may be sent again from
@@ -221,19 +232,24 @@ func (br *BatchResults) mayResend(i int, err error, status byte) bool {
 // statements ran when the batch is all-or-nothing or none from i on ends
 // a block, and sent again behind the ROLLBACK that ends the block, they
 // run once, in their order.
-func (br *BatchResults) mayResendRefused(i int, err error) bool {
-	if !errors.Is(err, errRefused) || br.owner != nil || br.abandoned {
+func (b batchSent) mayResendRefused(i int, err error) bool {
+	if !errors.Is(err, errRefused) || b.owner != nil || b.abandoned {
 		return false
 	}
-	for _, sd := range br.sds[:i] {
+	for _, sd := range b.sds[:i] {
 		if sd.err == nil {
 			return false // sent, and its result read
 		}
 	}
-	if br.all {
+	if b.all {
 		return true
 	}
-	return !slices.ContainsFunc(br.items[i:], func(it batchItem) bool { return sqllex.Scan(it.sql).ExitsBlock })
+	for j := i; j < b.n; j++ {
+		if sqllex.Scan(b.sql(j)).ExitsBlock {
+			return false
+		}
+	}
+	return true
 }
 
 // streams reports whether a destination writes the value elsewhere
