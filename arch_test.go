@@ -167,14 +167,13 @@ var sessionFiles = []string{
 }
 
 // sessionTiesLeft are the names of the API the session's files still
-// use: the error types and CommandTag, which the engine makes, and
-// StreamDest (retry.go: a scan that streams is not sent again). Issue 39
-// cuts them before the session moves into an internal package; the list
-// may only shrink.
+// use: the error types, which the engine makes. Issue 39 cuts them
+// before the session moves into an internal package; the list may only
+// shrink.
 var sessionTiesLeft = map[string]bool{
-	"PgError": true, "ProtocolError": true, "CommandTag": true, "ErrCanceledByOther": true,
+	"PgError": true, "ProtocolError": true, "ErrCanceledByOther": true,
 	"ErrClosed": true, "ErrTxClosed": true, "errIdleEnded": true, "isProtocolError": true,
-	"parsePgError": true, "protocolErr": true, "StreamDest": true,
+	"parsePgError": true, "protocolErr": true,
 }
 
 // TestArchSessionIsTheEngine: the session's files declare no method of

@@ -215,10 +215,11 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow
 // place of noteQueuedLocked, with the traits sqllex found.
 func (c *Conn) simpleQueryNoting(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
 	if c.cfg.Tracer == nil {
-		return c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
+		tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
+		return CommandTag{s: tag}, err
 	}
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
 	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
-	traceEnd(tctx, c.cfg, ev, tag, err)
-	return tag, err
+	traceEnd(tctx, c.cfg, ev, CommandTag{s: tag}, err)
+	return CommandTag{s: tag}, err
 }

@@ -306,9 +306,10 @@ func (c *Conn) copyTo(ctx context.Context, owner *holder, w io.Writer, sql strin
 		}
 		defer h.release()
 		return whileRefused(ctx, func() (CommandTag, error) {
-			return c.exchangeHeld(ctx, h, false,
+			tag, err := c.exchangeHeld(ctx, h, false,
 				func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
-				func(req *request) (CommandTag, error) { return c.readCopyOut(req, w) })
+				func(req *request) (string, error) { return c.readCopyOut(req, w) })
+			return CommandTag{s: tag}, err
 		})
 	})
 }
@@ -316,8 +317,8 @@ func (c *Conn) copyTo(ctx context.Context, owner *holder, w io.Writer, sql strin
 // readCopyOut reads the reply of a COPY TO STDOUT up to ReadyForQuery,
 // writing each CopyData payload to w. After a failed Write the statement
 // is cancelled and the rest of the data discarded.
-func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
-	var tag CommandTag
+func (c *Conn) readCopyOut(req *request, w io.Writer) (string, error) {
+	var tag string
 	var firstErr, werr error
 	copied := false
 	var cancelled chan struct{} // closed when the CancelRequest was delivered
@@ -327,7 +328,7 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 			if cancelled != nil {
 				<-cancelled
 			}
-			return CommandTag{}, err
+			return "", err
 		}
 		switch typ {
 		case wire.MsgCopyOutResponse:
@@ -336,7 +337,7 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 			// Streamed to w a buffer at a time, whatever its size.
 			if werr != nil || firstErr != nil {
 				if err := c.rd.Discard(size); err != nil {
-					return CommandTag{}, c.fail(readErr(err))
+					return "", c.fail(readErr(err))
 				}
 				continue
 			}
@@ -348,9 +349,9 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 					<-cancelled
 				}
 				if c.stoppedByCtx(req, err) {
-					return CommandTag{}, errInterrupted // the rest is drained
+					return "", errInterrupted // the rest is drained
 				}
-				return CommandTag{}, c.fail(readErr(err))
+				return "", c.fail(readErr(err))
 			}
 			if err != nil {
 				werr = fmt.Errorf("pgline: CopyTo: writing: %w", err)
@@ -363,13 +364,13 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 		case wire.MsgCommandComplete:
 			t, err := wire.ParseCommandComplete(body)
 			if err != nil {
-				return CommandTag{}, c.fail(protocolErr(err))
+				return "", c.fail(protocolErr(err))
 			}
-			tag = CommandTag{s: string(t)}
+			tag = string(t)
 		case wire.MsgErrorResponse:
 			pgErr, err := c.pgError(body)
 			if err != nil {
-				return CommandTag{}, c.fail(err)
+				return "", c.fail(err)
 			}
 			if firstErr == nil {
 				firstErr = c.classify(req, pgErr, errSite{})
@@ -394,7 +395,7 @@ func (c *Conn) readCopyOut(req *request, w io.Writer) (CommandTag, error) {
 		case wire.MsgRowDescription, wire.MsgEmptyQueryResponse, wire.MsgDataRow, wire.MsgCopyDone, wire.MsgCloseComplete:
 			// Of statements before the COPY in sql.
 		default:
-			return CommandTag{}, c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a COPY", typ)})
+			return "", c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a COPY", typ)})
 		}
 	}
 }
@@ -519,7 +520,9 @@ func (c *Conn) startCopyInOnce(ctx context.Context, h *copyHold, sql string) (*c
 	ci := &copyIn{c: c, req: req, watch: w, done: make(chan struct{})}
 	go func() {
 		// readSimple refuses a second COPY FROM STDIN of sql.
-		ci.tag, ci.err = c.readSimple(req, nil, false) // its data went out
+		var tag string
+		tag, ci.err = c.readSimple(req, nil, false) // its data went out
+		ci.tag = CommandTag{s: tag}
 		close(ci.done)
 	}()
 	return ci, nil

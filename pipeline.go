@@ -511,10 +511,10 @@ func (c *session) errFor(req *request, err error) error {
 // after which nobody holds the session's transaction block: whoever
 // reads its reply, its caller or a drain, rolls back a block it left
 // open (see blockTraits.leavesStranded).
-func (c *session) exchange(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+func (c *session) exchange(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), read func(*request) (string, error)) (string, error) {
 	req, err := c.send(ctx, s, build)
 	if err != nil {
-		return CommandTag{}, err
+		return "", err
 	}
 	return c.readReply(ctx, req, read)
 }
@@ -523,14 +523,14 @@ func (c *session) exchange(ctx context.Context, s *reqSpec, build func([]byte) (
 // watched, and hands the reader on. When ctx ends while read reads, the
 // caller is answered at once with ctx's error and the rest of the reply
 // is drained (see Conn.abandon).
-func (c *session) readReply(ctx context.Context, req *request, read func(*request) (CommandTag, error)) (CommandTag, error) {
+func (c *session) readReply(ctx context.Context, req *request, read func(*request) (string, error)) (string, error) {
 	if err := c.waitTurn(ctx, req); err != nil {
-		return CommandTag{}, err
+		return "", err
 	}
 	w := c.watch(ctx, req)
 	tag, err := read(req)
 	if err == errInterrupted {
-		return CommandTag{}, c.abandon(req)
+		return "", c.abandon(req)
 	}
 	err = w.end(err)
 	c.handoff(req)
@@ -539,23 +539,23 @@ func (c *session) readReply(ctx context.Context, req *request, read func(*reques
 
 // readDescribeReply is a read function for readReply: the reply of a
 // describe request (see Conn.readDescribes).
-func (c *session) readDescribeReply(req *request) (CommandTag, error) {
-	return CommandTag{}, c.readDescribes(req)
+func (c *session) readDescribeReply(req *request) (string, error) {
+	return "", c.readDescribes(req)
 }
 
 // exchangeHeld is exchange for a statement under a COPY hold (see
 // copyHold.waitTurn): COPY TO STDOUT, or a COPY FROM STDIN given to Exec
 // (refused). When ctx ends, the caller is answered at once and the hold
 // kept until the reply is drained.
-func (c *session) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, build func([]byte) ([]byte, error), read func(*request) (CommandTag, error)) (CommandTag, error) {
+func (c *session) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, build func([]byte) ([]byte, error), read func(*request) (string, error)) (string, error) {
 	s := h.spec()
 	s.oneStmt = oneStmt
 	req, err := c.send(ctx, s, build)
 	if err != nil {
-		return CommandTag{}, err
+		return "", err
 	}
 	if err := h.waitTurn(ctx, req); err != nil {
-		return CommandTag{}, err
+		return "", err
 	}
 	w := c.watch(ctx, req)
 	abandon := func() error {
@@ -575,7 +575,7 @@ func (c *session) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, b
 	}()
 	tag, err := read(req)
 	if err == errInterrupted {
-		return CommandTag{}, abandon()
+		return "", abandon()
 	}
 	err = w.end(err)
 	c.handoff(req)

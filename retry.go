@@ -252,17 +252,6 @@ func (b batchSent) mayResendRefused(i int, err error) bool {
 	return true
 }
 
-// streams reports whether a destination writes the value elsewhere
-// (StreamTo) as it is scanned.
-func streams(dest []any) bool {
-	for _, d := range dest {
-		if _, ok := d.(*StreamDest); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // whileRefused runs op again while it fails with errRefused (nothing of
 // it ran) and ctx is alive, up to maxCancelRetries times: for the
 // requests sent on behalf of a holder of the gate (a BEGIN, a COPY),

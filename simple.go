@@ -12,7 +12,7 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
+func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (string, error) {
 	info := sqllex.Scan(sql)
 	build := func(buf []byte) ([]byte, error) {
 		if note != nil {
@@ -23,7 +23,7 @@ func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql st
 		return wire.AppendQuery(buf, sql)
 	}
 	var status byte // of the reply's last ReadyForQuery (see resendable)
-	read := func(req *request) (CommandTag, error) {
+	read := func(req *request) (string, error) {
 		tag, err := c.readSimple(req, onRow, true)
 		status = req.status
 		return tag, err
@@ -31,14 +31,14 @@ func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql st
 	if info.CopyFromStdin {
 		h, err := c.holdForCopy(ctx, owner)
 		if err != nil {
-			return CommandTag{}, err
+			return "", err
 		}
 		defer h.release()
 		return c.exchangeHeld(ctx, h, info.Statements <= 1, build, read) // not sent again, as traceCopy
 	}
 	if owner == nil && sql != "" { // not the empty query settleIdle sends
 		if err := c.settleIdle(ctx, false); err != nil {
-			return CommandTag{}, notSent(err)
+			return "", notSent(err)
 		}
 	}
 	// Outside a transaction, with no rows passed on, a text that runs all
@@ -72,8 +72,8 @@ func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql st
 // difference with the extended one's BindComplete), so that only a look
 // at the socket before the text is written tells an idle session's end
 // (see settleIdle).
-func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unsentIfIdle bool) (CommandTag, error) {
-	var tag CommandTag
+func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unsentIfIdle bool) (string, error) {
+	var tag string
 	var firstErr error
 	mode := readWhole
 	seen := false // a message of the reply was read
@@ -86,9 +86,9 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 		if err != nil {
 			if firstErr != nil && c.serverFatal.Load() != nil {
 				// The server's FATAL, not the end of the socket after it.
-				return CommandTag{}, firstErr
+				return "", firstErr
 			}
-			return CommandTag{}, err
+			return "", err
 		}
 		first := !seen
 		seen = true
@@ -96,13 +96,13 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 		case wire.MsgCommandComplete:
 			t, err := wire.ParseCommandComplete(body)
 			if err != nil {
-				return CommandTag{}, c.fail(protocolErr(err))
+				return "", c.fail(protocolErr(err))
 			}
-			tag = CommandTag{s: string(t)}
+			tag = string(t)
 			cols = -1
 		case wire.MsgRowDescription:
 			if cols, err = wire.CheckRowDescription(body); err != nil {
-				return CommandTag{}, c.fail(protocolErr(err))
+				return "", c.fail(protocolErr(err))
 			}
 		case wire.MsgDataRow:
 			// Checked as Rows check theirs: a row has the columns its
@@ -122,7 +122,7 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 				err = row.Check()
 			}
 			if err != nil {
-				return CommandTag{}, c.fail(protocolErr(err))
+				return "", c.fail(protocolErr(err))
 			}
 			if handed {
 				firstErr = onRow(&row)
@@ -130,7 +130,7 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 		case wire.MsgErrorResponse:
 			pgErr, err := c.pgError(body)
 			if err != nil {
-				return CommandTag{}, c.fail(err)
+				return "", c.fail(err)
 			}
 			if firstErr == nil {
 				var site errSite
@@ -147,7 +147,7 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 			wire.MsgCopyData, wire.MsgCopyDone, wire.MsgCloseComplete:
 			// Nothing to keep.
 		default:
-			return CommandTag{}, c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a simple query", typ)})
+			return "", c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a simple query", typ)})
 		}
 	}
 }

@@ -287,3 +287,14 @@ func (r *Rows) materialize() error {
 	r.row, r.big = row, false
 	return nil
 }
+
+// streams reports whether a destination writes the value elsewhere
+// (StreamTo) as it is scanned.
+func streams(dest []any) bool {
+	for _, d := range dest {
+		if _, ok := d.(*StreamDest); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -418,11 +418,11 @@ func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	tag, err := c.exchange(ctx, &reqSpec{owner: &tx.h, endsBlock: true}, func(buf []byte) ([]byte, error) {
 		tx.h.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
-	}, func(req *request) (CommandTag, error) { return c.readSimple(req, nil, false) })
-	traceEnd(tctx, c.cfg, ev, tag, err)
+	}, func(req *request) (string, error) { return c.readSimple(req, nil, false) })
+	traceEnd(tctx, c.cfg, ev, CommandTag{s: tag}, err)
 	// Unsent (ctx ended first), the transaction is still open.
 	tx.end(isNotSent(err))
-	return tag, err
+	return CommandTag{s: tag}, err
 }
 
 // end releases the connection held by the outermost transaction. open
