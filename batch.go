@@ -325,7 +325,7 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 		br.noteErr(r.err)
 		var pgErr *PgError
 		if errors.As(r.err, &pgErr) {
-			br.c.dropOutdated(sd, pgErr) // the next use prepares it again
+			br.c.dropOutdated(sd, pgErr.Code, pgErr.Message) // the next use prepares it again
 		}
 		return nil, r.err
 	}

@@ -2,7 +2,6 @@ package pgline
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -150,27 +149,6 @@ func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 		return nil
 	})
 	return v, err
-}
-
-func protocolErr(err error) error {
-	var pe *wire.ProtocolError
-	if errors.As(err, &pe) {
-		return &ProtocolError{Msg: pe.Msg}
-	}
-	return &ProtocolError{Msg: err.Error()}
-}
-
-// An ErrorResponse without severity, SQLSTATE or message is a protocol
-// error: every server sends all three.
-func parsePgError(body []byte) (*PgError, error) {
-	f, err := wire.ParseErrorFields(body)
-	if err != nil {
-		return nil, protocolErr(err)
-	}
-	if f.Severity == "" && f.SeverityV == "" || f.Code == "" || f.Message == "" {
-		return nil, &ProtocolError{Msg: "ErrorResponse without severity, SQLSTATE or message"}
-	}
-	return pgErrorFromFields(&f), nil
 }
 
 func pgErrorFromFields(f *wire.ErrorFields) *PgError {

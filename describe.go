@@ -253,7 +253,7 @@ func (c *session) readDescribe(req *request, sd *stmtDesc) error {
 			}
 			return nil
 		default:
-			return c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a describe", typ)})
+			return c.fail(apiErrors.protocol(fmt.Sprintf("unexpected message %q in the reply to a describe", typ)))
 		}
 	}
 }

@@ -26,6 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/pgline/pgline/internal/wire"
 )
 
 // fatalRule says which FATAL, at the place of an ErrorResponse in a
@@ -65,27 +67,27 @@ type errSite struct {
 
 // classify returns the error that req's caller gets for e, an
 // ErrorResponse in req's reply (see the file comment).
-func (c *session) classify(req *request, e *PgError, s errSite) error {
+func (c *session) classify(req *request, e *srvErr, s errSite) error {
 	err := c.classifyRun(req, e, s)
-	if s.describe && err != error(e) && !isNotSent(err) {
+	if s.describe && err != e.err && !isNotSent(err) {
 		return notSent(err)
 	}
 	return err
 }
 
-func (c *session) classifyRun(req *request, e *PgError, s errSite) error {
+func (c *session) classifyRun(req *request, e *srvErr, s errSite) error {
 	switch {
 	case s.fatal == fatalBeforeRun && e.nothingRanAfter(),
 		s.fatal == fatalWhileIdle && e.sentWhileIdle():
-		return notSent(e)
+		return notSent(e.err)
 	case c.refused(req, e):
 		return refusedErr(e)
 	case s.pooler:
-		return fmt.Errorf("%w: %w", errPooler, e)
+		return fmt.Errorf("%w: %w", errPooler, e.err)
 	case req != nil && c.strayCancel(e, req.cancelClock, !s.describe && req.watch.ended()):
-		return fmt.Errorf("%w: %w", ErrCanceledByOther, e)
+		return fmt.Errorf("%w: %w", apiErrors.canceledByOther, e.err)
 	}
-	return e
+	return e.err
 }
 
 // strayCancel reports whether e, a statement's error, may come from a
@@ -94,9 +96,9 @@ func (c *session) classifyRun(req *request, e *PgError, s errSite) error {
 // languages every 57014 counts), for a statement whose own ctx did not
 // end (ownEnded), with a cancel under way since clock was read from
 // Conn.cancelClock (when the statement was queued).
-func (c *session) strayCancel(e *PgError, clock uint64, ownEnded bool) bool {
-	return e.Code == "57014" && !ownEnded && c.cancelClock.Load() != clock &&
-		!strings.Contains(e.Message, "statement timeout")
+func (c *session) strayCancel(e *srvErr, clock uint64, ownEnded bool) bool {
+	return e.f.Code == "57014" && !ownEnded && c.cancelClock.Load() != clock &&
+		!strings.Contains(e.f.Message, "statement timeout")
 }
 
 // errRefused is wrapped, with the server's 25P02, by the error of a
@@ -104,11 +106,105 @@ func (c *session) strayCancel(e *PgError, clock uint64, ownEnded bool) bool {
 // block that nobody held (see txblock.go); nothing of it ran.
 var errRefused = errors.New("pgline: statement refused in an aborted transaction block another request left, rolled back since; nothing of it ran")
 
-func refusedErr(e *PgError) error { return fmt.Errorf("%w: %w", errRefused, e) }
+func refusedErr(e *srvErr) error { return fmt.Errorf("%w: %w", errRefused, e.err) }
 
 // refused reports whether e, req's error, is the refusal of a statement
 // queued before the ROLLBACK of a stranded transaction block (see
 // txBlock.refused): nothing of req ran.
-func (c *session) refused(req *request, e *PgError) bool {
-	return e.Code == "25P02" && req != nil && c.block.refused(req.seq)
+func (c *session) refused(req *request, e *srvErr) bool {
+	return e.f.Code == "25P02" && req != nil && c.block.refused(req.seq)
+}
+
+// srvErr is an ErrorResponse as the session reads it (pgError): its
+// fields, which the session's rules look at, and err, the error its
+// caller gets (a *PgError, made by apiErrors.server). It is not an
+// error itself: what a caller gets is always err, or an error wrapping
+// it.
+type srvErr struct {
+	f   wire.ErrorFields
+	err error
+}
+
+// parseSrvErr decodes an ErrorResponse. One without severity, SQLSTATE
+// or message is a protocol error: every server sends all three.
+func parseSrvErr(body []byte) (*srvErr, error) {
+	f, err := wire.ParseErrorFields(body)
+	if err != nil {
+		return nil, protocolErr(err)
+	}
+	if f.Severity == "" && f.SeverityV == "" || f.Code == "" || f.Message == "" {
+		return nil, apiErrors.protocol("ErrorResponse without severity, SQLSTATE or message")
+	}
+	return &srvErr{f: f, err: apiErrors.server(&f)}, nil
+}
+
+// fatal reports whether the server ends the session with e: severity
+// FATAL or PANIC (see fatalSeverity).
+func (e *srvErr) fatal() bool { return fatalSeverity(e.f.Severity, e.f.SeverityV) }
+
+// fatalSeverity reports whether an error of severity sev (localized) and
+// sevV (not localized, which PgBouncer does not send) ends the session:
+// FATAL or PANIC.
+func fatalSeverity(sev, sevV string) bool {
+	if sevV != "" {
+		sev = sevV
+	}
+	return sev == "FATAL" || sev == "PANIC"
+}
+
+// nothingRanAfter reports whether e ended the session so that nothing the
+// connection sent after the statement it answers ran: a FATAL (or PANIC)
+// from PostgreSQL itself, which
+// names the source routine that raised it (the backend exits after
+// sending it), or one of PgBouncer's own for a client that had nothing on
+// a server: query_wait_timeout (its statement waited in PgBouncer's queue
+// for a server) and client_idle_timeout. Any other pooler's FATAL
+// (PgBouncer's query_timeout, its admin console's KILL) may come while the
+// backend behind goes on running what it was sent and commits it (it
+// notices the closed socket only when it writes): after it, what was sent
+// may have run.
+//
+// It does not tell whether the statement it answers ran: the backend may
+// have been terminated while it ran, after it committed part of its work
+// (CREATE INDEX CONCURRENTLY, a procedure) or did what no rollback undoes
+// (dblink, a sequence). That the FATAL comes first in the reply does tell,
+// when the reply has a message the server sends before it runs anything
+// (the extended protocol's ParseComplete or BindComplete, see
+// Rows.readRow); a simple Query's has none (see sentWhileIdle).
+func (e *srvErr) nothingRanAfter() bool {
+	if !e.fatal() {
+		return false
+	}
+	if e.f.Routine != "" {
+		return true
+	}
+	switch e.f.Message {
+	case "query_wait_timeout", "client_idle_timeout":
+		return true
+	}
+	return false
+}
+
+// sentWhileIdle reports whether e is a FATAL sent only to a session that
+// had nothing in progress: PostgreSQL's idle_session_timeout (57P05), or
+// PgBouncer's query_wait_timeout (the statement waited in PgBouncer's
+// queue, never reaching a server) and client_idle_timeout. As the first
+// message of the reply to a simple Query, it tells that the text was not
+// read: nothing of it ran. Any other FATAL (pg_terminate_backend, a
+// shutdown) may end the session while the text runs.
+func (e *srvErr) sentWhileIdle() bool {
+	if !e.nothingRanAfter() {
+		return false
+	}
+	return e.f.Routine != "" && e.f.Code == "57P05" || e.f.Routine == ""
+}
+
+// protocolErr makes a decoding error of the wire layer the caller's
+// ProtocolError.
+func protocolErr(err error) error {
+	var pe *wire.ProtocolError
+	if errors.As(err, &pe) {
+		return apiErrors.protocol(pe.Msg)
+	}
+	return apiErrors.protocol(err.Error())
 }

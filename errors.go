@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/pgline/pgline/internal/wire"
 )
 
 // PgError is an error reported by the server (an ErrorResponse). Its fields
@@ -40,46 +42,7 @@ func (e *PgError) Error() string {
 
 // fatal reports whether the server ends the session with e: severity FATAL
 // or PANIC (the non-localized one; PgBouncer sends only the other).
-func (e *PgError) fatal() bool {
-	sev := e.SeverityV
-	if sev == "" {
-		sev = e.Severity
-	}
-	return sev == "FATAL" || sev == "PANIC"
-}
-
-// nothingRanAfter reports whether e ended the session so that nothing the
-// connection sent after the statement it answers ran: a FATAL (or PANIC)
-// from PostgreSQL itself, which
-// names the source routine that raised it (the backend exits after
-// sending it), or one of PgBouncer's own for a client that had nothing on
-// a server: query_wait_timeout (its statement waited in PgBouncer's queue
-// for a server) and client_idle_timeout. Any other pooler's FATAL
-// (PgBouncer's query_timeout, its admin console's KILL) may come while the
-// backend behind goes on running what it was sent and commits it (it
-// notices the closed socket only when it writes): after it, what was sent
-// may have run.
-//
-// It does not tell whether the statement it answers ran: the backend may
-// have been terminated while it ran, after it committed part of its work
-// (CREATE INDEX CONCURRENTLY, a procedure) or did what no rollback undoes
-// (dblink, a sequence). That the FATAL comes first in the reply does tell,
-// when the reply has a message the server sends before it runs anything
-// (the extended protocol's ParseComplete or BindComplete, see
-// Rows.readRow); a simple Query's has none (see sentWhileIdle).
-func (e *PgError) nothingRanAfter() bool {
-	if !e.fatal() {
-		return false
-	}
-	if e.Routine != "" {
-		return true
-	}
-	switch e.Message {
-	case "query_wait_timeout", "client_idle_timeout":
-		return true
-	}
-	return false
-}
+func (e *PgError) fatal() bool { return fatalSeverity(e.Severity, e.SeverityV) }
 
 // SQLState returns the SQLSTATE code of the error.
 func (e *PgError) SQLState() string { return e.Code }
@@ -172,16 +135,11 @@ func isProtocolError(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// sentWhileIdle reports whether e is a FATAL sent only to a session that
-// had nothing in progress: PostgreSQL's idle_session_timeout (57P05), or
-// PgBouncer's query_wait_timeout (the statement waited in PgBouncer's
-// queue, never reaching a server) and client_idle_timeout. As the first
-// message of the reply to a simple Query, it tells that the text was not
-// read: nothing of it ran. Any other FATAL (pg_terminate_backend, a
-// shutdown) may end the session while the text runs.
-func (e *PgError) sentWhileIdle() bool {
-	if !e.nothingRanAfter() {
-		return false
-	}
-	return e.Routine != "" && e.Code == "57P05" || e.Routine == ""
+// The session makes the API's errors (see apiErrors).
+func init() {
+	apiErrors.closed, apiErrors.canceledByOther = ErrClosed, ErrCanceledByOther
+	apiErrors.txClosed, apiErrors.idleEnded = ErrTxClosed, errIdleEnded
+	apiErrors.protocol = func(msg string) error { return &ProtocolError{Msg: msg} }
+	apiErrors.isProtocol = isProtocolError
+	apiErrors.server = func(f *wire.ErrorFields) error { return pgErrorFromFields(f) }
 }

@@ -119,7 +119,7 @@ func (c *session) gateLocked(ctx context.Context, owner *holder) error {
 		return c.closedErr()
 	}
 	if owner != nil && owner.closing {
-		return ErrTxClosed
+		return apiErrors.txClosed
 	}
 	return nil
 }

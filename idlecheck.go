@@ -62,7 +62,7 @@ func (c *session) settleIdle(ctx context.Context, ask bool) error {
 			return nil
 		}
 	case sockEnded:
-		return c.fail(errIdleEnded)
+		return c.fail(apiErrors.idleEnded)
 	}
 	_, err := c.simpleQueryUntraced(ctx, nil, "", nil, nil)
 	return err

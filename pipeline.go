@@ -384,17 +384,17 @@ func (c *session) parsed(req *request) {
 // and the unnamed ones are used from then on. failed reports whether that
 // failure shows a transaction pooler: nothing deallocated them since they
 // were prepared (see Conn.poolerSign).
-func (c *session) failed(req *request, e *PgError) (pooler bool) {
+func (c *session) failed(req *request, e *srvErr) (pooler bool) {
 	if req == nil || req.step < 0 {
 		return false
 	}
-	if req.step > 0 && (e.Code == "26000" || e.Code == "42P05") {
+	if req.step > 0 && (e.f.Code == "26000" || e.f.Code == "42P05") {
 		c.wmu.Lock()
 		pooler = c.commitState != commitDisabled
 		c.wmu.Unlock()
 		c.setCommitState(commitDisabled)
 		if pooler {
-			c.toDescribeMode("the named BEGIN or COMMIT: " + e.Message + " (SQLSTATE " + e.Code + ")")
+			c.toDescribeMode("the named BEGIN or COMMIT: " + e.f.Message + " (SQLSTATE " + e.f.Code + ")")
 		}
 	}
 	if req.preparesCommit.Load() {
@@ -451,7 +451,7 @@ func (c *session) groupEnded(req *request) error {
 		return nil
 	}
 	if req.step >= 0 {
-		return c.fail(&ProtocolError{Msg: "ReadyForQuery before the end of a pipelined statement's COMMIT"})
+		return c.fail(apiErrors.protocol("ReadyForQuery before the end of a pipelined statement's COMMIT"))
 	}
 	inBlock := c.block.skipsInBlock(req.status)
 	c.wmu.Lock()
@@ -700,7 +700,7 @@ func (c *session) drainReply(req *request) error {
 			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended, wire.MsgParameterDescription,
 			wire.MsgCopyOutResponse, wire.MsgCopyData, wire.MsgCopyDone:
 		default:
-			return c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in a reply", typ)})
+			return c.fail(apiErrors.protocol(fmt.Sprintf("unexpected message %q in a reply", typ)))
 		}
 	}
 	return nil
@@ -719,7 +719,7 @@ type notSentError struct {
 
 func (e *notSentError) Error() string     { return e.err.Error() }
 func (e *notSentError) Unwrap() error     { return e.err }
-func (e *notSentError) SafeToRetry() bool { return !e.final && !isProtocolError(e.err) }
+func (e *notSentError) SafeToRetry() bool { return !e.final && !apiErrors.isProtocol(e.err) }
 
 // notSent marks err as the error of a request nothing of which reached
 // the server. An error marked already stays as it is.

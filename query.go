@@ -236,7 +236,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 		if !errors.As(err, &pgErr) {
 			return err
 		}
-		if c.dropOutdated(sd, pgErr) {
+		if c.dropOutdated(sd, pgErr.Code, pgErr.Message) {
 			// Nothing ran: prepare again and retry, outside a
 			// transaction (inside one, the error aborted it).
 			if r.txStatus == 'I' && budget.again(ctx, resendStale) {

@@ -99,7 +99,7 @@ func (c *session) next(req *request, mode readMode) (typ byte, body []byte, n in
 				// Every statement ends with a completion before its
 				// ReadyForQuery: this one would end the reply early and
 				// hand its rest to the next request.
-				return 0, nil, 0, c.fail(&ProtocolError{Msg: "ReadyForQuery before the statement's completion"})
+				return 0, nil, 0, c.fail(apiErrors.protocol("ReadyForQuery before the statement's completion"))
 			}
 			if req == nil {
 				c.block.status.Store(uint32(body[0]))
@@ -156,7 +156,7 @@ func (c *session) readyForQuery(body []byte) error {
 // checkReadyForQuery checks a ReadyForQuery's transaction status.
 func checkReadyForQuery(body []byte) error {
 	if len(body) != 1 || body[0] != 'I' && body[0] != 'T' && body[0] != 'E' {
-		return &ProtocolError{Msg: fmt.Sprintf("ReadyForQuery with transaction status %q", body)}
+		return apiErrors.protocol(fmt.Sprintf("ReadyForQuery with transaction status %q", body))
 	}
 	return nil
 }
@@ -411,9 +411,9 @@ func (c *session) readIdle() error {
 		if err != nil {
 			return c.fail(err)
 		}
-		return c.fail(pgErr)
+		return c.fail(pgErr.err)
 	}
-	return c.fail(&ProtocolError{Msg: "unexpected message " + string(typ) + " while idle"})
+	return c.fail(apiErrors.protocol("unexpected message " + string(typ) + " while idle"))
 }
 
 // readErr converts a read error from the wire layer.
@@ -425,7 +425,7 @@ func readErr(err error) error {
 		return errSocketEnded
 	}
 	if pe != nil {
-		return &ProtocolError{Msg: pe.Msg}
+		return apiErrors.protocol(pe.Msg)
 	}
 	return err
 }

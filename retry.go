@@ -128,7 +128,7 @@ func resendable(owner *holder, sql string, err error, status byte) bool {
 	if errors.Is(err, errRefused) {
 		return true // nothing of it ran, whatever its text
 	}
-	if !errors.Is(err, ErrCanceledByOther) && !errors.Is(err, errPooler) || status != 'I' {
+	if !errors.Is(err, apiErrors.canceledByOther) && !errors.Is(err, errPooler) || status != 'I' {
 		return false
 	}
 	info := sqllex.Scan(sql)
@@ -141,7 +141,7 @@ func resendable(owner *holder, sql string, err error, status byte) bool {
 // statement (ErrCanceledByOther). Callers ask it outside a transaction
 // only: inside one, the failed describe has aborted it.
 func redescribe(err error) bool {
-	return errors.Is(err, errPooler) || errors.Is(err, ErrCanceledByOther) || errors.Is(err, errRefused)
+	return errors.Is(err, errPooler) || errors.Is(err, apiErrors.canceledByOther) || errors.Is(err, errRefused)
 }
 
 // describeAgain reports whether owner (a transaction, or nil) describes sd's
@@ -156,27 +156,28 @@ func describeAgain(sd *stmtDesc, owner *holder) bool {
 // staleStatement reports errors that mean a cached statement no longer
 // fits the server: its result type changed under it (ALTER TABLE), or it
 // was deallocated (DISCARD ALL, DEALLOCATE).
-func staleStatement(e *PgError) bool {
-	switch e.Code {
+func staleStatement(code, message string) bool {
+	switch code {
 	case "0A000":
-		return strings.Contains(e.Message, "cached plan must not change result type")
+		return strings.Contains(message, "cached plan must not change result type")
 	case "26000": // invalid_sql_statement_name: prepared statement does not exist
 		return true
 	case "08P01": // Bind with one result format per column of an outdated description
-		return strings.Contains(e.Message, "result formats")
+		return strings.Contains(message, "result formats")
 	}
 	return false
 }
 
-// dropOutdated drops sd from the cache when e shows that what was cached
+// dropOutdated drops sd from the cache when the server's error (its
+// SQLSTATE code and message) shows that what was cached
 // for its text no longer fits the server's (staleStatement: a schema
 // change, a DEALLOCATE, a search_path under which the text has other
 // result types; analysisFailed: parameter types that no longer fit), so
 // that the next use prepares or describes it anew, in a transaction too.
 // It reports whether the statement is stale, and so did not run.
-func (c *session) dropOutdated(sd *stmtDesc, e *PgError) (stale bool) {
-	stale = staleStatement(e)
-	if stale || analysisFailed(e) {
+func (c *session) dropOutdated(sd *stmtDesc, code, message string) (stale bool) {
+	stale = staleStatement(code, message)
+	if stale || analysisFailed(code) {
 		c.wmu.Lock()
 		c.stmts.remove(sd.origin())
 		c.wmu.Unlock()
@@ -188,8 +189,8 @@ func (c *session) dropOutdated(sd *stmtDesc, e *PgError) (stale bool) {
 // text (SQLSTATE class 42: an undefined operator or column, a type
 // mismatch), which a statement that ran before meets when the schema
 // changed under it; 42P05 is the pooler's sign (see poolerSign).
-func analysisFailed(e *PgError) bool {
-	return strings.HasPrefix(e.Code, "42") && e.Code != "42P05"
+func analysisFailed(code string) bool {
+	return strings.HasPrefix(code, "42") && code != "42P05"
 }
 
 // batchSent is what the retry policy asks of a batch that was sent

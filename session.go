@@ -3,7 +3,6 @@ package pgline
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -83,7 +82,7 @@ type session struct {
 	notifyMu      sync.Mutex // protects notifications
 	notifications []wire.NotificationResponse
 
-	serverFatal atomic.Pointer[PgError] // the first FATAL (or PANIC) error received (see pgError)
+	serverFatal atomic.Pointer[srvErr] // the first FATAL (or PANIC) error received (see pgError)
 	// proxied is set when the host is found behind a transaction pooler:
 	// shared by the connections of a Pool to the host (see txpooler.go).
 	proxied *atomic.Bool
@@ -117,11 +116,10 @@ func (c *session) markClosed() (already bool) {
 // its cause (ErrClosed wrapping it): a ReaderArg that fails the write
 // shows as the reader's error to the request reading the reply.
 func (c *session) fail(err error) error {
-	var pe *ProtocolError
-	if fe := c.serverFatal.Load(); fe != nil && !errors.As(err, &pe) {
+	if fe := c.serverFatal.Load(); fe != nil && !apiErrors.isProtocol(err) {
 		// The end of the socket after the server's FATAL: the FATAL
 		// says why.
-		err = fe
+		err = fe.err
 	}
 	if !c.fatal.CompareAndSwap(nil, &err) {
 		// An earlier failure closed the connection; this one (often
@@ -135,20 +133,20 @@ func (c *session) fail(err error) error {
 
 // closedErr is the error for a call on a closed connection.
 func (c *session) closedErr() error {
-	if err := c.fatal.Load(); err != nil && *err != ErrClosed {
-		return fmt.Errorf("%w: %w", ErrClosed, *err)
+	if err := c.fatal.Load(); err != nil && *err != apiErrors.closed {
+		return fmt.Errorf("%w: %w", apiErrors.closed, *err)
 	}
-	return ErrClosed
+	return apiErrors.closed
 }
 
 // pgError decodes an ErrorResponse of the session. A FATAL one means the
 // server ends the session: nothing queued after it runs (see fail).
-func (c *session) pgError(body []byte) (*PgError, error) {
-	e, err := parsePgError(body)
+func (c *session) pgError(body []byte) (*srvErr, error) {
+	e, err := parseSrvErr(body)
 	if err == nil && e.fatal() {
 		c.serverFatal.CompareAndSwap(nil, e)
 	}
-	if err == nil && e.Code == "25006" && c.readOnly != nil {
+	if err == nil && e.f.Code == "25006" && c.readOnly != nil {
 		c.readOnly()
 	}
 	return e, err
@@ -215,7 +213,7 @@ func (c *session) close() error {
 	}
 	// Requests in flight fail with ErrClosed, not with what reading the
 	// closed socket returns (see fail).
-	closed := ErrClosed
+	closed := apiErrors.closed
 	c.fatal.CompareAndSwap(nil, &closed)
 	c.writer.terminate() // when nothing is in flight
 	return c.netConn.Close()
@@ -236,4 +234,18 @@ type sessionOpts struct {
 	// onPooler, when set, is told why the session switched to describe
 	// mode (see toDescribeMode).
 	onPooler func(why string)
+}
+
+// apiErrors are the errors of the API's types (errors.go) that the
+// session gives its callers, set once by errors.go's init. The session's
+// own rules look at srvErr (errclass.go), never at these types.
+var apiErrors struct {
+	// closed, canceledByOther, txClosed and idleEnded are ErrClosed,
+	// ErrCanceledByOther, ErrTxClosed and errIdleEnded.
+	closed, canceledByOther, txClosed, idleEnded error
+	// protocol makes a *ProtocolError; isProtocol tells one in a chain.
+	protocol   func(msg string) error
+	isProtocol func(err error) bool
+	// server makes the *PgError of an ErrorResponse.
+	server func(f *wire.ErrorFields) error
 }

@@ -147,7 +147,7 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 			wire.MsgCopyData, wire.MsgCopyDone, wire.MsgCloseComplete:
 			// Nothing to keep.
 		default:
-			return "", c.fail(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a simple query", typ)})
+			return "", c.fail(apiErrors.protocol(fmt.Sprintf("unexpected message %q in the reply to a simple query", typ)))
 		}
 	}
 }

@@ -298,9 +298,9 @@ func (c *Conn) sendNow(msg []byte, err error) error {
 
 // startupPgError decodes an ErrorResponse received during startup.
 func startupPgError(body []byte) error {
-	pgErr, err := parsePgError(body)
+	e, err := parseSrvErr(body)
 	if err != nil {
 		return err
 	}
-	return pgErr
+	return e.err
 }

@@ -110,8 +110,8 @@ func (f *proxyFlags) hosts() []string {
 // connection, still cached (not closed by pgline), and no statement that
 // may deallocate it was sent since it was prepared. The connection then
 // switches to describe mode.
-func (c *session) poolerSign(sd *stmtDesc, e *PgError) bool {
-	if e.Code != "26000" && e.Code != "42P05" || sd == nil || sd.name == "" {
+func (c *session) poolerSign(sd *stmtDesc, e *srvErr) bool {
+	if e.f.Code != "26000" && e.f.Code != "42P05" || sd == nil || sd.name == "" {
 		return false
 	}
 	sd = sd.origin()
@@ -119,7 +119,7 @@ func (c *session) poolerSign(sd *stmtDesc, e *PgError) bool {
 	sign := !sd.closed && sd.deallocs == c.stmts.deallocs
 	c.wmu.Unlock()
 	if sign {
-		c.toDescribeMode(fmt.Sprintf("statement %s: %s (SQLSTATE %s)", sd.name, e.Message, e.Code))
+		c.toDescribeMode(fmt.Sprintf("statement %s: %s (SQLSTATE %s)", sd.name, e.f.Message, e.f.Code))
 	}
 	return sign
 }
