@@ -166,16 +166,11 @@ var sessionFiles = []string{
 	"describe.go", "simple.go", "txpooler.go", "idlecheck.go", "txblock.go", "errclass.go", "retry.go",
 }
 
-// sessionTiesLeft are the names of the API the session's files may
-// still use. None: the errors it gives its callers come from apiErrors
-// (session.go), set by errors.go. The list stays empty.
-var sessionTiesLeft = map[string]bool{}
-
 // TestArchSessionIsTheEngine: the session's files declare no method of
 // an API type (Conn, Rows, Tx, ...), and use nothing declared in the
-// API's files but the ties listed in sessionTiesLeft. A new call from
-// the engine into the API fails here: give the session what it needs
-// through sessionOpts (session.go) instead.
+// API's files: the errors it makes come from apiErrors (session.go), and
+// what it takes from the Config or reports back goes through sessionOpts.
+// A new call from the engine into the API fails here.
 func TestArchSessionIsTheEngine(t *testing.T) {
 	files := parseRootFiles(t)
 	engine := map[string]bool{}
@@ -233,7 +228,7 @@ func TestArchSessionIsTheEngine(t *testing.T) {
 				}
 			case *ast.Ident:
 				// Obj is nil for names declared in other files.
-				if !skip[n] && n.Obj == nil && api[n.Name] && !sessionTiesLeft[n.Name] {
+				if !skip[n] && n.Obj == nil && api[n.Name] {
 					t.Errorf("%s: the session uses %s, declared in the API's files: pass it in sessionOpts (session.go)", name, n.Name)
 				}
 			}
