@@ -162,7 +162,7 @@ func TestArchOneCancelSender(t *testing.T) {
 // method they declare is the session's or one of its own types'.
 var sessionFiles = []string{
 	"session.go", "pipeline.go", "reply.go", "writer.go", "writer_sock_unix.go", "writer_sock_other.go",
-	"sockpeek_unix.go", "sockpeek_other.go", "cancel.go", "gate.go", "copyhold.go", "stmtcache.go",
+	"sockpeek_unix.go", "sockpeek_other.go", "cancel.go", "gate.go", "copyproto.go", "stmtcache.go",
 	"describe.go", "simple.go", "txpooler.go", "idlecheck.go", "txblock.go", "errclass.go", "retry.go",
 }
 
