@@ -22,6 +22,7 @@ package pgline
 //     CancelRequest may be sent (see drainTick).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -434,3 +435,76 @@ func readErr(err error) error {
 // socket at its end (between messages or inside one): the server, or a
 // proxy in front of it, closed the connection or crashed.
 var errSocketEnded = fmt.Errorf("pgline: the server closed the connection: %w", io.ErrUnexpectedEOF)
+
+// waitOnce takes the head of the queue without sending anything and reads
+// one message (a notification, a parameter status or a notice), until one
+// arrives, ctx ends, or another request is queued (then it steps aside).
+func (c *session) waitOnce(ctx context.Context) error {
+	c.wmu.Lock()
+	if err := c.gateLocked(ctx, nil); err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	req := c.submitLocked(&reqSpec{listens: true}) // nothing is sent: a drain reads nothing for it
+	c.wmu.Unlock()
+	if err := c.waitTurn(ctx, req); err != nil {
+		return err // abandoned: nothing to drain, as nothing was sent
+	}
+	defer c.handoff(req)
+
+	c.wmu.Lock()
+	if othersQueued(req) || c.writer.busyLocked() || c.hasNotification() {
+		c.wmu.Unlock()
+		// Others are waiting: let them go first; or a notification came
+		// in another's reply while this waited for its turn.
+		return nil
+	}
+	c.listener = req
+	c.wmu.Unlock()
+	deadlineSet := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.netConn.SetReadDeadline(time.Unix(1, 0))
+		close(deadlineSet)
+	})
+
+	// Wait for a message without consuming it: a read deadline does not
+	// stop a read already under way, so the bytes may be the reply of a
+	// request queued meanwhile, which must be left to it.
+	err := c.peekIdle()
+
+	if !stop() {
+		// ctx ended: its callback runs, or ran, in a goroutine of its
+		// own; the deadline is cleared only after it has set it.
+		<-deadlineSet
+	}
+	c.wmu.Lock()
+	c.listener = nil
+	c.netConn.SetReadDeadline(time.Time{})
+	queued := othersQueued(req)
+	c.wmu.Unlock()
+	if err != nil {
+		if c.timedOut(err) {
+			return ctx.Err() // interrupted (ctx, or a request queued): nothing consumed
+		}
+		return c.fail(readErr(err))
+	}
+	if queued {
+		return nil // maybe the queued request's reply: step aside
+	}
+	// No request was in flight when the message began: it is one of the
+	// messages the server sends on its own.
+	return c.readIdle()
+}
+
+// othersQueued reports whether a request that awaits a reply is queued
+// behind req; another WaitForNotification's turn, which sends nothing,
+// does not count (the two would step aside for each other for ever). The
+// caller holds wmu.
+func othersQueued(req *request) bool {
+	for r := req.next; r != nil; r = r.next {
+		if !r.listens {
+			return true
+		}
+	}
+	return false
+}

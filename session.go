@@ -249,3 +249,32 @@ var apiErrors struct {
 	// server makes the *PgError of an ErrorResponse.
 	server func(f *wire.ErrorFields) error
 }
+
+// hasNotification reports whether a notification is kept, not yet returned.
+func (c *session) hasNotification() bool {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	return len(c.notifications) > 0
+}
+
+// dropNotifications discards the notifications kept and not yet returned.
+func (c *session) dropNotifications() {
+	c.notifyMu.Lock()
+	clear(c.notifications)
+	c.notifications = c.notifications[:0]
+	c.notifyMu.Unlock()
+}
+
+// popNotification returns the oldest notification kept, if any, and
+// forgets it.
+func (c *session) popNotification() (wire.NotificationResponse, bool) {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	if len(c.notifications) == 0 {
+		return wire.NotificationResponse{}, false
+	}
+	n := c.notifications[0]
+	c.notifications[0] = wire.NotificationResponse{}
+	c.notifications = c.notifications[1:]
+	return n, true
+}
