@@ -278,7 +278,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		cancelTLS:     func() (*tls.Config, error) { return buildTLSConfig(cfg, h.Host) },
 	}
 	if cfg.OnNotice != nil {
-		c.opts.onNotice = func(f *wire.ErrorFields) { cfg.OnNotice((*Notice)(pgErrorFromFields(f))) }
+		c.opts.onNotice = func(f wire.ErrorFields) { cfg.OnNotice((*Notice)(pgErrorFromFields(&f))) }
 	}
 	if cfg.Tracer != nil {
 		c.opts.onPooler = func(why string) {

@@ -135,7 +135,11 @@ func parseSrvErr(body []byte) (*srvErr, error) {
 	if f.Severity == "" && f.SeverityV == "" || f.Code == "" || f.Message == "" {
 		return nil, apiErrors.protocol("ErrorResponse without severity, SQLSTATE or message")
 	}
-	return &srvErr{f: f, err: apiErrors.server(&f)}, nil
+	// The *PgError is made from the srvErr's copy of the fields: a pointer
+	// to f, given to a function value, would move f to the heap too.
+	e := &srvErr{f: f}
+	e.err = apiErrors.server(&e.f)
+	return e, nil
 }
 
 // fatal reports whether the server ends the session with e: severity

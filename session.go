@@ -188,7 +188,7 @@ func (c *session) handleAsync(typ byte, body []byte) error {
 		if err != nil {
 			return protocolErr(err)
 		}
-		c.opts.onNotice(&f)
+		c.opts.onNotice(f)
 	}
 	return nil
 }
@@ -229,8 +229,9 @@ type sessionOpts struct {
 	// session uses TLS.
 	dialCancel func(ctx context.Context) (net.Conn, error)
 	cancelTLS  func() (*tls.Config, error)
-	// onNotice, when set, is given every NoticeResponse.
-	onNotice func(*wire.ErrorFields)
+	// onNotice, when set, is given every NoticeResponse (by value: a
+	// pointer given to a function value would move the fields to the heap).
+	onNotice func(wire.ErrorFields)
 	// onPooler, when set, is told why the session switched to describe
 	// mode (see toDescribeMode).
 	onPooler func(why string)
