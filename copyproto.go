@@ -148,7 +148,7 @@ func (c *session) readCopyOut(req *request, w io.Writer) (string, error) {
 				return "", c.fail(err)
 			}
 			if firstErr == nil {
-				firstErr = c.classify(req, pgErr, errSite{})
+				firstErr = c.classify(req, &pgErr, errSite{})
 			}
 		case wire.MsgReadyForQuery:
 			if cancelled != nil {
@@ -277,7 +277,7 @@ func (c *session) startCopyInOnce(ctx context.Context, h *copyHold, sql string) 
 				return end(c.fail(err))
 			}
 			if firstErr == nil {
-				firstErr = c.classify(req, pgErr, errSite{})
+				firstErr = c.classify(req, &pgErr, errSite{})
 			}
 		case wire.MsgReadyForQuery:
 			if firstErr == nil {

@@ -245,7 +245,7 @@ func (c *session) readDescribe(req *request, sd *stmtDesc) error {
 			if sd.err == nil {
 				// Whoever waits for it describes again when it was not
 				// sent (see Conn.run).
-				sd.err = c.classify(req, pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, pgErr), describe: true})
+				sd.err = c.classify(req, &pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, &pgErr), describe: true})
 			}
 		case wire.MsgReadyForQuery:
 			if sd.plans == nil {

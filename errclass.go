@@ -127,19 +127,19 @@ type srvErr struct {
 
 // parseSrvErr decodes an ErrorResponse. One without severity, SQLSTATE
 // or message is a protocol error: every server sends all three.
-func parseSrvErr(body []byte) (*srvErr, error) {
+//
+// The srvErr is a value, and the fields go to apiErrors.server by value:
+// neither is moved to the heap (the session's rules only read it), so an
+// error costs what its *PgError costs.
+func parseSrvErr(body []byte) (srvErr, error) {
 	f, err := wire.ParseErrorFields(body)
 	if err != nil {
-		return nil, protocolErr(err)
+		return srvErr{}, protocolErr(err)
 	}
 	if f.Severity == "" && f.SeverityV == "" || f.Code == "" || f.Message == "" {
-		return nil, apiErrors.protocol("ErrorResponse without severity, SQLSTATE or message")
+		return srvErr{}, apiErrors.protocol("ErrorResponse without severity, SQLSTATE or message")
 	}
-	// The *PgError is made from the srvErr's copy of the fields: a pointer
-	// to f, given to a function value, would move f to the heap too.
-	e := &srvErr{f: f}
-	e.err = apiErrors.server(&e.f)
-	return e, nil
+	return srvErr{f: f, err: apiErrors.server(f)}, nil
 }
 
 // fatal reports whether the server ends the session with e: severity

@@ -141,5 +141,5 @@ func init() {
 	apiErrors.txClosed, apiErrors.idleEnded = ErrTxClosed, errIdleEnded
 	apiErrors.protocol = func(msg string) error { return &ProtocolError{Msg: msg} }
 	apiErrors.isProtocol = isProtocolError
-	apiErrors.server = func(f *wire.ErrorFields) error { return pgErrorFromFields(f) }
+	apiErrors.server = func(f wire.ErrorFields) error { return pgErrorFromFields(&f) }
 }

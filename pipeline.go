@@ -691,7 +691,7 @@ func (c *session) drainReply(req *request) error {
 			if err != nil {
 				return c.fail(err)
 			}
-			c.failed(req, pgErr)
+			c.failed(req, &pgErr)
 		case wire.MsgParseComplete:
 			c.parsed(req)
 		case wire.MsgCopyInResponse:

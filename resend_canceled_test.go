@@ -273,7 +273,11 @@ func TestResendCanceledSharedSync(t *testing.T) {
 // TestResendNotInRawTx: another goroutine sends BEGIN with a raw
 // Exec on the shared Conn, queued between A and B; B (an INSERT that
 // then fails with 57014) runs in that transaction: it must not be sent
-// again (its reply's status is 'E'), and nothing of it persists.
+// again (its reply's status is 'E'), and nothing of it persists. When
+// the driver's cancel for A reaches B before cancel_once does (the
+// server's second signal, see cancelReachedFirst), B fails without
+// running cancel_once: not sent again either, as a resend would have run
+// it. So cancel_once runs once, or not at all, never twice.
 func TestResendNotInRawTx(t *testing.T) {
 	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
@@ -301,8 +305,8 @@ func TestResendNotInRawTx(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM rc_rt").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if calls := cancelOnceCalls(t, c, "rc_s_rt"); n != 0 || calls != 1 || bErr == nil {
-		t.Errorf("B in a transaction begun by another goroutine: err %v, ran %d times, %d rows kept; want an error, 1 run, 0 rows", bErr, calls, n)
+	if calls := cancelOnceCalls(t, c, "rc_s_rt"); n != 0 || calls > 1 || bErr == nil {
+		t.Errorf("B in a transaction begun by another goroutine: err %v, ran %d times, %d rows kept; want an error, at most 1 run, 0 rows", bErr, calls, n)
 	}
 }
 

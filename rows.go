@@ -305,7 +305,7 @@ func (r *Rows) readRow() bool {
 			// server session, or the statement itself at its Bind, shows
 			// a transaction pooler: the statement's implicit transaction
 			// failed, nothing of it persisted.
-			site := errSite{pooler: c.failed(r.req, pgErr) || !r.bound && !r.req.inCommit() && c.poolerSign(r.sd, pgErr)}
+			site := errSite{pooler: c.failed(r.req, &pgErr) || !r.bound && !r.req.inCommit() && c.poolerSign(r.sd, &pgErr)}
 			if first && r.batch == nil {
 				// Before a run's ParseComplete or BindComplete: a FATAL
 				// (pg_terminate_backend, a restart,
@@ -314,7 +314,7 @@ func (r *Rows) readRow() bool {
 				// (SafeToRetry).
 				site.fatal = fatalBeforeRun
 			}
-			r.setErr(c.classify(r.req, pgErr, site))
+			r.setErr(c.classify(r.req, &pgErr, site))
 			if r.stopAtComplete {
 				r.done = true
 				return false

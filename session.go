@@ -141,10 +141,11 @@ func (c *session) closedErr() error {
 
 // pgError decodes an ErrorResponse of the session. A FATAL one means the
 // server ends the session: nothing queued after it runs (see fail).
-func (c *session) pgError(body []byte) (*srvErr, error) {
+func (c *session) pgError(body []byte) (srvErr, error) {
 	e, err := parseSrvErr(body)
 	if err == nil && e.fatal() {
-		c.serverFatal.CompareAndSwap(nil, e)
+		fe := e // kept: only a FATAL one is moved to the heap
+		c.serverFatal.CompareAndSwap(nil, &fe)
 	}
 	if err == nil && e.f.Code == "25006" && c.readOnly != nil {
 		c.readOnly()
@@ -248,7 +249,7 @@ var apiErrors struct {
 	protocol   func(msg string) error
 	isProtocol func(err error) bool
 	// server makes the *PgError of an ErrorResponse.
-	server func(f *wire.ErrorFields) error
+	server func(f wire.ErrorFields) error
 }
 
 // hasNotification reports whether a notification is kept, not yet returned.

@@ -137,7 +137,7 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 				if first && unsentIfIdle {
 					site.fatal = fatalWhileIdle // an idle session's FATAL: the text was never read
 				}
-				firstErr = c.classify(req, pgErr, site)
+				firstErr = c.classify(req, &pgErr, site)
 			}
 		case wire.MsgReadyForQuery:
 			return tag, firstErr
