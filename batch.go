@@ -316,10 +316,11 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
 	if err := r.start(); err != nil {
 		r.finish()
-		if br.sent().mayResendRefused(i, r.err) && br.resends.again(br.ctx, resendInterfered) {
+		sent := br.sent()
+		if sent.mayResendRefused(i, r.err) && br.resends.again(br.ctx, resendInterfered) {
 			return br.resendRefused(i, r.err, r)
 		}
-		if br.sent().mayResend(i, r.err, r.txStatus) && br.resends.again(br.ctx, resendInterfered) {
+		if sent.mayResend(i, r.err, r.txStatus) && br.resends.again(br.ctx, resendInterfered) {
 			return br.resend(i, r.err, r)
 		}
 		br.noteErr(r.err)

@@ -1,6 +1,9 @@
 package pgline
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // The gate decides whose requests may be queued on a connection: anyone's
 // while it is free; only its holder's while it is held. Two kinds of
@@ -29,9 +32,10 @@ type holder struct {
 	// in: the holder itself for a transaction, its transaction's for a
 	// COPY in one, nil outside a transaction.
 	block *holder
-	// txn is the transaction a transaction's holder stands for, doomed
-	// (see doom) when one of its statements is given up.
-	txn doomer
+	// doomed, of a transaction's holder: a statement of the transaction
+	// was given up when its ctx ended; it may still run, or have run,
+	// without its caller knowing. Commit rolls back instead (see Tx.doom).
+	doomed atomic.Bool
 	// Of a transaction's holder, guarded by wmu: endOnRelease, the
 	// transaction ended while one of its COPYs held the connection (the
 	// COPY's release ends it, with a ROLLBACK when rollbackOnRelease is
@@ -72,15 +76,8 @@ func (h *holder) pathChanged() bool {
 // Tx.doom). A nil holder is nobody's.
 func (h *holder) doom() {
 	if h != nil && h.block != nil {
-		h.block.txn.doom()
+		h.block.doomed.Store(true)
 	}
-}
-
-// doomer is a transaction as its holder sees it (Tx).
-type doomer interface {
-	// doom marks the transaction: one of its statements was given up,
-	// and may have run without its caller knowing.
-	doom()
 }
 
 // takeLocked gives the gate to h; the caller holds wmu and has passed the

@@ -32,22 +32,14 @@ func (c *Conn) Unlisten(ctx context.Context, channel string) error {
 	return err
 }
 
-func (c *Conn) popNotification() *Notification {
-	n, ok := c.session.popNotification()
-	if !ok {
-		return nil
-	}
-	return &Notification{PID: n.PID, Channel: n.Channel, Payload: n.Payload}
-}
-
 // WaitForNotification returns the oldest notification received and not
 // yet returned, waiting for one when there is none, until ctx ends. While
 // it waits, statements of other goroutines on the Conn still run: the wait
 // steps aside for them and resumes after.
 func (c *Conn) WaitForNotification(ctx context.Context) (*Notification, error) {
 	for {
-		if n := c.popNotification(); n != nil {
-			return n, nil
+		if n, ok := c.popNotification(); ok {
+			return &Notification{PID: n.PID, Channel: n.Channel, Payload: n.Payload}, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err

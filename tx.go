@@ -69,11 +69,7 @@ type Tx struct {
 	depth     int    // nesting level, for savepoint names
 	done      atomic.Bool
 	child     atomic.Bool // a nested Tx of this one is open
-	// doomed: a statement of the transaction was given up when its ctx
-	// ended; it may still run, or have run, without its caller knowing.
-	// Commit rolls back instead (see doom). Set on the outermost Tx.
-	doomed atomic.Bool
-	onEnd  func() // called when the outermost transaction ends (a Pool's)
+	onEnd     func()      // called when the outermost transaction ends (a Pool's)
 
 	// Of the outermost transaction, guarded by c.wmu:
 	h holder // its hold on the connection's gate (see gate.go)
@@ -160,7 +156,7 @@ func (tx *Tx) closeRows(ctx context.Context) (gaveUp bool, err error) {
 // committing could keep an effect its caller was told failed.
 func (tx *Tx) doom() {
 	if tx != nil {
-		tx.root.doomed.Store(true)
+		tx.root.h.doomed.Store(true) // see holder.doomed
 	}
 }
 
@@ -257,7 +253,7 @@ func beginSQL(opts TxOptions) (string, error) {
 // only, waiting for a transaction that holds it to end.
 func (c *Conn) takeExclusive(ctx context.Context) (*Tx, error) {
 	tx := &Tx{c: c}
-	tx.root, tx.h.block, tx.h.txn = tx, &tx.h, tx
+	tx.root, tx.h.block = tx, &tx.h
 	c.wmu.Lock()
 	if err := c.gateLocked(ctx, nil); err != nil {
 		c.wmu.Unlock()
@@ -348,7 +344,7 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	if tx.c.settle(ctx, tx.owner()) != nil {
 		tx.doom()
 	}
-	if tx.root.doomed.Load() {
+	if tx.root.h.doomed.Load() {
 		err := errDoomed
 		if gaveUp {
 			err = errRowsGivenUp
