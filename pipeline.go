@@ -95,6 +95,11 @@ type request struct {
 	// unwritten), read by the head: atomic.
 	preparesCommit atomic.Bool
 	parsed         int8
+	// namedCommit: the messages that replaced its Sync are the named
+	// BEGIN and COMMIT, given when stmtCache.deallocs was commitDeallocs.
+	// Set and read under wmu.
+	namedCommit    bool
+	commitDeallocs uint64
 	// skipped is set, before its turn, on a run whose Sync group failed
 	// before reaching it: the server skipped its messages, so it has no
 	// reply and nothing of it ran.
@@ -337,6 +342,7 @@ func (c *session) commitMsgsLocked(prev *request) []byte {
 	case c.stmts.mode != cachePrepare:
 		return commitUnnamed
 	case c.commitState == commitReady:
+		prev.namedCommit, prev.commitDeallocs = true, c.stmts.deallocs
 		return c.commitNamed
 	case c.commitState == commitNone:
 		if c.commitNamed == nil {
@@ -345,6 +351,7 @@ func (c *session) commitMsgsLocked(prev *request) []byte {
 		}
 		c.commitState = commitPending
 		prev.preparesCommit.Store(true)
+		prev.namedCommit, prev.commitDeallocs = true, c.stmts.deallocs
 		return c.commitPrepare
 	}
 	return commitUnnamed
@@ -383,14 +390,17 @@ func (c *session) parsed(req *request) {
 // that one is missing or exists already, whether they exist is not known,
 // and the unnamed ones are used from then on. failed reports whether that
 // failure shows a transaction pooler: nothing deallocated them since they
-// were prepared (see Conn.poolerSign).
+// were prepared (see session.poolerSign). That holds for every run given
+// them, also one queued before another run's failure disabled them: the
+// reading depends on what the run carried and on what was queued since,
+// not on the state when its failure is read.
 func (c *session) failed(req *request, e *srvErr) (pooler bool) {
 	if req == nil || req.step < 0 {
 		return false
 	}
 	if req.step > 0 && (e.f.Code == "26000" || e.f.Code == "42P05") {
 		c.wmu.Lock()
-		pooler = c.commitState != commitDisabled
+		pooler = req.namedCommit && req.commitDeallocs == c.stmts.deallocs
 		c.wmu.Unlock()
 		c.setCommitState(commitDisabled)
 		if pooler {

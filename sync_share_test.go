@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pgline/pgline/internal/wire"
 )
 
 // syncCounts returns how many runs gave their Sync away and how many were
@@ -415,5 +417,40 @@ func TestMayDeallocate(t *testing.T) {
 		if got := traitsOf(sql).deallocates; got != want {
 			t.Errorf("traitsOf(%q).deallocates = %v, want %v", sql, got, want)
 		}
+	}
+}
+
+// TestEveryNamedCommitFailureIsAPoolerSign: behind a transaction pooler
+// every run queued with the named BEGIN and COMMIT may find them missing,
+// not only the first whose failure is read: a second run queued before
+// that failure was read is a pooler's sign too (its caller gets its
+// statement sent again, not the server's 26000). A run queued after a
+// statement that may deallocate them gets no such reading.
+func TestEveryNamedCommitFailureIsAPoolerSign(t *testing.T) {
+	c := &Conn{session: session{commitState: commitReady, proxied: new(atomic.Bool)}}
+	c.stmts = newStmtCache(cachePrepare, 10)
+	c.commitNamed = commitMessages(c.stmts.prefix, false)
+	missing := &srvErr{f: wire.ErrorFields{Code: "26000", Message: `prepared statement "x" does not exist`}}
+	c.wmu.Lock()
+	r1, r2 := &request{step: 1}, &request{step: 1}
+	c.commitMsgsLocked(r1)
+	c.commitMsgsLocked(r2)
+	c.wmu.Unlock()
+	if !c.failed(r1, missing) {
+		t.Fatal("the first run's missing named BEGIN is no pooler sign")
+	}
+	if !c.failed(r2, missing) {
+		t.Error("a second run given the named BEGIN before the first failure was read: its failure is no pooler sign")
+	}
+
+	c = &Conn{session: session{commitState: commitReady, proxied: new(atomic.Bool)}}
+	c.stmts = newStmtCache(cachePrepare, 10)
+	c.wmu.Lock()
+	r3 := &request{step: 1}
+	c.commitMsgsLocked(r3)
+	c.noteDeallocateLocked()
+	c.wmu.Unlock()
+	if c.failed(r3, missing) {
+		t.Error("a failure after a DEALLOCATE was queued counts as a pooler sign")
 	}
 }
