@@ -313,7 +313,7 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	if r == nil {
 		r = &Rows{}
 	}
-	*r = Rows{c: br.c, sd: sd, req: br.req, batch: br, stopAtComplete: br.all}
+	*r = Rows{c: br.c, result: result{sd: sd, req: br.req, inBatch: true, stopAtComplete: br.all}, batch: br}
 	if err := r.start(); err != nil {
 		r.finish()
 		sent := br.sent()
@@ -405,7 +405,7 @@ func (br *BatchResults) Exec() (CommandTag, error) {
 	r.Close()
 	br.cur = nil
 	br.noteErr(r.err)
-	return r.tag, r.err
+	return CommandTag{s: r.tag}, r.err
 }
 
 // QueryRow returns the first row of the next statement of the batch.

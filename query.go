@@ -78,7 +78,7 @@ func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) 
 		if resendable(owner, sql, r.err, r.txStatus) && r.resends.again(ctx, resendInterfered) {
 			continue
 		}
-		return r.tag, r.err
+		return CommandTag{s: r.tag}, r.err
 	}
 }
 
@@ -220,7 +220,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 			share = false
 			continue
 		}
-		*r = Rows{c: c, sd: sd, req: req, resends: *budget}
+		*r = Rows{c: c, result: result{sd: sd, req: req}, resends: *budget}
 		if hold != nil {
 			r.watch = c.watchCopy(ctx, req) // alone on the connection
 		} else {

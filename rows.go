@@ -13,7 +13,6 @@ import (
 
 	"github.com/pgline/pgline/internal/pool"
 	"github.com/pgline/pgline/internal/strblock"
-	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
 )
 
@@ -27,68 +26,30 @@ type noRowsError struct{}
 func (*noRowsError) Error() string { return "pgline: no rows in result set" }
 func (*noRowsError) Unwrap() error { return sql.ErrNoRows }
 
-// errCopyOutRows is the error of a COPY ... TO STDOUT run as a query: its
-// data is no rows (it is read, and thrown away).
-var errCopyOutRows = errors.New("pgline: COPY ... TO STDOUT sends no rows: run it with CopyTo")
-
 // Rows is the result of Query. It holds the connection until it is closed;
 // Next returning false closes it. A Rows is used by one goroutine at a
 // time. The Rows of a transaction's query are closed by its Commit or
 // Rollback if still open (see Tx); Err then reports why.
 type Rows struct {
-	c     *Conn
-	sd    *stmtDesc
-	req   *request // this run's place in the connection's queue
-	watch *ctxWatch
+	c      *Conn
+	result // the reply, read up to each row (result.go)
+	watch  *ctxWatch
 	// batch is set for the result of one statement of a batch: the batch
-	// owns the turn, and in an all-or-nothing batch (stopAtComplete,
-	// below) the statement's reply ends at its CommandComplete or
-	// ErrorResponse.
+	// owns the turn, and in an all-or-nothing batch (stopAtComplete) the
+	// statement's reply ends at its CommandComplete or ErrorResponse.
 	batch    *BatchResults
 	pooled   *pool.Conn // the pool connection these rows count against, if any
 	trace    *TraceEvent
 	traceCtx context.Context
 
-	row     wire.DataRow // the current row; its bytes are in the read buffer
-	pending bool         // the first row was read by start and not yet returned by Next
-	done    bool         // the reply was read up to ReadyForQuery
-	use     atomic.Int32 // rows of a transaction (tx): a rows* state (see closeForTx)
-	tag     CommandTag
-	err     error
+	use atomic.Int32 // rows of a transaction (tx): a rows* state (see closeForTx)
+	// resends is the retry budget of the call that made the rows,
+	// carried across its attempts (see retry.go). Beside use, so that
+	// Rows stays in its allocation size class (256 B).
+	resends resends
 	raw     [][]byte // reused by RawValues
 	// short holds the short strings Scan has handed out (see scanOne).
 	short strblock.Block
-
-	// big is set while the current row is larger than the read buffer:
-	// its columns are read from the socket by Scan, once (see stream.go).
-	big        bool
-	seen       bool // a message of the reply was read (see readRow)
-	bound      bool // BindComplete was read: the statement's name was found
-	bigScanned bool
-	// unreadable is set when the portal's description (describe mode)
-	// shows a column whose type changed, since the statement was
-	// described, to one pgline reads in text only, while this run asked
-	// for binary: its rows are skipped and the run fails (see
-	// portalDescribed).
-	unreadable bool
-	// abandoned: the ctx ended while the reply was read; the rest of it
-	// is the connection's to drain.
-	abandoned bool
-	// txStatus is the transaction status of the ReadyForQuery that ended
-	// the reply, 0 before it: whether the statement ran in a transaction
-	// (see Conn.resendable). Not Conn.TxStatus, which may be a later
-	// request's by the time the rows are closed.
-	txStatus byte
-	// resends is the retry budget of the call that made the rows,
-	// carried across its attempts (see retry.go).
-	resends resends
-
-	// gaveUp: closeForTxEnd gave the rows up before the end of their
-	// reply. Written before use becomes rowsClosed.
-	gaveUp bool
-	// stopAtComplete: see batch. Kept with the flags above, so that the
-	// struct stays in its allocation size class.
-	stopAtComplete bool
 	// tx is the transaction whose Query made the rows, nil for rows of
 	// no transaction (and for a Row's). Set before the rows reach their
 	// caller (Tx.track), not changed afterwards.
@@ -99,14 +60,15 @@ type Rows struct {
 // goes from rowsIdle to rowsInCall and back (enter, leave). The
 // transaction's end (closeForTx) takes idle rows (rowsClosing) and
 // closes them; rows in a call it marks rowsCloseWanted, and the call
-// closes them as it returns. Closed, they are rowsClosed, after which
-// nothing writes their fields.
+// closes them as it returns. Closed, they are rowsClosed or rowsGivenUp,
+// after which nothing writes their fields.
 const (
 	rowsIdle        = iota // no call on the rows under way
 	rowsInCall             // a call of the rows' user is under way
 	rowsCloseWanted        // a call is under way, and closes the rows as it returns
 	rowsClosing            // the transaction's end closes them
-	rowsClosed             // closed for the transaction's end
+	rowsClosed             // closed for the transaction's end, their reply read to its end
+	rowsGivenUp            // closed for the transaction's end before the end of their reply
 )
 
 // enter begins a call on rows of a transaction (r.tx set), and reports
@@ -123,7 +85,7 @@ func (r *Rows) enter() bool {
 			if r.use.CompareAndSwap(rowsIdle, rowsInCall) {
 				return true
 			}
-		case rowsClosed:
+		case rowsClosed, rowsGivenUp:
 			return false
 		default:
 			if spins < 100 {
@@ -164,7 +126,9 @@ func (r *Rows) closeForTx(ctx context.Context) (gaveUp bool, err error) {
 			}
 			continue
 		case rowsClosed:
-			return r.gaveUp, nil
+			return false, nil
+		case rowsGivenUp:
+			return true, nil
 		}
 		// Closed by a call under way, or by a concurrent end of the
 		// transaction: soon.
@@ -184,7 +148,8 @@ func (r *Rows) closeForTx(ctx context.Context) (gaveUp bool, err error) {
 // to its end are closed as by Close. Rows still being sent are given up
 // as when their ctx ends (see Conn.abandon: the rest of the reply is
 // drained, the statement canceled if it runs on, and the transaction
-// doomed), and their Err is errRowsClosedByTx; it reports that (gaveUp).
+// doomed), and their Err is errRowsClosedByTx; it reports that (gaveUp),
+// and leaves them rowsGivenUp.
 func (r *Rows) closeForTxEnd() (gaveUp bool) {
 	if r.c != nil {
 		r.pending = false
@@ -194,231 +159,22 @@ func (r *Rows) closeForTxEnd() (gaveUp bool) {
 		}
 		r.finish()
 	}
-	r.gaveUp = r.gaveUp || gaveUp
-	r.use.Store(rowsClosed)
+	if gaveUp {
+		r.use.Store(rowsGivenUp)
+	} else {
+		r.use.Store(rowsClosed)
+	}
 	return gaveUp
 }
 
-// start reads the reply up to the first row or the end of the statement,
-// so that errors reported before any row are returned by Query.
-func (r *Rows) start() error {
-	if r.readRow() {
-		r.pending = true
-		return nil
-	}
-	if r.err != nil {
-		return r.err
-	}
-	return nil
-}
+// start reads the reply up to the first row or its end (see result.start).
+func (r *Rows) start() error { return r.result.start(&r.c.session) }
 
-// readRow reads messages until a DataRow (true) or the end of the reply
-// (false, with r.done set and r.err holding the statement's error).
-func (r *Rows) readRow() bool {
-	c := r.c
-	r.big = false
-	for {
-		typ, body, err := r.nextMessage()
-		if err != nil {
-			return r.readFailed(err)
-		}
-		if typ == wire.MsgDataRow && r.unreadable {
-			r.seen = true
-			continue // skipped (a larger one's body too, by the next read)
-		}
-		if typ == wire.MsgDataRow && body == nil {
-			// Larger than the read buffer: read column by column from
-			// the socket by Scan (see stream.go).
-			r.seen = true
-			if err := r.startBigRow(); err != nil {
-				if c.stoppedByCtx(r.req, err) {
-					return r.readFailed(errInterrupted)
-				}
-				return r.fatal(err)
-			}
-			return true
-		}
-		first := !r.seen
-		r.seen = true
-		switch typ {
-		case wire.MsgDataRow:
-			// Its column lengths are checked by the walk that takes its
-			// values for Scan, or before any other use (materialize).
-			row, err := wire.SplitDataRow(body)
-			if err != nil {
-				return r.fatal(protocolErr(err))
-			}
-			if row.NumColumns() != len(r.sd.fields) {
-				return r.fatal(&ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))})
-			}
-			r.row = row
-			return true
-		case wire.MsgRowDescription:
-			if err := r.portalDescribed(body); err != nil {
-				return r.fatal(err)
-			}
-		case wire.MsgParseComplete:
-			c.parsed(r.req)
-		case wire.MsgBindComplete:
-			r.bound = true
-		case wire.MsgCloseComplete, wire.MsgPortalSuspended, wire.MsgNoData:
-		case wire.MsgEmptyQueryResponse:
-			if r.stopAtComplete || c.completed(r.req) {
-				r.done = true
-				return false
-			}
-		case wire.MsgCommandComplete:
-			if r.req.inCommit() {
-				// BEGIN's or COMMIT's, after a statement that gave its
-				// Sync to the next (see pipeline.go).
-				if c.completed(r.req) {
-					r.done = true
-					return false
-				}
-				continue
-			}
-			tag, err := wire.ParseCommandComplete(body)
-			if err != nil {
-				return r.fatal(protocolErr(err))
-			}
-			// Runs of a statement mostly end with the same tag ("SELECT 1"):
-			// reuse its string rather than allocate one per run.
-			if string(tag) != r.sd.lastTag {
-				r.sd.lastTag = string(tag)
-			}
-			r.tag = CommandTag{s: r.sd.lastTag}
-			if r.stopAtComplete {
-				r.done = true
-				return false
-			}
-			c.completed(r.req)
-		case wire.MsgErrorResponse:
-			pgErr, err := c.pgError(body)
-			if err != nil {
-				return r.fatal(err)
-			}
-			// A named BEGIN or COMMIT after the statement missing on the
-			// server session, or the statement itself at its Bind, shows
-			// a transaction pooler: the statement's implicit transaction
-			// failed, nothing of it persisted.
-			// A named BEGIN or COMMIT after the statement missing on the
-			// server session, or the statement itself at its Bind, shows
-			// a transaction pooler: the statement's implicit transaction
-			// failed, nothing of it persisted.
-			site := errSite{pooler: c.failed(r.req, &pgErr) || !r.bound && !r.req.inCommit() && c.poolerSign(r.sd, &pgErr)}
-			if first && r.batch == nil {
-				// Before a run's ParseComplete or BindComplete: a FATAL
-				// (pg_terminate_backend, a restart,
-				// idle_session_timeout) came before anything of it ran,
-				// and it may be sent again on another connection
-				// (SafeToRetry).
-				site.fatal = fatalBeforeRun
-			}
-			r.setErr(c.classify(r.req, &pgErr, site))
-			if r.stopAtComplete {
-				r.done = true
-				return false
-			}
-		case wire.MsgCopyInResponse:
-			c.refuseCopyIn(true)
-		case wire.MsgCopyOutResponse:
-			r.setErr(errCopyOutRows) // its data is skipped
-		case wire.MsgCopyData, wire.MsgCopyDone:
-		case wire.MsgReadyForQuery:
-			r.txStatus = body[0] // checked by Conn.next
-			r.done = true
-			return false
-		default:
-			return r.fatal(&ProtocolError{Msg: fmt.Sprintf("unexpected message %q in the reply to a query", typ)})
-		}
-	}
-}
+// readRow reads the reply up to the next row (see result.readRow).
+func (r *Rows) readRow() bool { return r.result.readRow(&r.c.session) }
 
-// portalDescribed takes the portal's RowDescription, sent before the rows
-// in describe mode: when it differs from the one seen last for this
-// statement, the rows are decoded by it (its types and the formats the
-// server actually used) and the cache is updated for the next run.
-func (r *Rows) portalDescribed(body []byte) error {
-	if bytes.Equal(body, r.sd.portalDesc) {
-		return nil
-	}
-	fields, err := parseFields(body)
-	if err != nil {
-		return err
-	}
-	used := make([]int16, len(fields))
-	for i := range fields {
-		used[i] = fields[i].Format
-	}
-	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs, ready: r.sd.ready, traits: r.sd.traits,
-		deallocs: r.sd.deallocs, paths: r.sd.paths}
-	sd.setFields(fields, r.c.types) // formats for the next Bind
-	for i := range fields {
-		if used[i] == 1 && sd.formats[i] == 0 && !r.unreadable {
-			// Bound for the type the column had when described: the
-			// values came in a binary format pgline does not read for
-			// the type it has now. Never handed out as bytes.
-			r.unreadable = true
-			r.setErr(fmt.Errorf("pgline: column %q changed type (now OID %d) since the statement was described, and this run's values came in a binary format pgline does not read for that type; the description is updated: run the statement again", fields[i].Name, fields[i].DataTypeOID))
-		}
-		sd.fields[i].Format = used[i] // what this run's rows hold
-	}
-	// When the next Bind asks for other formats, the raw description
-	// differs once more and is taken again.
-	sd.portalDesc = append([]byte(nil), body...)
-	if r.sd.cached != nil {
-		// A copy (a one-off unnamed run): the connection's own
-		// description stays cached.
-		sd.cached = r.sd.origin()
-		r.sd = sd
-		return nil
-	}
-	r.c.wmu.Lock()
-	if r.sd.elem != nil {
-		// Still the cached description (not one described for this run
-		// alone, nor one dropped meanwhile): the next run binds by sd.
-		r.c.stmts.put(sd)
-	}
-	r.c.wmu.Unlock()
-	r.sd = sd
-	return nil
-}
-
-// nextMessage returns the next message of the reply (Conn.next; the body
-// of a DataRow larger than the read buffer is left to Scan, and nil).
-func (r *Rows) nextMessage() (typ byte, body []byte, err error) {
-	typ, body, _, err = r.c.next(r.req, readHeader)
-	return typ, body, err
-}
-
-// readFailed ends the rows on an error of the reply reader: the
-// connection failed, or the rows' ctx ended (errInterrupted): Err then
-// reports ctx's error, and finish gives the rest of the reply to the
-// connection to drain (see Conn.abandon).
-func (r *Rows) readFailed(err error) bool {
-	if err == errInterrupted {
-		r.abandoned = true
-		err = r.req.watch.ctx.Err()
-	}
-	r.setErr(err)
-	r.done = true
-	return false
-}
-
-// fatal ends the rows on an error that closes the connection (I/O,
-// protocol): the connection is closed, Err reports err, readRow returns
-// false.
-func (r *Rows) fatal(err error) bool {
-	r.setErr(r.c.fail(err))
-	r.done = true
-	return false
-}
-
-func (r *Rows) setErr(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-}
+// fatal ends the rows on an error that closes the connection.
+func (r *Rows) fatal(err error) bool { return r.result.fatal(&r.c.session, err) }
 
 // Next advances to the next row and reports whether there is one. When it
 // returns false the rows are closed; check Err.
@@ -468,7 +224,7 @@ func (r *Rows) finish() {
 	r.watch = nil
 	r.req = nil
 	if r.trace != nil {
-		traceEnd(r.traceCtx, r.c.cfg, r.trace, r.tag, r.err)
+		traceEnd(r.traceCtx, r.c.cfg, r.trace, CommandTag{s: r.tag}, r.err)
 		r.trace, r.traceCtx = nil, nil
 	}
 	r.c = nil
@@ -510,7 +266,7 @@ func (r *Rows) Err() error {
 
 // CommandTag returns the command tag of the statement, once the rows are
 // closed.
-func (r *Rows) CommandTag() CommandTag { return r.tag }
+func (r *Rows) CommandTag() CommandTag { return CommandTag{s: r.tag} }
 
 // FieldDescriptions describes the result columns.
 func (r *Rows) FieldDescriptions() []FieldDescription {

@@ -28,7 +28,7 @@ func scanBenchRows(tb testing.TB) *Rows {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &Rows{c: &Conn{session: session{types: m}}, sd: sd, row: row}
+	return &Rows{c: &Conn{session: session{types: m}}, result: result{sd: sd, row: row}}
 }
 
 // scanBenchBody returns the DataRow body of one bench_rows row, in

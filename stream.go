@@ -86,20 +86,6 @@ func (p streamPlan) Scan(src []byte, dst any) error {
 	return err
 }
 
-// startBigRow begins a DataRow larger than the read buffer: it reads the
-// column count; Scan reads the columns.
-func (r *Rows) startBigRow() error {
-	n, err := r.c.rd.ReadColumnCount()
-	if err != nil {
-		return readErr(err)
-	}
-	if n != len(r.sd.fields) {
-		return &ProtocolError{Msg: fmt.Sprintf("DataRow has %d columns, RowDescription %d", n, len(r.sd.fields))}
-	}
-	r.big, r.bigScanned = true, false
-	return nil
-}
-
 // scanBig scans a row larger than the read buffer from the socket. A
 // column that does not fit its destination is consumed and reported, and
 // the columns after it are still scanned; an I/O or protocol error closes

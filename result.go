@@ -1,0 +1,281 @@
+package pgline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/pgline/pgline/internal/wire"
+)
+
+// errCopyOutRows is the error of a COPY ... TO STDOUT run as a query: its
+// data is no rows (it is read, and thrown away).
+var errCopyOutRows = errors.New("pgline: COPY ... TO STDOUT sends no rows: run it with CopyTo")
+
+// result reads the reply to one run of a statement, by the request's turn
+// holder: up to each DataRow (readRow) and to the reply's end, the
+// ReadyForQuery of its Sync group (the COMMIT's CommandComplete of a run
+// that gave its Sync away; in an all-or-nothing batch, stopAtComplete,
+// the statement's CommandComplete or ErrorResponse). It validates every
+// message against the statement's description, keeps the command tag,
+// and classifies the statement's ErrorResponse (session.classify): what
+// the caller gets as err. Rows (rows.go) embeds it and decodes the rows.
+type result struct {
+	sd  *stmtDesc
+	req *request // this run's place in the connection's queue
+
+	row wire.DataRow // the current row; its bytes are in the read buffer
+	tag string       // the command tag, once read
+	err error        // the first error of the reply, or of its reader
+	// txStatus is the transaction status of the ReadyForQuery that ended
+	// the reply, 0 before it: whether the statement ran in a transaction
+	// (see resendable). Not the connection's status, which may be a later
+	// request's by the time the reply is done with.
+	txStatus byte
+
+	done bool // the reply was read to its end
+	// pending: the first row was read by start and not yet handed out.
+	pending bool
+	seen    bool // a message of the reply was read (see readRow)
+	// bound: BindComplete was read: the statement's name was found.
+	bound bool
+	// big is set while the current row is larger than the read buffer:
+	// its columns are read from the socket by Scan, once (see stream.go).
+	big        bool
+	bigScanned bool
+	// unreadable is set when the portal's description (describe mode)
+	// shows a column whose type changed, since the statement was
+	// described, to one pgline reads in text only, while this run asked
+	// for binary: its rows are skipped and the run fails (see
+	// portalDescribed).
+	unreadable bool
+	// abandoned: the ctx ended while the reply was read; the rest of it
+	// is the connection's to drain.
+	abandoned bool
+	// inBatch: the statement is one of a batch, whose turn it is read in.
+	// stopAtComplete: an all-or-nothing batch's, whose reply ends at its
+	// CommandComplete or ErrorResponse.
+	inBatch, stopAtComplete bool
+}
+
+// start reads the reply up to its first row (then pending) or its end,
+// so that an error reported before any row is returned by the call that
+// ran the statement.
+func (r *result) start(c *session) error {
+	if r.readRow(c) {
+		r.pending = true
+		return nil
+	}
+	return r.err
+}
+
+// readRow reads messages until a DataRow (true) or the end of the reply
+// (false, with done set and err holding the statement's error).
+func (r *result) readRow(c *session) bool {
+	r.big = false
+	for {
+		typ, body, _, err := c.next(r.req, readHeader)
+		if err != nil {
+			return r.readFailed(err)
+		}
+		if typ == wire.MsgDataRow && r.unreadable {
+			r.seen = true
+			continue // skipped (a larger one's body too, by the next read)
+		}
+		if typ == wire.MsgDataRow && body == nil {
+			// Larger than the read buffer: read column by column from
+			// the socket by Scan (see stream.go).
+			r.seen = true
+			if err := r.startBigRow(c); err != nil {
+				if c.stoppedByCtx(r.req, err) {
+					return r.readFailed(errInterrupted)
+				}
+				return r.fatal(c, err)
+			}
+			return true
+		}
+		first := !r.seen
+		r.seen = true
+		switch typ {
+		case wire.MsgDataRow:
+			// Its column lengths are checked by the walk that takes its
+			// values for Scan, or before any other use (materialize).
+			row, err := wire.SplitDataRow(body)
+			if err != nil {
+				return r.fatal(c, protocolErr(err))
+			}
+			if row.NumColumns() != len(r.sd.fields) {
+				return r.fatal(c, apiErrors.protocol(fmt.Sprintf("DataRow has %d columns, RowDescription %d", row.NumColumns(), len(r.sd.fields))))
+			}
+			r.row = row
+			return true
+		case wire.MsgRowDescription:
+			if err := r.portalDescribed(c, body); err != nil {
+				return r.fatal(c, err)
+			}
+		case wire.MsgParseComplete:
+			c.parsed(r.req)
+		case wire.MsgBindComplete:
+			r.bound = true
+		case wire.MsgCloseComplete, wire.MsgPortalSuspended, wire.MsgNoData:
+		case wire.MsgEmptyQueryResponse:
+			if r.stopAtComplete || c.completed(r.req) {
+				r.done = true
+				return false
+			}
+		case wire.MsgCommandComplete:
+			if r.req.inCommit() {
+				// BEGIN's or COMMIT's, after a statement that gave its
+				// Sync to the next (see pipeline.go).
+				if c.completed(r.req) {
+					r.done = true
+					return false
+				}
+				continue
+			}
+			tag, err := wire.ParseCommandComplete(body)
+			if err != nil {
+				return r.fatal(c, protocolErr(err))
+			}
+			// Runs of a statement mostly end with the same tag ("SELECT 1"):
+			// reuse its string rather than allocate one per run.
+			if string(tag) != r.sd.lastTag {
+				r.sd.lastTag = string(tag)
+			}
+			r.tag = r.sd.lastTag
+			if r.stopAtComplete {
+				r.done = true
+				return false
+			}
+			c.completed(r.req)
+		case wire.MsgErrorResponse:
+			pgErr, err := c.pgError(body)
+			if err != nil {
+				return r.fatal(c, err)
+			}
+			// A named BEGIN or COMMIT after the statement missing on the
+			// server session, or the statement itself at its Bind, shows
+			// a transaction pooler: the statement's implicit transaction
+			// failed, nothing of it persisted.
+			site := errSite{pooler: c.failed(r.req, &pgErr) || !r.bound && !r.req.inCommit() && c.poolerSign(r.sd, &pgErr)}
+			if first && !r.inBatch {
+				// Before a run's ParseComplete or BindComplete: a FATAL
+				// (pg_terminate_backend, a restart,
+				// idle_session_timeout) came before anything of it ran,
+				// and it may be sent again on another connection
+				// (SafeToRetry).
+				site.fatal = fatalBeforeRun
+			}
+			r.setErr(c.classify(r.req, &pgErr, site))
+			if r.stopAtComplete {
+				r.done = true
+				return false
+			}
+		case wire.MsgCopyInResponse:
+			c.refuseCopyIn(true)
+		case wire.MsgCopyOutResponse:
+			r.setErr(errCopyOutRows) // its data is skipped
+		case wire.MsgCopyData, wire.MsgCopyDone:
+		case wire.MsgReadyForQuery:
+			r.txStatus = body[0] // checked by session.next
+			r.done = true
+			return false
+		default:
+			return r.fatal(c, apiErrors.protocol(fmt.Sprintf("unexpected message %q in the reply to a query", typ)))
+		}
+	}
+}
+
+// startBigRow begins a DataRow larger than the read buffer: it reads the
+// column count; Scan reads the columns (see stream.go).
+func (r *result) startBigRow(c *session) error {
+	n, err := c.rd.ReadColumnCount()
+	if err != nil {
+		return readErr(err)
+	}
+	if n != len(r.sd.fields) {
+		return apiErrors.protocol(fmt.Sprintf("DataRow has %d columns, RowDescription %d", n, len(r.sd.fields)))
+	}
+	r.big, r.bigScanned = true, false
+	return nil
+}
+
+// portalDescribed takes the portal's RowDescription, sent before the rows
+// in describe mode: when it differs from the one seen last for this
+// statement, the rows are decoded by it (its types and the formats the
+// server actually used) and the cache is updated for the next run.
+func (r *result) portalDescribed(c *session, body []byte) error {
+	if bytes.Equal(body, r.sd.portalDesc) {
+		return nil
+	}
+	fields, err := parseFields(body)
+	if err != nil {
+		return err
+	}
+	used := make([]int16, len(fields))
+	for i := range fields {
+		used[i] = fields[i].Format
+	}
+	sd := &stmtDesc{sql: r.sd.sql, name: r.sd.name, paramOIDs: r.sd.paramOIDs, ready: r.sd.ready, traits: r.sd.traits,
+		deallocs: r.sd.deallocs, paths: r.sd.paths}
+	sd.setFields(fields, c.types) // formats for the next Bind
+	for i := range fields {
+		if used[i] == 1 && sd.formats[i] == 0 && !r.unreadable {
+			// Bound for the type the column had when described: the
+			// values came in a binary format pgline does not read for
+			// the type it has now. Never handed out as bytes.
+			r.unreadable = true
+			r.setErr(fmt.Errorf("pgline: column %q changed type (now OID %d) since the statement was described, and this run's values came in a binary format pgline does not read for that type; the description is updated: run the statement again", fields[i].Name, fields[i].DataTypeOID))
+		}
+		sd.fields[i].Format = used[i] // what this run's rows hold
+	}
+	// When the next Bind asks for other formats, the raw description
+	// differs once more and is taken again.
+	sd.portalDesc = append([]byte(nil), body...)
+	if r.sd.cached != nil {
+		// A copy (a one-off unnamed run): the connection's own
+		// description stays cached.
+		sd.cached = r.sd.origin()
+		r.sd = sd
+		return nil
+	}
+	c.wmu.Lock()
+	if r.sd.elem != nil {
+		// Still the cached description (not one described for this run
+		// alone, nor one dropped meanwhile): the next run binds by sd.
+		c.stmts.put(sd)
+	}
+	c.wmu.Unlock()
+	r.sd = sd
+	return nil
+}
+
+// readFailed ends the reply on an error of its reader: the connection
+// failed, or the request's ctx ended (errInterrupted): err then is ctx's
+// error, and the rest of the reply is the connection's to drain (see
+// session.abandon).
+func (r *result) readFailed(err error) bool {
+	if err == errInterrupted {
+		r.abandoned = true
+		err = r.req.watch.ctx.Err()
+	}
+	r.setErr(err)
+	r.done = true
+	return false
+}
+
+// fatal ends the reply on an error that closes the connection (I/O,
+// protocol): the connection is closed, err reports it, readRow returns
+// false.
+func (r *result) fatal(c *session, err error) bool {
+	r.setErr(c.fail(err))
+	r.done = true
+	return false
+}
+
+// setErr keeps err unless an error was kept already.
+func (r *result) setErr(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
