@@ -163,7 +163,7 @@ func TestArchOneCancelSender(t *testing.T) {
 var sessionFiles = []string{
 	"session.go", "pipeline.go", "reply.go", "writer.go", "writer_sock_unix.go", "writer_sock_other.go",
 	"sockpeek_unix.go", "sockpeek_other.go", "cancel.go", "gate.go", "copyproto.go", "stmtcache.go",
-	"describe.go", "simple.go", "txpooler.go", "idlecheck.go", "txblock.go", "errclass.go", "retry.go", "result.go",
+	"describe.go", "simple.go", "txpooler.go", "idlecheck.go", "txblock.go", "errclass.go", "retry.go", "result.go", "run.go", "batchrun.go",
 }
 
 // TestArchSessionIsTheEngine: the session's files declare no method of

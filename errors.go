@@ -142,4 +142,11 @@ func init() {
 	apiErrors.protocol = func(msg string) error { return &ProtocolError{Msg: msg} }
 	apiErrors.isProtocol = isProtocolError
 	apiErrors.server = func(f wire.ErrorFields) error { return pgErrorFromFields(&f) }
+	apiErrors.serverCode = func(err error) (code, message string, ok bool) {
+		var pgErr *PgError
+		if !errors.As(err, &pgErr) {
+			return "", "", false
+		}
+		return pgErr.Code, pgErr.Message, true
+	}
 }

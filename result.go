@@ -56,6 +56,31 @@ type result struct {
 	// stopAtComplete: an all-or-nothing batch's, whose reply ends at its
 	// CommandComplete or ErrorResponse.
 	inBatch, stopAtComplete bool
+	// watched: the request's ctx is watched (req.watch; see
+	// session.watch), until end.
+	watched bool
+}
+
+// watch returns the watch of the request's ctx, nil when it has none.
+func (r *result) watch() *ctxWatch {
+	if !r.watched {
+		return nil
+	}
+	return &r.req.watch
+}
+
+// end hands the turn on once the reply is done with: to the next request
+// when it was read to its end, or to the connection's drain when its
+// caller gave it up (abandoned). The reply's error then wraps the ctx's
+// when the ctx ended (ctxWatch.end).
+func (r *result) end(c *session) {
+	if r.abandoned {
+		c.abandon(r.req)
+	} else {
+		r.err = r.watch().end(r.err)
+		c.handoff(r.req)
+	}
+	r.req, r.watched = nil, false
 }
 
 // start reads the reply up to its first row (then pending) or its end,

@@ -33,7 +33,6 @@ func (*noRowsError) Unwrap() error { return sql.ErrNoRows }
 type Rows struct {
 	c      *Conn
 	result // the reply, read up to each row (result.go)
-	watch  *ctxWatch
 	// batch is set for the result of one statement of a batch: the batch
 	// owns the turn, and in an all-or-nothing batch (stopAtComplete) the
 	// statement's reply ends at its CommandComplete or ErrorResponse.
@@ -215,14 +214,7 @@ func (r *Rows) finish() {
 		r.c = nil // the batch goes on reading
 		return
 	}
-	if r.abandoned {
-		r.c.abandon(r.req)
-	} else {
-		r.err = r.watch.end(r.err)
-		r.c.handoff(r.req)
-	}
-	r.watch = nil
-	r.req = nil
+	r.end(&r.c.session)
 	if r.trace != nil {
 		traceEnd(r.traceCtx, r.c.cfg, r.trace, CommandTag{s: r.tag}, r.err)
 		r.trace, r.traceCtx = nil, nil

@@ -248,8 +248,10 @@ var apiErrors struct {
 	// protocol makes a *ProtocolError; isProtocol tells one in a chain.
 	protocol   func(msg string) error
 	isProtocol func(err error) bool
-	// server makes the *PgError of an ErrorResponse.
-	server func(f wire.ErrorFields) error
+	// server makes the *PgError of an ErrorResponse; serverCode gives
+	// the code and message of one in err's chain.
+	server     func(f wire.ErrorFields) error
+	serverCode func(err error) (code, message string, ok bool)
 }
 
 // hasNotification reports whether a notification is kept, not yet returned.

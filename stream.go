@@ -122,7 +122,7 @@ func (r *Rows) bigFail(err error) error {
 		r.readFailed(errInterrupted)
 		return r.err
 	}
-	err = r.watch.wrap(r.c.fail(err))
+	err = r.watch().wrap(r.c.fail(err))
 	r.setErr(err)
 	return err
 }
