@@ -43,33 +43,15 @@ var ErrBatchAborted = errors.New("pgline: not run: an earlier statement of the b
 // BatchResults reads the results of a batch, one statement after the
 // other. It holds the connection's reader until Close: always close it.
 type BatchResults struct {
-	c       *Conn
-	req     *request
-	watch   *ctxWatch
-	sds     []*stmtDesc
-	all     bool
-	i       int   // next statement to read
-	cur     *Rows // the statement being read, if any
-	err     error // a failure that ends the batch (sending, I/O)
-	aborted error // AllOrNothing: the error that stopped the batch
-	first   error // first error of any statement, for Close
-	closed  bool
-	pooled  *pool.Conn // the pool connection the batch counts against, if any
-	// abandoned: the ctx ended while the reply was read; Close gives
-	// the rest of it to the connection to drain (see Conn.abandon).
-	abandoned bool
-
-	// What was sent, for a statement sent again (see resend): the ctx,
-	// the transaction, the statements.
-	ctx   context.Context
-	owner *holder
-	items []batchItem
-	// released: the last statement was sent again, the batch's request
-	// handed on (see resend).
-	released bool
-	// resends is the batch's retry budget (see retry.go), carried into
-	// the batches and statements it sends again.
-	resends resends
+	c          *Conn
+	batchReply       // the reply, and what the statements need to be sent again (batchrun.go)
+	i          int   // next statement to read
+	cur        *Rows // the statement being read, if any
+	err        error // a failure that ends the batch (sending, I/O)
+	aborted    error // AllOrNothing: the error that stopped the batch
+	first      error // first error of any statement, for Close
+	closed     bool
+	pooled     *pool.Conn // the pool connection the batch counts against, if any
 
 	trace    *TraceEvent
 	traceCtx context.Context
@@ -106,7 +88,7 @@ func (c *Conn) sendBatch(ctx context.Context, owner *holder, b *Batch) *BatchRes
 // sendBatchUntraced is sendBatch without tracing; budget is what the
 // batch has used of its retry budget (see BatchResults.resendRefused).
 func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch, budget resends) *BatchResults {
-	br := &BatchResults{c: c, all: b.AllOrNothing, resends: budget}
+	br := &BatchResults{c: c, batchReply: batchReply{all: b.AllOrNothing, resends: budget}}
 	if len(b.items) == 0 {
 		br.closed = true
 		return br
@@ -164,22 +146,16 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	if r == nil {
 		r = &Rows{}
 	}
-	*r = Rows{c: br.c, result: result{sd: sd, req: br.req, inBatch: true, stopAtComplete: br.all}, batch: br}
-	if err := r.start(); err != nil {
-		r.finish()
-		sent := br.sent()
-		if sent.mayResendRefused(i, r.err) && br.resends.again(br.ctx, resendInterfered) {
-			return br.resendRefused(i, r.err, r)
-		}
-		if sent.mayResend(i, r.err, r.txStatus) && br.resends.again(br.ctx, resendInterfered) {
-			return br.resend(i, r.err, r)
-		}
-		br.noteErr(r.err)
-		var pgErr *PgError
-		if errors.As(r.err, &pgErr) {
-			br.c.dropOutdated(sd, pgErr.Code, pgErr.Message) // the next use prepares it again
-		}
-		return nil, r.err
+	*r = Rows{c: br.c, batch: br}
+	switch again, err := br.startStatement(&br.c.session, i, &r.result); {
+	case again == resendRest:
+		return br.resendRefused(i, err, r)
+	case again == resendLast:
+		return br.resend(i, err, r)
+	case err != nil:
+		r.c = nil // the batch goes on reading
+		br.noteErr(err)
+		return nil, err
 	}
 	br.cur = r
 	return r, nil
@@ -193,18 +169,14 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 // ROLLBACK of the block included. When the rest cannot be read, statement
 // i's error (hit) stands.
 func (br *BatchResults) resendRefused(i int, hit error, r *Rows) (*Rows, error) {
-	if err := br.release(); err != nil {
+	if err := br.release(&br.c.session); err != nil {
 		br.noteErr(hit)
 		return nil, hit
 	}
-	again := br.c.sendBatchUntraced(br.ctx, br.owner, &Batch{AllOrNothing: br.all, items: br.items[i:]}, br.resends)
-	br.resends = again.resends
-	if again.err != nil {
-		br.err = again.err
-		return nil, again.err
+	if err := br.sendFrom(&br.c.session, i); err != nil {
+		br.err = err
+		return nil, err
 	}
-	br.req, br.watch, br.released = again.req, again.watch, false
-	br.sds = append(br.sds[:i:i], again.sds...)
 	br.i = i
 	return br.next(r)
 }
@@ -217,7 +189,7 @@ func (br *BatchResults) resendRefused(i int, hit error, r *Rows) (*Rows, error) 
 func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 	c := br.c
 	if !br.released {
-		if err := br.release(); err != nil {
+		if err := br.release(&c.session); err != nil {
 			br.noteErr(hit)
 			return nil, hit
 		}
@@ -229,22 +201,6 @@ func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 	}
 	br.cur = r
 	return r, nil
-}
-
-// release reads the rest of the batch's reply and hands the connection
-// on; it fails when the rest cannot be read.
-func (br *BatchResults) release() error {
-	c := br.c
-	if err := c.drainReply(br.req); err != nil {
-		if err == errInterrupted {
-			br.abandoned = true // Close drains what is left
-		}
-		return err
-	}
-	br.watch.stop()
-	c.handoff(br.req) // br.req and its watch are reused from here on
-	br.req, br.watch, br.released = nil, nil, true
-	return nil
 }
 
 // Exec returns the command tag of the next statement of the batch.
@@ -322,24 +278,7 @@ func (br *BatchResults) Close() error {
 	} else if br.req == nil { // nothing was sent: every statement failed to prepare
 		err = br.first
 	} else {
-		if br.all && !br.abandoned && c.drainReply(br.req) == errInterrupted {
-			// The end of the reply: the batch's one ReadyForQuery.
-			br.abandoned = true
-		}
-		if br.abandoned {
-			err = c.abandon(br.req)
-			if br.first != nil {
-				err = br.first
-			}
-		} else {
-			br.watch.stop()
-			if br.first != nil {
-				err = br.watch.wrap(br.first)
-			}
-			c.handoff(br.req) // br.req and its watch are reused from here on
-		}
-		br.watch = nil
-		br.req = nil
+		err = br.endReply(&c.session, br.first, err)
 	}
 	return br.end(err)
 }
@@ -354,9 +293,4 @@ func (br *BatchResults) end(err error) error {
 		pc.Done(true)
 	}
 	return err
-}
-
-// sent is what the retry policy asks of the batch (see batchSent).
-func (br *BatchResults) sent() batchSent {
-	return batchSent{owner: br.owner, all: br.all, abandoned: br.abandoned, n: len(br.items), sql: func(i int) string { return br.items[i].sql }, sds: br.sds}
 }

@@ -11,6 +11,134 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
+// batchReply is a sent batch's reply, which BatchResults reads statement
+// by statement, and what its statements need to be sent again.
+type batchReply struct {
+	req   *request
+	watch *ctxWatch
+	sds   []*stmtDesc // what each statement is bound as
+	all   bool        // AllOrNothing
+	// abandoned: the ctx ended while the reply was read; the rest of it
+	// is the connection's to drain (see session.abandon).
+	abandoned bool
+	// released: the last statement was sent again, the batch's request
+	// handed on (see release).
+	released bool
+	// What was sent, for a statement sent again: the ctx, the
+	// transaction, the statements.
+	ctx   context.Context
+	owner *holder
+	items []batchItem
+	// resends is the batch's retry budget (see retry.go), carried into
+	// the batches and statements it sends again.
+	resends resends
+}
+
+// How a batch statement whose reply failed before its first row is sent
+// again (startStatement): not; with the statements after it, as a batch
+// of their own (batchSent.mayResendRefused); on its own, as the batch's
+// last (batchSent.mayResend).
+const (
+	resendNone = iota
+	resendRest
+	resendLast
+)
+
+// startStatement reads statement i's reply into res up to its first row.
+// When that fails, err is the statement's error and again how the retry
+// policy lets it be sent again; when it may not be, a stale statement is
+// dropped from the cache, so that its next use prepares it again.
+func (br *batchReply) startStatement(c *session, i int, res *result) (again int, err error) {
+	sd := br.sds[i]
+	*res = result{sd: sd, req: br.req, inBatch: true, stopAtComplete: br.all}
+	if err := res.start(c); err == nil {
+		return resendNone, nil
+	}
+	br.statementEnded(res)
+	sent := br.sent()
+	if sent.mayResendRefused(i, res.err) && br.resends.again(br.ctx, resendInterfered) {
+		return resendRest, res.err
+	}
+	if sent.mayResend(i, res.err, res.txStatus) && br.resends.again(br.ctx, resendInterfered) {
+		return resendLast, res.err
+	}
+	if code, message, ok := apiErrors.serverCode(res.err); ok {
+		c.dropOutdated(sd, code, message) // the next use prepares it again
+	}
+	return resendNone, res.err
+}
+
+// statementEnded notes the end of a statement's reply (res): its error
+// wraps the batch's ctx's when that ended, and a reply its caller gave
+// up is the batch's to drain.
+func (br *batchReply) statementEnded(res *result) {
+	res.err = br.watch.wrap(res.err)
+	br.abandoned = br.abandoned || res.abandoned
+}
+
+// sendFrom sends the batch's statements from i on again, as a batch of
+// their own, queued behind every request queued meanwhile (see
+// BatchResults.resendRefused).
+func (br *batchReply) sendFrom(c *session, i int) error {
+	req, run, err := c.startBatch(br.ctx, br.owner, br.all, br.items[i:], &br.resends)
+	if err != nil {
+		return err
+	}
+	br.req, br.watch, br.released = req, nil, false
+	if req != nil {
+		br.watch = c.watch(br.ctx, req)
+	}
+	br.sds = append(br.sds[:i:i], run...)
+	return nil
+}
+
+// release reads the rest of the batch's reply and hands the connection
+// on; it fails when the rest cannot be read.
+func (br *batchReply) release(c *session) error {
+	if err := c.drainReply(br.req); err != nil {
+		if err == errInterrupted {
+			br.abandoned = true // Close drains what is left
+		}
+		return err
+	}
+	br.watch.stop()
+	c.handoff(br.req) // br.req and its watch are reused from here on
+	br.req, br.watch, br.released = nil, nil, true
+	return nil
+}
+
+// endReply ends the batch's reply for Close, once its statements were
+// read: the rest of it is drained, or given to the connection to drain,
+// and the turn handed on. It returns the batch's error: first, the first
+// statement error (wrapping the ctx's when that ended) when there is one;
+// else, for a reply given up, what its drain returned; else err.
+func (br *batchReply) endReply(c *session, first, err error) error {
+	if br.all && !br.abandoned && c.drainReply(br.req) == errInterrupted {
+		// The end of the reply: the batch's one ReadyForQuery.
+		br.abandoned = true
+	}
+	if br.abandoned {
+		err = c.abandon(br.req)
+		if first != nil {
+			err = first
+		}
+	} else {
+		br.watch.stop()
+		if first != nil {
+			err = br.watch.wrap(first)
+		}
+		c.handoff(br.req) // br.req and its watch are reused from here on
+	}
+	br.watch = nil
+	br.req = nil
+	return err
+}
+
+// sent is what the retry policy asks of the batch (see batchSent).
+func (br *batchReply) sent() batchSent {
+	return batchSent{owner: br.owner, all: br.all, abandoned: br.abandoned, n: len(br.items), sql: func(i int) string { return br.items[i].sql }, sds: br.sds}
+}
+
 // batchItem is a statement of a batch (Batch.Queue): its text and
 // arguments.
 type batchItem struct {

@@ -209,8 +209,7 @@ func (r *Rows) finish() {
 		return
 	}
 	if r.batch != nil {
-		r.err = r.batch.watch.wrap(r.err)
-		r.batch.abandoned = r.batch.abandoned || r.abandoned
+		r.batch.statementEnded(&r.result)
 		r.c = nil // the batch goes on reading
 		return
 	}

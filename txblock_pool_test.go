@@ -384,7 +384,7 @@ func TestBatchSendAgainFailedFreesPoolSlot(t *testing.T) {
 		t.Fatalf("the batch holds no pool connection (%v)", br.err)
 	}
 	// The state resendRefused leaves when the second send fails.
-	if err := br.release(); err != nil {
+	if err := br.release(&br.c.session); err != nil {
 		t.Fatal(err)
 	}
 	sendErr := errors.New("the batch sent again failed")
