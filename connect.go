@@ -11,7 +11,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -257,47 +256,36 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	stopWatch := context.AfterFunc(ctx, func() { netConn.SetDeadline(time.Unix(1, 0)) })
 	defer stopWatch()
 
-	c := &Conn{
-		cfg:   cfg,
-		host:  h,
-		label: hostLabel(h),
-		session: session{
-			types:   newTypeMap(cfg.TypeMap),
-			netConn: netConn,
-			peeker:  newSockPeeker(netConn),
-			params:  make(map[string]string),
-			stmts:   newStmtCache(cfg.cacheMode, cfg.cacheCapacity),
-			dead:    make(chan struct{}),
-		},
-	}
-	c.shareSyncs = !cfg.syncEach
-	c.opts = sessionOpts{
+	c := &Conn{cfg: cfg, host: h, label: hostLabel(h)}
+	opts := sessionOpts{
 		cancelTimeout: cfg.CancelTimeout,
 		cancelGrace:   cfg.CancelGrace,
 		dialCancel:    func(ctx context.Context) (net.Conn, error) { return dialHost(ctx, h) },
 		cancelTLS:     func() (*tls.Config, error) { return buildTLSConfig(cfg, h.Host) },
+		types:         newTypeMap(cfg.TypeMap),
+		cacheMode:     cfg.cacheMode,
+		cacheCapacity: cfg.cacheCapacity,
+		shareSyncs:    !cfg.syncEach,
 	}
 	if cfg.OnNotice != nil {
-		c.opts.onNotice = func(f wire.ErrorFields) { cfg.OnNotice((*Notice)(pgErrorFromFields(&f))) }
+		opts.onNotice = func(f wire.ErrorFields) { cfg.OnNotice((*Notice)(pgErrorFromFields(&f))) }
 	}
 	if cfg.Tracer != nil {
-		c.opts.onPooler = func(why string) {
+		opts.onPooler = func(why string) {
 			tctx, ev := c.traceStart(context.Background(), TraceEvent{Kind: TracePooler, Reason: why})
 			traceEnd(tctx, cfg, ev, CommandTag{}, nil)
 		}
 	}
 	if cfg.proxies != nil {
-		c.proxied = cfg.proxies.flag(hostLabel(h))
-	} else {
-		c.proxied = new(atomic.Bool)
+		opts.proxied = cfg.proxies.flag(hostLabel(h))
 	}
-	c.writer.init(&c.session)
+	c.session.init(netConn, opts)
 	if plan != tlsNo {
 		if err := c.startTLS(plan); err != nil {
 			return nil, ctxWrap(ctx, err)
 		}
 	}
-	c.rd = wire.NewReader(socketReader{&c.session}, cfg.ReadBufferSize, cfg.MaxMessageSize)
+	c.startReading(cfg.ReadBufferSize, cfg.MaxMessageSize)
 	if err := c.startup(h); err != nil {
 		err = ctxWrap(ctx, err)
 		if plan == tlsTry && !c.tls {
@@ -321,10 +309,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		// ctx ended as the startup finished: the deadline may be set.
 		return nil, ctx.Err()
 	}
-	netConn.SetDeadline(time.Time{})
-	if !c.tls {
-		c.writer.sock = newSockWriter(netConn)
-	}
+	c.started(netConn)
 	ok = true
 	return c, nil
 }

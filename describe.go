@@ -309,6 +309,31 @@ func (c *session) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
 	return run, nil
 }
 
+// preparedBySQL reports whether a statement that may have prepared one
+// with SQL PREPARE was queued since the last reset (stmtCache.sqlPrepared).
+func (c *session) preparedBySQL() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.stmts.sqlPrepared
+}
+
+// resetNote returns the note a Pool's reset of the session is queued with
+// (see simpleQueryUntraced), under wmu. The reset only restores the
+// session's defaults: nothing of the statement cache is dropped when
+// nothing changed search_path, and it deallocates the statements of SQL
+// PREPARE only (when deallocPrepared), never pgline's.
+func (c *session) resetNote(deallocPrepared bool) func(sqlTraits) {
+	return func(t sqlTraits) {
+		t.changesPath = c.stmts.pathTouched
+		t.deallocates, t.prepares = false, false
+		c.noteQueuedLocked(t, nil)
+		c.stmts.pathTouched = false
+		if deallocPrepared {
+			c.stmts.sqlPrepared = false
+		}
+	}
+}
+
 // noteQueuedLocked records what a statement with traits t, queued now for
 // owner, does to the statements cached and queued after it: one that may
 // deallocate prepared statements (noteDeallocateLocked), one that may

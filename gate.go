@@ -3,6 +3,8 @@ package pgline
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/pgline/pgline/internal/wire"
 )
 
 // The gate decides whose requests may be queued on a connection: anyone's
@@ -141,6 +143,68 @@ func (c *session) settle(ctx context.Context, h *holder) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// holdBlock gives the gate to h, the holder of a transaction about to
+// begin, once no other holds it: from then on only h's requests are
+// queued. Nothing is sent; a ctx that ends first leaves it untaken.
+func (c *session) holdBlock(ctx context.Context, h *holder) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.gateLocked(ctx, nil); err != nil {
+		return notSent(err)
+	}
+	c.gate.takeLocked(h) // nobody held it: nothing to give back
+	return nil
+}
+
+// endBlock sends sql, the COMMIT or ROLLBACK that ends h's transaction
+// block, and returns its command tag. From the moment it is queued h is
+// closing: the transaction's statements are refused (ErrTxClosed) rather
+// than run after it, outside the transaction. Nobody holds the block
+// after it (given up, its reply is read after the connection is let go):
+// endsBlock.
+func (c *session) endBlock(ctx context.Context, h *holder, sql string) (string, error) {
+	return c.exchange(ctx, &reqSpec{owner: h, endsBlock: true}, func(buf []byte) ([]byte, error) {
+		h.closing = true // the caller holds wmu
+		return wire.AppendQuery(buf, sql)
+	}, func(req *request) (string, error) { return c.readSimple(req, nil, false) })
+}
+
+// releaseBlock lets the connection go from h, a transaction that ended;
+// open says the server may be in its block still: a ROLLBACK is queued
+// first, ahead of every other goroutine's statements. When one of the
+// transaction's COPYs holds the gate, the COPY's release ends it.
+func (c *session) releaseBlock(h *holder, open bool) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	h.closing = true
+	if c.gate.holder == h {
+		c.endTxLocked(open)
+	} else {
+		h.endOnRelease, h.rollbackOnRelease = true, open
+	}
+}
+
+// sendWhileHeld sends sql detached from its caller (see
+// sendDetachedUnlock) when owner holds the gate and root, the holder of
+// its outermost transaction, is not closing: a nested transaction's
+// ROLLBACK TO that its ctx left unsent.
+func (c *session) sendWhileHeld(owner, root *holder, sql string) {
+	c.wmu.Lock()
+	if c.gate.holder == owner && !root.closing {
+		c.sendDetachedUnlock(sql)
+		return
+	}
+	c.wmu.Unlock()
+}
+
+// rolledBackAfter reports whether a ROLLBACK pgline queued detached from
+// any caller (see sendDetachedUnlock) was queued after h's last request.
+func (c *session) rolledBackAfter(h *holder) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.block.lastRollback > h.lastSeq
 }
 
 // endTxLocked releases the connection from a transaction that ended,

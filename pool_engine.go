@@ -288,25 +288,11 @@ func resetPooled(ctx context.Context, c *Conn, afterConnect func(context.Context
 	ctx, cancel := context.WithTimeout(ctx, resetTimeout)
 	defer cancel()
 	reset := resetSession
-	c.wmu.Lock()
-	prepared := c.stmts.sqlPrepared
-	c.wmu.Unlock()
+	prepared := c.preparedBySQL()
 	if prepared {
 		reset = resetPrepared
 	}
-	// The reset only restores the session's defaults: nothing of the
-	// statement cache to drop when nothing changed search_path, and it
-	// deallocates the statements of SQL PREPARE only, never pgline's.
-	note := func(t sqlTraits) { // under wmu, as the reset is queued
-		t.changesPath = c.stmts.pathTouched
-		t.deallocates, t.prepares = false, false
-		c.noteQueuedLocked(t, nil)
-		c.stmts.pathTouched = false
-		if prepared {
-			c.stmts.sqlPrepared = false
-		}
-	}
-	if _, err := c.simpleQueryNoting(ctx, nil, reset, nil, note); err != nil {
+	if _, err := c.simpleQueryNoting(ctx, nil, reset, nil, c.resetNote(prepared)); err != nil {
 		c.Close()
 	} else if afterConnect != nil {
 		runAfterConnect(ctx, c, afterConnect)

@@ -236,6 +236,49 @@ type sessionOpts struct {
 	// onPooler, when set, is told why the session switched to describe
 	// mode (see toDescribeMode).
 	onPooler func(why string)
+
+	// types are the session's codecs; cacheMode and cacheCapacity the
+	// statement cache's (see stmtCache); shareSyncs is
+	// pipeline_sync=shared (see pipeline.go); proxied, when set, is the
+	// flag shared by the Pool's connections to the host (see
+	// txpooler.go), else the session has one of its own.
+	types         *pgtype.Map
+	cacheMode     string
+	cacheCapacity int
+	shareSyncs    bool
+	proxied       *atomic.Bool
+}
+
+// init makes c a session over netConn, not yet started: connect runs the
+// TLS negotiation (startTLS) and the startup over it, then startReading
+// before the startup and started after it.
+func (c *session) init(netConn net.Conn, opts sessionOpts) {
+	c.opts, c.types, c.shareSyncs, c.proxied = opts, opts.types, opts.shareSyncs, opts.proxied
+	if c.proxied == nil {
+		c.proxied = new(atomic.Bool)
+	}
+	c.netConn = netConn
+	c.peeker = newSockPeeker(netConn)
+	c.params = make(map[string]string)
+	c.stmts = newStmtCache(opts.cacheMode, opts.cacheCapacity)
+	c.dead = make(chan struct{})
+	c.writer.init(c)
+}
+
+// startReading makes the session's reader, over the socket or the TLS
+// connection (see socketReader), with its buffer size and message limit.
+func (c *session) startReading(bufSize, maxMessage int) {
+	c.rd = wire.NewReader(socketReader{c}, bufSize, maxMessage)
+}
+
+// started ends the startup over socket, the plain connection under
+// netConn: its deadline is cleared, and on a plain connection the writer
+// writes the socket directly (see newSockWriter).
+func (c *session) started(socket net.Conn) {
+	socket.SetDeadline(time.Time{})
+	if !c.tls {
+		c.writer.sock = newSockWriter(socket)
+	}
 }
 
 // apiErrors are the errors of the API's types (errors.go) that the

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"github.com/pgline/pgline/internal/wire"
 )
 
 // ErrTxClosed is returned by calls on a transaction that has been
@@ -223,14 +221,6 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 // it is sent again, behind that ROLLBACK.
 var errBeginEnded = fmt.Errorf("%w: pgline: the transaction's BEGIN ran before the ROLLBACK of a block stranded before it, which ends its block", errRefused)
 
-// rolledBackAfter reports whether a ROLLBACK pgline queued detached from
-// any caller (see sendDetachedUnlock) was queued after h's last request.
-func (c *Conn) rolledBackAfter(h *holder) bool {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.block.lastRollback > h.lastSeq
-}
-
 func beginSQL(opts TxOptions) (string, error) {
 	sql := "BEGIN"
 	switch opts.IsoLevel {
@@ -254,13 +244,9 @@ func beginSQL(opts TxOptions) (string, error) {
 func (c *Conn) takeExclusive(ctx context.Context) (*Tx, error) {
 	tx := &Tx{c: c}
 	tx.root, tx.h.block = tx, &tx.h
-	c.wmu.Lock()
-	if err := c.gateLocked(ctx, nil); err != nil {
-		c.wmu.Unlock()
-		return nil, notSent(err)
+	if err := c.holdBlock(ctx, &tx.h); err != nil {
+		return nil, err
 	}
-	c.gate.takeLocked(&tx.h) // nobody held it: nothing to give back
-	c.wmu.Unlock()
 	return tx, nil
 }
 
@@ -393,12 +379,7 @@ func (tx *Tx) endNested(ctx context.Context, verb string) error {
 	defer tx.parent.child.Store(false)
 	_, err := tx.c.simpleQuery(ctx, tx.owner(), verb+tx.savepoint, nil)
 	if isNotSent(err) && verb == "ROLLBACK TO SAVEPOINT " {
-		tx.c.wmu.Lock()
-		if tx.c.gate.holder == tx.owner() && !tx.root.h.closing {
-			tx.c.sendDetachedUnlock(verb + tx.savepoint)
-		} else {
-			tx.c.wmu.Unlock()
-		}
+		tx.c.sendWhileHeld(tx.owner(), &tx.root.h, verb+tx.savepoint)
 	}
 	return err
 }
@@ -409,12 +390,7 @@ func (tx *Tx) endNested(ctx context.Context, verb string) error {
 func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	c := tx.c
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
-	// Nobody holds the block after it (given up, its reply is read after
-	// the connection is let go): endsBlock.
-	tag, err := c.exchange(ctx, &reqSpec{owner: &tx.h, endsBlock: true}, func(buf []byte) ([]byte, error) {
-		tx.h.closing = true // the caller holds wmu
-		return wire.AppendQuery(buf, sql)
-	}, func(req *request) (string, error) { return c.readSimple(req, nil, false) })
+	tag, err := c.endBlock(ctx, &tx.h, sql)
 	traceEnd(tctx, c.cfg, ev, CommandTag{s: tag}, err)
 	// Unsent (ctx ended first), the transaction is still open.
 	tx.end(isNotSent(err))
@@ -426,15 +402,7 @@ func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 // first, ahead of every other goroutine's statements. When one of the
 // transaction's COPYs holds the connection, the COPY's release ends it.
 func (tx *Tx) end(open bool) {
-	c := tx.c
-	c.wmu.Lock()
-	tx.h.closing = true
-	if c.gate.holder == &tx.h {
-		c.endTxLocked(open)
-	} else {
-		tx.h.endOnRelease, tx.h.rollbackOnRelease = true, open
-	}
-	c.wmu.Unlock()
+	tx.c.releaseBlock(&tx.h, open)
 	if tx.onEnd != nil {
 		tx.onEnd()
 	}
