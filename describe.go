@@ -394,22 +394,10 @@ func tooManyParams(n int, what string) error {
 }
 
 // parseFields decodes a RowDescription.
-func parseFields(body []byte) ([]FieldDescription, error) {
+func parseFields(body []byte) ([]wire.FieldDescription, error) {
 	fds, err := wire.ParseRowDescription(body, nil)
 	if err != nil {
 		return nil, protocolErr(err)
 	}
-	fields := make([]FieldDescription, len(fds))
-	for i, f := range fds {
-		fields[i] = FieldDescription{
-			Name:                 f.Name,
-			TableOID:             f.TableOID,
-			TableAttributeNumber: f.TableAttributeNumber,
-			DataTypeOID:          f.DataTypeOID,
-			DataTypeSize:         f.DataTypeSize,
-			TypeModifier:         f.TypeModifier,
-			Format:               f.Format,
-		}
-	}
-	return fields, nil
+	return fds, nil
 }

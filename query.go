@@ -14,6 +14,9 @@ package pgline
 
 import (
 	"context"
+	"unsafe"
+
+	"github.com/pgline/pgline/internal/wire"
 )
 
 // Query runs sql with args and returns its rows. The rows hold the
@@ -126,6 +129,33 @@ func (c *Conn) runTraced(ctx context.Context, owner *holder, r *Rows, sql string
 	return nil
 }
 
+// FieldDescription describes one result column (from RowDescription).
+//
+// It has the fields of the session's description of a column
+// (wire.FieldDescription), in the same order: fieldsOf views one as the
+// other without a copy, a conversion the compiler checks.
+type FieldDescription struct {
+	Name                 string
+	TableOID             uint32 // 0 when the column is not a table column
+	TableAttributeNumber uint16
+	DataTypeOID          uint32
+	DataTypeSize         int16 // negative for variable-width types
+	TypeModifier         int32
+	Format               int16 // 0 text, 1 binary: the format pgline asked for
+}
+
+// fieldsOf returns the session's column descriptions as FieldDescriptions,
+// without a copy (see FieldDescription).
+func fieldsOf(fds []wire.FieldDescription) []FieldDescription {
+	if len(fds) == 0 {
+		if fds == nil {
+			return nil
+		}
+		return []FieldDescription{}
+	}
+	return unsafe.Slice((*FieldDescription)(&fds[0]), len(fds))
+}
+
 // StatementDescription describes a prepared statement: the types of its
 // parameters and its result columns.
 type StatementDescription struct {
@@ -159,6 +189,6 @@ func (c *Conn) describeStatement(ctx context.Context, owner *holder, sql string)
 	return &StatementDescription{
 		SQL:       sql,
 		ParamOIDs: append([]uint32(nil), sd.paramOIDs...),
-		Fields:    append([]FieldDescription(nil), sd.fields...),
+		Fields:    append([]FieldDescription(nil), fieldsOf(sd.fields)...),
 	}, nil
 }

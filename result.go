@@ -2,8 +2,10 @@ package pgline
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -222,6 +224,123 @@ func (r *result) startBigRow(c *session) error {
 		return apiErrors.protocol(fmt.Sprintf("DataRow has %d columns, RowDescription %d", n, len(r.sd.fields)))
 	}
 	r.big, r.bigScanned = true, false
+	return nil
+}
+
+// A row larger than the read buffer (big) is read from the socket column
+// by column, by Scan (stream.go), through the methods below: each reads
+// the session's reader, the request's turn holder's, and gives an I/O
+// error as readErr does; bigFail then ends the reply.
+
+// scratchSize is the size of the buffer small columns of a big row are
+// read into before decoding.
+const scratchSize = 64 << 10
+
+// bigColumnLength reads the length of column i of a big row (-1: NULL).
+func (r *result) bigColumnLength(c *session, i int) (int, error) {
+	l, err := c.rd.ReadColumnLength(i)
+	if err != nil {
+		return 0, readErr(err)
+	}
+	return l, nil
+}
+
+// bigDiscard skips n bytes of a big row.
+func (r *result) bigDiscard(c *session, n int) error {
+	if err := c.rd.Discard(n); err != nil {
+		return readErr(err)
+	}
+	return nil
+}
+
+// bigCopy copies the next n bytes of a big row to w, through the read
+// buffer. readFailed is the reader's error (a read deadline leaves the
+// rest of the value unread); writeFailed is w's, after which the value
+// was consumed all the same.
+func (r *result) bigCopy(c *session, w io.Writer, n int) (readFailed, writeFailed error) {
+	rd := c.rd
+	before := rd.Remaining()
+	err := rd.CopyN(w, n)
+	if err == nil {
+		return nil, nil
+	}
+	if rd.Err() != nil || before-rd.Remaining() < n {
+		return readErr(err), nil
+	}
+	return nil, err
+}
+
+// bigScratch reads the next n bytes (at most scratchSize) of a big row
+// into the session's scratch buffer, valid until the next read.
+func (r *result) bigScratch(c *session, n int) ([]byte, error) {
+	if c.scratch == nil {
+		c.scratch = make([]byte, scratchSize)
+	}
+	b := c.scratch[:n]
+	if err := c.rd.ReadFull(b); err != nil {
+		return nil, readErr(err)
+	}
+	return b, nil
+}
+
+// bigValue reads the next n bytes of a big row into a new slice of that
+// size. A value over the maximum message size is skipped instead, and
+// tooBig is that maximum.
+func (r *result) bigValue(c *session, n int) (b []byte, tooBig int, err error) {
+	rd := c.rd
+	if max := rd.MaxMessageSize(); n > max {
+		if err := rd.Discard(n); err != nil {
+			return nil, 0, readErr(err)
+		}
+		return nil, max, nil
+	}
+	b = make([]byte, n)
+	if err := rd.ReadFull(b); err != nil {
+		return nil, 0, readErr(err)
+	}
+	return b, 0, nil
+}
+
+// bigFail closes the connection after an I/O or protocol error in a big
+// row; Next then returns false and Err the error. When the request's ctx
+// ended (the cancel went unanswered and CancelTimeout closed the
+// connection), the error wraps ctx's too, as Err's does.
+func (r *result) bigFail(c *session, err error) error {
+	if c.stoppedByCtx(r.req, err) {
+		r.readFailed(errInterrupted)
+		return r.err
+	}
+	err = r.watch().wrap(c.fail(err))
+	r.setErr(err)
+	return err
+}
+
+// materialize reads the rest of a row larger than the read buffer whole,
+// so that it can be decoded like any other (a row in the read buffer is
+// whole already: its caller checks its column lengths). A malformed row
+// closes the connection.
+func (r *result) materialize(c *session) error {
+	if !r.big {
+		return nil
+	}
+	if r.bigScanned {
+		return errors.New("pgline: a row larger than the read buffer can be read once; it was scanned")
+	}
+	rd := c.rd
+	rest := rd.Remaining()
+	if max := rd.MaxMessageSize(); rest+2 > max {
+		return fmt.Errorf("pgline: row of %d bytes exceeds max_message_size (%d); scan it with StreamTo", rest+2, max)
+	}
+	body := make([]byte, 2+rest)
+	binary.BigEndian.PutUint16(body, uint16(len(r.sd.fields)))
+	if err := rd.ReadFull(body[2:]); err != nil {
+		return r.bigFail(c, readErr(err))
+	}
+	row, err := wire.ParseDataRow(body)
+	if err != nil {
+		return r.bigFail(c, protocolErr(err))
+	}
+	r.row, r.big = row, false
 	return nil
 }
 

@@ -264,7 +264,7 @@ func (r *Rows) FieldDescriptions() []FieldDescription {
 	if r.sd == nil {
 		return nil
 	}
-	return r.sd.fields
+	return fieldsOf(r.sd.fields)
 }
 
 // Scan decodes the current row's columns into dest, one destination per
@@ -397,7 +397,7 @@ func (r *Rows) replan(cp *columnPlan, i int, d any) error {
 
 // planScan makes the scan plan of column i for destinations of d's type.
 func (r *Rows) planScan(i int, d any) (pgtype.ScanPlan, error) {
-	f := &r.sd.fields[i]
+	f := (*FieldDescription)(&r.sd.fields[i])
 	if _, ok := d.(*StreamDest); ok {
 		return newStreamPlan(f)
 	}

@@ -18,9 +18,9 @@ func scanBenchRows(tb testing.TB) *Rows {
 	tb.Helper()
 	m := pgtype.NewMap()
 	oids := []uint32{pgtype.Int4OID, pgtype.TextOID, pgtype.Float8OID, pgtype.TimestamptzOID, pgtype.TextOID, pgtype.BoolOID}
-	fields := make([]FieldDescription, len(oids))
+	fields := make([]wire.FieldDescription, len(oids))
 	for i, oid := range oids {
-		fields[i] = FieldDescription{Name: "c", DataTypeOID: oid}
+		fields[i] = wire.FieldDescription{Name: "c", DataTypeOID: oid}
 	}
 	sd := &stmtDesc{}
 	sd.setFields(fields, m)

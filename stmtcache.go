@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgline/pgline/internal/config"
 	"github.com/pgline/pgline/internal/sqllex"
+	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
 )
 
@@ -27,24 +28,13 @@ const (
 	cacheNone = "none"
 )
 
-// FieldDescription describes one result column (from RowDescription).
-type FieldDescription struct {
-	Name                 string
-	TableOID             uint32 // 0 when the column is not a table column
-	TableAttributeNumber uint16
-	DataTypeOID          uint32
-	DataTypeSize         int16 // negative for variable-width types
-	TypeModifier         int32
-	Format               int16 // 0 text, 1 binary: the format pgline asked for
-}
-
 // stmtDesc is a described statement: its parameter types and result
 // columns, and the scan plans made for them so far.
 type stmtDesc struct {
 	sql       string
 	name      string // server-side name; "" for the unnamed statement
 	paramOIDs []uint32
-	fields    []FieldDescription
+	fields    []wire.FieldDescription
 	formats   []int16 // result format per column, as sent in Bind
 	plans     []columnPlan
 	lastTag   string        // the command tag of the last run (see Rows.readRow)
@@ -152,7 +142,7 @@ type columnPlan struct {
 
 // setFields records the result columns and picks the result formats:
 // binary for types pgtype decodes in binary, text for the others.
-func (sd *stmtDesc) setFields(fields []FieldDescription, m *pgtype.Map) {
+func (sd *stmtDesc) setFields(fields []wire.FieldDescription, m *pgtype.Map) {
 	sd.fields = fields
 	sd.formats = make([]int16, len(fields))
 	for i := range fields {

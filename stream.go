@@ -18,13 +18,11 @@ package pgline
 // goroutines queued on the connection wait until the rows are closed.
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"unsafe"
 
-	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
 )
 
@@ -95,12 +93,12 @@ func (r *Rows) scanBig(dest []any) error {
 		return errors.New("pgline: a row larger than the read buffer can be scanned once")
 	}
 	r.bigScanned = true
-	rd := r.c.rd
+	c := &r.c.session
 	var first error
 	for i, d := range dest {
-		l, err := rd.ReadColumnLength(i)
+		l, err := r.bigColumnLength(c, i)
 		if err != nil {
-			return r.bigFail(readErr(err))
+			return r.bigFail(err)
 		}
 		err, fatal := r.scanBigColumn(i, d, l)
 		if fatal {
@@ -113,25 +111,15 @@ func (r *Rows) scanBig(dest []any) error {
 	return first
 }
 
-// bigFail closes the connection after an I/O or protocol error in a big
-// row; Next then returns false and Err the error. When the rows' ctx
-// ended (the cancel went unanswered and CancelTimeout closed the
-// connection), the error wraps ctx's too, as Err's does.
-func (r *Rows) bigFail(err error) error {
-	if r.c.stoppedByCtx(r.req, err) {
-		r.readFailed(errInterrupted)
-		return r.err
-	}
-	err = r.watch().wrap(r.c.fail(err))
-	r.setErr(err)
-	return err
-}
+// bigFail ends the rows on an error of a big row's reading (see
+// result.bigFail).
+func (r *Rows) bigFail(err error) error { return r.result.bigFail(&r.c.session, err) }
 
 // scanBigColumn reads column i, of length l (-1 NULL), into d. fatal
 // reports an error after which the connection cannot go on.
 func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
-	rd := r.c.rd
-	f := &r.sd.fields[i]
+	c := &r.c.session
+	f := (*FieldDescription)(&r.sd.fields[i])
 	if l == -1 {
 		if d == nil {
 			return nil, false
@@ -145,14 +133,14 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 	raw, skip := streamable(f)
 	switch dst := d.(type) {
 	case nil:
-		if err := rd.Discard(l); err != nil {
-			return readErr(err), true
+		if err := r.bigDiscard(c, l); err != nil {
+			return err, true
 		}
 		return nil, false
 	case *StreamDest:
 		if !raw {
-			if err := rd.Discard(l); err != nil {
-				return readErr(err), true
+			if err := r.bigDiscard(c, l); err != nil {
+				return err, true
 			}
 			_, err := newStreamPlan(f)
 			return err, false
@@ -160,22 +148,19 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 		if l < skip {
 			return &ProtocolError{Msg: "jsonb value without its version byte"}, true
 		}
-		if err := rd.Discard(skip); err != nil {
-			return readErr(err), true
+		if err := r.bigDiscard(c, skip); err != nil {
+			return err, true
 		}
 		dst.Null = false
-		before := rd.Remaining()
-		err := rd.CopyN(dst.W, l-skip)
 		dst.N = int64(l - skip)
-		if err != nil {
-			if rd.Err() != nil || before-rd.Remaining() < l-skip {
-				// The read failed (a read deadline leaves the rest of
-				// the value unread), not the writer.
-				dst.N = 0
-				return readErr(err), true
-			}
+		rerr, werr := r.bigCopy(c, dst.W, l-skip)
+		if rerr != nil {
+			dst.N = 0
+			return rerr, true
+		}
+		if werr != nil {
 			// The writer failed; the value was consumed all the same.
-			return r.columnErr(i, fmt.Errorf("writing to the StreamTo writer: %w", err)), false
+			return r.columnErr(i, fmt.Errorf("writing to the StreamTo writer: %w", werr)), false
 		}
 		return nil, false
 	case *[]byte:
@@ -203,12 +188,8 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 	}
 	var src []byte
 	if l <= scratchSize {
-		if r.c.scratch == nil {
-			r.c.scratch = make([]byte, scratchSize)
-		}
-		src = r.c.scratch[:l]
-		if err := rd.ReadFull(src); err != nil {
-			return readErr(err), true
+		if src, err = r.bigScratch(c, l); err != nil {
+			return err, true
 		}
 	} else {
 		b, err, fatal := r.readValue(i, l)
@@ -223,55 +204,23 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 // readValue reads column i's l bytes into a new slice of exactly that
 // size, refusing (and skipping) a value over the maximum message size.
 func (r *Rows) readValue(i, l int) ([]byte, error, bool) {
-	rd := r.c.rd
-	if max := rd.MaxMessageSize(); l > max {
-		if err := rd.Discard(l); err != nil {
-			return nil, readErr(err), true
-		}
-		return nil, r.columnErr(i, fmt.Errorf("value of %d bytes exceeds max_message_size (%d); scan it with StreamTo", l, max)), false
+	b, tooBig, err := r.bigValue(&r.c.session, l)
+	if err != nil {
+		return nil, err, true
 	}
-	b := make([]byte, l)
-	if err := rd.ReadFull(b); err != nil {
-		return nil, readErr(err), true
+	if tooBig > 0 {
+		return nil, r.columnErr(i, fmt.Errorf("value of %d bytes exceeds max_message_size (%d); scan it with StreamTo", l, tooBig)), false
 	}
 	return b, nil, false
 }
 
-// scratchSize is the size of the buffer small columns of a big row are
-// read into before decoding.
-const scratchSize = 64 << 10
-
 // materialize makes the current row readable whole, for ScanColumn,
-// Values and RawValues: it checks the column lengths of a row in the read
-// buffer (unless Scan did), and reads the rest of a row larger than the
-// read buffer whole, so that it can be decoded like any other. A malformed
-// row closes the connection.
+// Values and RawValues (see result.materialize).
 func (r *Rows) materialize() error {
-	if !r.big {
-		if r.row.Check() != nil {
-			return r.malformedRow()
-		}
-		return nil
+	if !r.big && r.row.Check() != nil {
+		return r.malformedRow()
 	}
-	if r.bigScanned {
-		return errors.New("pgline: a row larger than the read buffer can be read once; it was scanned")
-	}
-	rd := r.c.rd
-	rest := rd.Remaining()
-	if max := rd.MaxMessageSize(); rest+2 > max {
-		return fmt.Errorf("pgline: row of %d bytes exceeds max_message_size (%d); scan it with StreamTo", rest+2, max)
-	}
-	body := make([]byte, 2+rest)
-	binary.BigEndian.PutUint16(body, uint16(len(r.sd.fields)))
-	if err := rd.ReadFull(body[2:]); err != nil {
-		return r.bigFail(readErr(err))
-	}
-	row, err := wire.ParseDataRow(body)
-	if err != nil {
-		return r.bigFail(protocolErr(err))
-	}
-	r.row, r.big = row, false
-	return nil
+	return r.result.materialize(&r.c.session)
 }
 
 // streams reports whether a destination writes the value elsewhere
