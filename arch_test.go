@@ -4,40 +4,57 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // The engine's rules that live in one place (docs/architecture.md,
 // section 5), pinned against the source: a change that writes around
 // them fails here, with the place to use instead.
 
-// parseRootFiles parses the package's non-test files.
+// sessionDir holds the session engine (internal/session).
+const sessionDir = "internal/session"
+
+// parseRootFiles parses the non-test files of the package and of the
+// session engine, by path (the engine's under sessionDir).
 func parseRootFiles(t *testing.T) map[string]*ast.File {
 	t.Helper()
-	names, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
 	files := map[string]*ast.File{}
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
+	for _, dir := range []string{".", sessionDir} {
+		names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[name] = f
-	}
-	if len(files) < 10 {
-		t.Fatalf("parsed %d files: not the package's directory?", len(files))
+		n := 0
+		for _, name := range names {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[name] = f
+			n++
+		}
+		if n < 10 {
+			t.Fatalf("parsed %d files in %s: not the package's directory?", n, dir)
+		}
 	}
 	return files
+}
+
+// inSession reports whether the file at path is one of the session's
+// named base (or any of its files, for "").
+func inSession(path, base string) bool {
+	return filepath.Dir(path) == sessionDir && (base == "" || filepath.Base(path) == base)
 }
 
 // eachMethodCall calls f for every call of a selector (x.M(...)) in the
@@ -75,16 +92,16 @@ func exprText(e ast.Expr) string {
 }
 
 // TestArchRequestFixedAtSubmission: outside the queue and its reader
-// (pipeline.go, reply.go), no code assigns a request's field: what a
-// request is goes in its reqSpec, given to Conn.submitLocked.
+// (the session's pipeline.go, reply.go), no code assigns a request's
+// field: what a request is goes in its ReqSpec, given to
+// Session.submitLocked.
 func TestArchRequestFixedAtSubmission(t *testing.T) {
 	fields := map[string]bool{}
-	for _, rt := range []reflect.Type{reflect.TypeFor[request](), reflect.TypeFor[reqSpec]()} {
+	for _, rt := range []reflect.Type{reflect.TypeFor[session.Request](), reflect.TypeFor[session.ReqSpec]()} {
 		for f := range rt.Fields() {
 			fields[f.Name] = true
 		}
 	}
-	engine := []string{"pipeline.go", "reply.go"}
 	found := 0
 	for name, f := range parseRootFiles(t) {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -98,12 +115,12 @@ func TestArchRequestFixedAtSubmission(t *testing.T) {
 					continue
 				}
 				recv := exprText(sel.X)
-				if recv != "req" && !strings.HasSuffix(recv, ".req") {
+				if !strings.EqualFold(recv, "req") && !strings.HasSuffix(strings.ToLower(recv), ".req") {
 					continue
 				}
 				found++
-				if !slices.Contains(engine, name) {
-					t.Errorf("%s: %s.%s assigned outside the queue (%v): put it in the request's reqSpec", name, recv, sel.Sel.Name, engine)
+				if !inSession(name, "pipeline.go") && !inSession(name, "reply.go") {
+					t.Errorf("%s: %s.%s assigned outside the queue (the session's pipeline.go, reply.go): put it in the request's ReqSpec", name, recv, sel.Sel.Name)
 				}
 			}
 			return true
@@ -115,19 +132,27 @@ func TestArchRequestFixedAtSubmission(t *testing.T) {
 }
 
 // TestArchOnlyWriterWritesSocket: once the startup is done, only the
-// writer (writer.go, writer_sock_*.go) writes to the connection's socket;
-// the startup (startup.go, connect.go's startTLS, tls.go) writes before the
-// pipeline exists, and a CancelRequest goes on a socket of its own
-// (cancel.go).
+// writer (the session's writer.go, writer_sock_*.go) writes to the
+// connection's socket; the startup (startup.go, connect.go's startTLS,
+// tls.go) writes before the pipeline exists, and a CancelRequest goes on
+// a socket of its own (the session's cancel.go).
 func TestArchOnlyWriterWritesSocket(t *testing.T) {
 	allowed := func(name string) bool {
-		return strings.HasPrefix(name, "writer") || name == "startup.go" || name == "connect.go" || name == "tls.go" || name == "cancel.go"
+		base := filepath.Base(name)
+		if inSession(name, "") {
+			return strings.HasPrefix(base, "writer") || base == "cancel.go"
+		}
+		return base == "startup.go" || base == "connect.go" || base == "tls.go"
+	}
+	isSocket := func(e string) bool {
+		e = strings.ToLower(e)
+		return strings.HasSuffix(e, "netconn") || strings.HasSuffix(e, ".sock") || e == "sock"
 	}
 	found := eachMethodCall(t, func(name string, call *ast.CallExpr, sel *ast.SelectorExpr) bool {
 		recv := exprText(sel.X)
-		socket := strings.HasSuffix(recv, "netConn") || strings.HasSuffix(recv, ".sock") || recv == "sock"
+		socket := isSocket(recv)
 		writes := strings.HasPrefix(sel.Sel.Name, "Write") || strings.HasPrefix(sel.Sel.Name, "write")
-		copies := recv == "io" && (sel.Sel.Name == "Copy" || sel.Sel.Name == "CopyN") && len(call.Args) > 0 && strings.HasSuffix(exprText(call.Args[0]), "netConn")
+		copies := recv == "io" && (sel.Sel.Name == "Copy" || sel.Sel.Name == "CopyN") && len(call.Args) > 0 && isSocket(exprText(call.Args[0]))
 		if !(socket && writes) && !copies {
 			return false
 		}
@@ -142,14 +167,15 @@ func TestArchOnlyWriterWritesSocket(t *testing.T) {
 }
 
 // TestArchOneCancelSender: CancelRequests are sent by
-// session.cancelSession only (cancel.go), which keeps the cancel clock.
+// Session.cancelSession only (the session's cancel.go), which keeps the
+// cancel clock.
 func TestArchOneCancelSender(t *testing.T) {
 	found := eachMethodCall(t, func(name string, _ *ast.CallExpr, sel *ast.SelectorExpr) bool {
-		if sel.Sel.Name != "sendCancel" && exprText(sel) != "c.cancelClock.Add" {
+		if !strings.EqualFold(sel.Sel.Name, "sendCancel") && !strings.EqualFold(exprText(sel), "c.cancelClock.Add") {
 			return false
 		}
-		if name != "cancel.go" {
-			t.Errorf("%s: %s called outside cancel.go: use session.cancelSession", name, exprText(sel))
+		if !inSession(name, "cancel.go") {
+			t.Errorf("%s: %s called outside the session's cancel.go: use Session.cancelSession", name, exprText(sel))
 		}
 		return true
 	})
@@ -158,84 +184,74 @@ func TestArchOneCancelSender(t *testing.T) {
 	}
 }
 
-// sessionFiles are the files of the session engine (session.go): every
-// method they declare is the session's or one of its own types'.
-var sessionFiles = []string{
-	"session.go", "pipeline.go", "reply.go", "writer.go", "writer_sock_unix.go", "writer_sock_other.go",
-	"sockpeek_unix.go", "sockpeek_other.go", "cancel.go", "gate.go", "copyproto.go", "stmtcache.go",
-	"describe.go", "simple.go", "txpooler.go", "idlecheck.go", "txblock.go", "errclass.go", "retry.go", "result.go", "run.go", "batchrun.go",
-}
-
-// TestArchSessionIsTheEngine: the session's files declare no method of
-// an API type (Conn, Rows, Tx, ...), and use nothing declared in the
-// API's files: the errors it makes come from apiErrors (session.go), and
-// what it takes from the Config or reports back goes through sessionOpts.
-// A new call from the engine into the API fails here.
-func TestArchSessionIsTheEngine(t *testing.T) {
-	files := parseRootFiles(t)
-	engine := map[string]bool{}
-	for _, name := range sessionFiles {
-		engine[name] = true
-	}
-	api := map[string]bool{} // top-level names declared in the API's files
-	for name, f := range files {
-		if engine[name] {
+// TestArchSessionSurface: the names the session engine exports
+// (internal/session) are those listed in its surface.txt, so that a
+// change of the surface between the API and the engine shows in review
+// as a change of that file. PGLINE_UPDATE_SURFACE=1 writes the list.
+func TestArchSessionSurface(t *testing.T) {
+	var names []string
+	for path, f := range parseRootFiles(t) {
+		if !inSession(path, "") {
 			continue
 		}
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
-				if d.Recv == nil && d.Name.Name != "init" {
-					api[d.Name.Name] = true
+				if !d.Name.IsExported() {
+					continue
+				}
+				if d.Recv != nil {
+					names = append(names, exprText(d.Recv.List[0].Type)+"."+d.Name.Name+"()")
+				} else {
+					names = append(names, d.Name.Name+"()")
 				}
 			case *ast.GenDecl:
 				for _, s := range d.Specs {
 					switch s := s.(type) {
 					case *ast.TypeSpec:
-						api[s.Name.Name] = true
+						if !s.Name.IsExported() {
+							continue
+						}
+						names = append(names, "type "+s.Name.Name)
+						if st, ok := s.Type.(*ast.StructType); ok {
+							for _, fl := range st.Fields.List {
+								for _, n := range fl.Names {
+									if n.IsExported() {
+										names = append(names, s.Name.Name+"."+n.Name)
+									}
+								}
+								if len(fl.Names) == 0 && ast.IsExported(strings.TrimPrefix(exprText(fl.Type), "*")) {
+									names = append(names, s.Name.Name+"."+strings.TrimPrefix(exprText(fl.Type), "*")+" (embedded)")
+								}
+							}
+						}
 					case *ast.ValueSpec:
 						for _, n := range s.Names {
-							api[n.Name] = true
+							if n.IsExported() {
+								names = append(names, n.Name)
+							}
 						}
 					}
 				}
 			}
 		}
 	}
-	checked := 0
-	for name, f := range files {
-		if !engine[name] {
-			continue
+	slices.Sort(names)
+	got := strings.Join(names, "\n") + "\n"
+	path := filepath.Join(sessionDir, "surface.txt")
+	if os.Getenv("PGLINE_UPDATE_SURFACE") != "" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		checked++
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
-				if recv := exprText(fd.Recv.List[0].Type); api[recv] {
-					t.Errorf("%s: method %s of %s, an API type, in a file of the session", name, fd.Name.Name, recv)
-				}
-			}
-		}
-		skip := map[*ast.Ident]bool{} // selected names, literal keys and methods' names are not references to the package's names
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.FuncDecl:
-				skip[n.Name] = true
-			case *ast.SelectorExpr:
-				skip[n.Sel] = true
-			case *ast.KeyValueExpr:
-				if id, ok := n.Key.(*ast.Ident); ok {
-					skip[id] = true
-				}
-			case *ast.Ident:
-				// Obj is nil for names declared in other files.
-				if !skip[n] && n.Obj == nil && api[n.Name] {
-					t.Errorf("%s: the session uses %s, declared in the API's files: pass it in sessionOpts (session.go)", name, n.Name)
-				}
-			}
-			return true
-		})
 	}
-	if checked != len(sessionFiles) {
-		t.Fatalf("checked %d of the session's %d files: a file was renamed?", checked, len(sessionFiles))
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("the session's exported names differ from %s (run with PGLINE_UPDATE_SURFACE=1 to write them):\ngot:\n%s", path, got)
+	}
+	if len(names) == 0 {
+		t.Fatal("no exported name found in the session: the check looks at nothing")
 	}
 }

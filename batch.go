@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/pool"
 )
 
@@ -20,15 +22,15 @@ import (
 // after it are not run.
 type Batch struct {
 	AllOrNothing bool
-	items        []batchItem
+	items        []session.BatchItem
 }
 
 // Queue adds a statement to the batch. NamedArgs are rewritten now; their
 // error, if any, is that of SendBatch.
 func (b *Batch) Queue(sql string, args ...any) {
-	it := batchItem{sql: sql, args: args}
+	it := session.BatchItem{SQL: sql, Args: args}
 	if len(args) == 1 && isNamedArgs(args[0]) {
-		it.sql, it.args, it.err = rewriteNamedArgs(sql, args[0])
+		it.SQL, it.Args, it.Err = rewriteNamedArgs(sql, args[0])
 	}
 	b.items = append(b.items, it)
 }
@@ -43,15 +45,15 @@ var ErrBatchAborted = errors.New("pgline: not run: an earlier statement of the b
 // BatchResults reads the results of a batch, one statement after the
 // other. It holds the connection's reader until Close: always close it.
 type BatchResults struct {
-	c          *Conn
-	batchReply       // the reply, and what the statements need to be sent again (batchrun.go)
-	i          int   // next statement to read
-	cur        *Rows // the statement being read, if any
-	err        error // a failure that ends the batch (sending, I/O)
-	aborted    error // AllOrNothing: the error that stopped the batch
-	first      error // first error of any statement, for Close
-	closed     bool
-	pooled     *pool.Conn // the pool connection the batch counts against, if any
+	c       *Conn
+	rep     session.BatchReply // the reply, and what the statements need to be sent again (batchrun.go)
+	i       int                // next statement to read
+	cur     *Rows              // the statement being read, if any
+	err     error              // a failure that ends the batch (sending, I/O)
+	aborted error              // AllOrNothing: the error that stopped the batch
+	first   error              // first error of any statement, for Close
+	closed  bool
+	pooled  *pool.Conn // the pool connection the batch counts against, if any
 
 	trace    *TraceEvent
 	traceCtx context.Context
@@ -72,11 +74,11 @@ func (tx *Tx) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 	return tx.c.sendBatch(ctx, tx.owner(), b)
 }
 
-func (c *Conn) sendBatch(ctx context.Context, owner *holder, b *Batch) *BatchResults {
+func (c *Conn) sendBatch(ctx context.Context, owner *session.Holder, b *Batch) *BatchResults {
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceBatch, BatchLen: len(b.items)})
-	br := c.sendBatchUntraced(ctx, owner, b, resends{})
+	br := c.sendBatchUntraced(ctx, owner, b, session.Resends{})
 	if ev != nil {
-		if br.req == nil {
+		if br.rep.Req == nil {
 			traceEnd(tctx, c.cfg, ev, CommandTag{}, br.err)
 		} else {
 			br.trace, br.traceCtx = ev, tctx
@@ -87,19 +89,19 @@ func (c *Conn) sendBatch(ctx context.Context, owner *holder, b *Batch) *BatchRes
 
 // sendBatchUntraced is sendBatch without tracing; budget is what the
 // batch has used of its retry budget (see BatchResults.resendRefused).
-func (c *Conn) sendBatchUntraced(ctx context.Context, owner *holder, b *Batch, budget resends) *BatchResults {
-	br := &BatchResults{c: c, batchReply: batchReply{all: b.AllOrNothing, resends: budget}}
+func (c *Conn) sendBatchUntraced(ctx context.Context, owner *session.Holder, b *Batch, budget session.Resends) *BatchResults {
+	br := &BatchResults{c: c, rep: session.BatchReply{All: b.AllOrNothing, Resends: budget}}
 	if len(b.items) == 0 {
 		br.closed = true
 		return br
 	}
-	req, run, err := c.startBatch(ctx, owner, b.AllOrNothing, b.items, &br.resends)
+	req, run, err := c.s.StartBatch(ctx, owner, b.AllOrNothing, b.items, &br.rep.Resends)
 	if req == nil {
-		br.err, br.sds = err, run // without run, each statement gives its own error
+		br.err, br.rep.Sds = err, run // without run, each statement gives its own error
 		return br
 	}
-	br.req, br.sds, br.watch = req, run, c.watch(ctx, req)
-	br.ctx, br.owner, br.items = ctx, owner, b.items
+	br.rep.Req, br.rep.Sds, br.rep.Watch = req, run, c.s.Watch(ctx, req)
+	br.rep.Ctx, br.rep.Owner, br.rep.Items = ctx, owner, b.items
 	return br
 }
 
@@ -125,20 +127,20 @@ func (br *BatchResults) query(dst *Rows) (*Rows, error) {
 func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 	if br.cur != nil {
 		br.cur.Close()
-		br.noteErr(br.cur.err)
+		br.noteErr(br.cur.res.Err)
 		br.cur = nil
 	}
-	if br.i >= len(br.sds) {
-		return nil, fmt.Errorf("pgline: batch has only %d statements", len(br.sds))
+	if br.i >= len(br.rep.Sds) {
+		return nil, fmt.Errorf("pgline: batch has only %d statements", len(br.rep.Sds))
 	}
 	i := br.i
 	br.i++
 	if br.aborted != nil {
 		return nil, fmt.Errorf("pgline: batch statement %d: %w (%w)", i, ErrBatchAborted, br.aborted)
 	}
-	sd := br.sds[i]
-	if sd.err != nil { // not prepared, not sent
-		err := fmt.Errorf("pgline: batch statement %d: %w", i, sd.err)
+	sd := br.rep.Sds[i]
+	if sd.Err != nil { // not prepared, not sent
+		err := fmt.Errorf("pgline: batch statement %d: %w", i, sd.Err)
 		br.noteErr(err)
 		return nil, err
 	}
@@ -147,10 +149,10 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 		r = &Rows{}
 	}
 	*r = Rows{c: br.c, batch: br}
-	switch again, err := br.startStatement(&br.c.session, i, &r.result); {
-	case again == resendRest:
+	switch again, err := br.rep.StartStatement(&br.c.s, i, &r.res); {
+	case again == session.ResendRest:
 		return br.resendRefused(i, err, r)
-	case again == resendLast:
+	case again == session.ResendLast:
 		return br.resend(i, err, r)
 	case err != nil:
 		r.c = nil // the batch goes on reading
@@ -169,11 +171,11 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 // ROLLBACK of the block included. When the rest cannot be read, statement
 // i's error (hit) stands.
 func (br *BatchResults) resendRefused(i int, hit error, r *Rows) (*Rows, error) {
-	if err := br.release(&br.c.session); err != nil {
+	if err := br.rep.Release(&br.c.s); err != nil {
 		br.noteErr(hit)
 		return nil, hit
 	}
-	if err := br.sendFrom(&br.c.session, i); err != nil {
+	if err := br.rep.SendFrom(&br.c.s, i); err != nil {
 		br.err = err
 		return nil, err
 	}
@@ -188,14 +190,14 @@ func (br *BatchResults) resendRefused(i int, hit error, r *Rows) (*Rows, error) 
 // statement i's error (hit) stands. The statement's rows go to r.
 func (br *BatchResults) resend(i int, hit error, r *Rows) (*Rows, error) {
 	c := br.c
-	if !br.released {
-		if err := br.release(&c.session); err != nil {
+	if !br.rep.Released {
+		if err := br.rep.Release(&c.s); err != nil {
 			br.noteErr(hit)
 			return nil, hit
 		}
 	}
-	*r = Rows{resends: br.resends} // the batch's budget
-	if err := c.query(br.ctx, nil, r, br.items[i].sql, br.items[i].args); err != nil {
+	*r = Rows{resends: br.rep.Resends} // the batch's budget
+	if err := c.query(br.rep.Ctx, nil, r, br.rep.Items[i].SQL, br.rep.Items[i].Args); err != nil {
 		br.noteErr(err)
 		return nil, err
 	}
@@ -211,8 +213,8 @@ func (br *BatchResults) Exec() (CommandTag, error) {
 	}
 	r.Close()
 	br.cur = nil
-	br.noteErr(r.err)
-	return CommandTag{s: r.tag}, r.err
+	br.noteErr(r.res.Err)
+	return CommandTag{s: r.res.Tag}, r.res.Err
 }
 
 // QueryRow returns the first row of the next statement of the batch.
@@ -234,7 +236,7 @@ func (br *BatchResults) noteErr(err error) {
 		br.first = err
 	}
 	var pgErr *PgError
-	if br.all && errors.As(err, &pgErr) {
+	if br.rep.All && errors.As(err, &pgErr) {
 		br.aborted = err
 	}
 	if !errors.As(err, &pgErr) && br.c.IsClosed() {
@@ -249,36 +251,36 @@ func (br *BatchResults) Close() error {
 		return br.err
 	}
 	br.closed = true
-	if br.err != nil && br.req == nil {
+	if br.err != nil && br.rep.Req == nil {
 		// Nothing was sent, or the batch's statements, sent again, were
 		// not (see resendRefused).
 		return br.end(br.err)
 	}
 	if br.cur != nil {
 		br.cur.Close()
-		br.noteErr(br.cur.err)
+		br.noteErr(br.cur.res.Err)
 		br.cur = nil
 	}
 	c := br.c
 	// Read the statements not read yet, for their errors.
-	for br.i < len(br.sds) && br.err == nil && !br.abandoned && !c.IsClosed() {
+	for br.i < len(br.rep.Sds) && br.err == nil && !br.rep.Abandoned && !c.IsClosed() {
 		r, err := br.next(nil)
 		if err != nil {
 			continue // noted by Query
 		}
 		r.Close()
-		br.noteErr(r.err)
+		br.noteErr(r.res.Err)
 		br.cur = nil
 	}
 	err := br.err
-	if br.released { // the rest of the reply was read (see resend)
+	if br.rep.Released { // the rest of the reply was read (see resend)
 		if br.first != nil {
 			err = br.first
 		}
-	} else if br.req == nil { // nothing was sent: every statement failed to prepare
+	} else if br.rep.Req == nil { // nothing was sent: every statement failed to prepare
 		err = br.first
 	} else {
-		err = br.endReply(&c.session, br.first, err)
+		err = br.rep.EndReply(&c.s, br.first, err)
 	}
 	return br.end(err)
 }

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestBouncerQueue_DeadlinesKept: default_pool_size=1 and another client
@@ -110,7 +112,7 @@ func TestBouncerQueue_DeadlinesKept(t *testing.T) {
 		if r.hasDead && r.late > 200*time.Millisecond {
 			t.Errorf("%s: returned %v after its deadline", name, r.late)
 		}
-		if SafeToRetry(r.err) && name == "head-insert" {
+		if session.SafeToRetry(r.err) && name == "head-insert" {
 			t.Errorf("%s: SafeToRetry although PgBouncer holds it in its queue and runs it later: %v", name, r.err)
 		}
 	}
@@ -148,12 +150,12 @@ func TestBouncerQueryTimeout_HeadNotSafeToRetry(t *testing.T) {
 			c := bouncerConn(t, b)
 			start := time.Now()
 			_, err := c.Exec(ctx, tc.sql, tc.args...)
-			t.Logf("after %v: %v (SafeToRetry %v)", time.Since(start).Round(time.Millisecond), err, SafeToRetry(err))
+			t.Logf("after %v: %v (SafeToRetry %v)", time.Since(start).Round(time.Millisecond), err, session.SafeToRetry(err))
 			if err == nil {
 				t.Skip("query_timeout did not strike")
 			}
 			time.Sleep(time.Until(start.Add(2 * time.Second)))
-			if n := rowCount(t, admin, "pgbouncer_qth"); SafeToRetry(err) && n != 0 {
+			if n := rowCount(t, admin, "pgbouncer_qth"); session.SafeToRetry(err) && n != 0 {
 				t.Fatalf("error %v is SafeToRetry (nothing reached the server), yet the INSERT committed (%d row)", err, n)
 			}
 		})
@@ -208,13 +210,13 @@ func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 	_, err0 := br.Exec()
 	_, err1 := br.Exec()
 	br.Close()
-	t.Logf("sleep: %v; insert: %v (SafeToRetry %v)", err0, err1, SafeToRetry(err1))
+	t.Logf("sleep: %v; insert: %v (SafeToRetry %v)", err0, err1, session.SafeToRetry(err1))
 	if err1 == nil {
 		t.Skip("query_timeout did not strike")
 	}
 	time.Sleep(time.Until(start.Add(2200 * time.Millisecond)))
 	n := rowCount(t, admin, "pgbouncer_qtb")
-	if SafeToRetry(err1) && n != 0 {
+	if session.SafeToRetry(err1) && n != 0 {
 		t.Errorf("the batched INSERT's error is SafeToRetry, yet it ran (%d row): %v", n, err1)
 	}
 
@@ -239,8 +241,8 @@ func TestBouncerQueryTimeout_QueuedNotSafeToRetry(t *testing.T) {
 	wg.Wait()
 	time.Sleep(time.Until(start.Add(2200 * time.Millisecond)))
 	n = rowCount(t, admin, "pgbouncer_qtb")
-	t.Logf("two goroutines: insert: %v (SafeToRetry %v); rows %d", errIns, SafeToRetry(errIns), n)
-	if SafeToRetry(errIns) && n != 0 {
+	t.Logf("two goroutines: insert: %v (SafeToRetry %v); rows %d", errIns, session.SafeToRetry(errIns), n)
+	if session.SafeToRetry(errIns) && n != 0 {
 		t.Fatalf("the pipelined INSERT's error is SafeToRetry, yet it ran (%d row): %v", n, errIns)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestCacheTxRetryAfterDeallocateAll: the application sends DEALLOCATE
@@ -117,7 +119,7 @@ func TestBatchDeallocateThenStatement(t *testing.T) {
 						var v int32
 						var s string
 						if sql == "DISCARD ALL" && !all {
-							if err := br.Close(); !errors.Is(err, errPathChanged) {
+							if err := br.Close(); !errors.Is(err, session.ErrPathChanged) {
 								t.Fatalf("attempt %d: %v; want errPathChanged", i, err)
 							}
 						} else {
@@ -141,7 +143,7 @@ func TestBatchDeallocateThenStatement(t *testing.T) {
 							}
 						}
 					}
-					if m := c.StatementCacheMode(); m != mode {
+					if m := c.s.StatementCacheMode(); m != mode {
 						t.Fatalf("the connection switched to %s mode", m)
 					}
 				})

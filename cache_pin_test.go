@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestCacheWaitingDescNotRebound: a goroutine takes a cached
@@ -118,7 +120,7 @@ func TestCacheWaitingDescAlterConcurrent(t *testing.T) {
 				var a any
 				err := c.QueryRow(ctx, q).Scan(&a)
 				var pg *PgError
-				if errors.As(err, &pg) && staleStatement(pg.Code, pg.Message) {
+				if errors.As(err, &pg) && session.StaleStatement(pg.Code, pg.Message) {
 					continue // stale twice: an error, not a wrong value
 				}
 				if err == nil && a != int32(42) && a != float32(42) {
@@ -190,7 +192,7 @@ func TestCacheEvictedBeforeBind(t *testing.T) {
 	if first != nil {
 		t.Errorf("%d of %d runs failed; first: %v (26000: %v)", fails.Load(), runs.Load(), first, errors.As(first, &pg) && pg.Code == "26000")
 	}
-	if m := c.StatementCacheMode(); m != cachePrepare {
+	if m := c.s.StatementCacheMode(); m != session.CachePrepare {
 		t.Errorf("mode %q", m)
 	}
 }
@@ -207,13 +209,13 @@ func TestFailedRequestKeepsCloses(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT $1::int + 1", 1).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.QueryRow(ctx, "SELECT $1::int + 2", make(chan int)).Scan(&v); err == nil || !SafeToRetry(err) {
+	if err := c.QueryRow(ctx, "SELECT $1::int + 2", make(chan int)).Scan(&v); err == nil || !session.SafeToRetry(err) {
 		t.Fatalf("an argument that cannot be encoded: %v, want an error saying nothing was sent", err)
 	}
 	if err := c.QueryRow(ctx, "SELECT $1::int + 1", 41).Scan(&v); err != nil || v != 42 {
 		t.Fatalf("the first text again: %d %v", v, err)
 	}
-	if m := c.StatementCacheMode(); m != cachePrepare {
+	if m := c.s.StatementCacheMode(); m != session.CachePrepare {
 		t.Errorf("a direct connection switched to %q mode (false pooler sign)", m)
 	}
 }

@@ -701,9 +701,9 @@ func cancelBatchResent(ctx context.Context, t *testing.T, c, admin *Conn) bool {
 		aDone <- err
 	}()
 	waitActivity(t, admin, 5*time.Second, runningLike, int(c.PID()), "/* A */")
-	c.wmu.Lock()
-	aReq := c.tail // A alone in the queue
-	c.wmu.Unlock()
+	c.s.Wmu.Lock()
+	aReq := c.s.Tail // A alone in the queue
+	c.s.Wmu.Unlock()
 	type result struct {
 		vals []int
 		errs []error // each statement's
@@ -733,9 +733,9 @@ func cancelBatchResent(ctx context.Context, t *testing.T, c, admin *Conn) bool {
 	// B is queued behind A before A is given up, so that the driver's
 	// cancel for A is under way after B was queued.
 	for queued := false; !queued; time.Sleep(time.Millisecond) {
-		c.wmu.Lock()
-		queued = c.tail != nil && c.tail != aReq
-		c.wmu.Unlock()
+		c.s.Wmu.Lock()
+		queued = c.s.Tail != nil && c.s.Tail != aReq
+		c.s.Wmu.Unlock()
 	}
 	giveUpA()
 	if err := <-aDone; !errors.Is(err, context.Canceled) {

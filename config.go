@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/config"
 	"github.com/pgline/pgline/pgtype"
 )
@@ -152,7 +154,7 @@ type Config struct {
 	syncEach      bool   // pipeline_sync=each
 	// proxies is set on a Pool's copy of the Config: its connections
 	// share what they find out about poolers (see txpooler.go).
-	proxies *proxyFlags
+	proxies *session.ProxyFlags
 }
 
 // HostConfig is one entry of a host list.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/config"
 	pgdsn "github.com/pgline/pgline/internal/dsn"
 	"github.com/pgline/pgline/internal/pool"
@@ -108,7 +110,7 @@ func TestParseConfig_EverySettingReachesConfig(t *testing.T) {
 		CancelGrace:           5 * time.Millisecond,
 		Pool: PoolConfig{MaxConns: 8, MinConns: 2, MaxConnLifetime: time.Hour, MaxConnIdleTime: time.Minute,
 			HealthCheckPeriod: time.Second, MaxPipeline: 16, IdleCheck: -1, MaxReplicaLag: 6 * time.Second},
-		cacheMode:     cacheDescribe,
+		cacheMode:     session.CacheDescribe,
 		cacheCapacity: 10,
 		syncEach:      true,
 	}
@@ -128,7 +130,7 @@ func TestParseConfig_DefaultsReachConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.cacheMode != cacheAuto || c.cacheCapacity != config.DefaultCacheCapacity || c.syncEach ||
+	if c.cacheMode != session.CacheAuto || c.cacheCapacity != config.DefaultCacheCapacity || c.syncEach ||
 		c.SSLMode != "prefer" || c.User != "osuser" || len(c.Hosts) != 1 || c.RuntimeParams == nil {
 		t.Errorf("parseConfig(\"\") = %+v", c)
 	}
@@ -140,7 +142,7 @@ func TestPglineSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.cacheMode != cacheNone {
+	if c.cacheMode != session.CacheNone {
 		t.Errorf("statement_cache_capacity=0 gave mode %q, want none", c.cacheMode)
 	}
 	if c.Pool.MaxReplicaLag != 1500*time.Millisecond {

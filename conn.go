@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
 )
@@ -36,24 +38,24 @@ type Conn struct {
 	// session is the engine: the socket, the request queue, the reader's
 	// turn, the writer, cancellation, the statement cache and the
 	// transaction-block state (session.go).
-	session
+	s session.Session
 }
 
 // Close closes the connection: it sends Terminate when no request is in
 // flight and closes the socket; requests in flight fail. It is safe to call
 // more than once and from any goroutine.
-func (c *Conn) Close() error { return c.close() }
+func (c *Conn) Close() error { return c.s.Close() }
 
 // IsClosed reports whether the connection is closed, by Close or by a fatal
 // error.
-func (c *Conn) IsClosed() bool { return c.closed.Load() }
+func (c *Conn) IsClosed() bool { return c.s.Closed.Load() }
 
 // ParameterStatus returns the value of a server parameter reported by the
 // server (server_version, TimeZone, in_hot_standby, ...), or "".
 func (c *Conn) ParameterStatus(name string) string {
-	c.paramsMu.RLock()
-	defer c.paramsMu.RUnlock()
-	return c.params[name]
+	c.s.ParamsMu.RLock()
+	defer c.s.ParamsMu.RUnlock()
+	return c.s.Params[name]
 }
 
 // TypeMap returns the codec registry the connection encodes and decodes
@@ -63,7 +65,7 @@ func (c *Conn) ParameterStatus(name string) string {
 // as statements described earlier keep the result formats and scan plans
 // they were given. For every connection of a Pool, register them in
 // Config.AfterConnect.
-func (c *Conn) TypeMap() *pgtype.Map { return c.types }
+func (c *Conn) TypeMap() *pgtype.Map { return c.s.Types }
 
 // newTypeMap returns a connection's own type map: a copy of m, or the
 // built-in types when m is nil.
@@ -74,8 +76,13 @@ func newTypeMap(m *pgtype.Map) *pgtype.Map {
 	return m.Clone()
 }
 
+// StatementCacheMode returns how the connection runs statements now:
+// "prepare", "describe" (the mode statement_cache_mode=auto switches to
+// behind a transaction pooler) or "none".
+func (c *Conn) StatementCacheMode() string { return c.s.StatementCacheMode() }
+
 // PID returns the server process ID of the session.
-func (c *Conn) PID() uint32 { return c.pid }
+func (c *Conn) PID() uint32 { return c.s.PID }
 
 // Host returns the host this connection reached.
 func (c *Conn) Host() HostConfig { return c.host }
@@ -87,7 +94,7 @@ func (c *Conn) Host() HostConfig { return c.host }
 // ErrCanceledByOther, or a transaction ended before its own ROLLBACK
 // could be sent), it is 'I': that block ends before any statement
 // queued since runs.
-func (c *Conn) TxStatus() byte { return c.block.txStatus() }
+func (c *Conn) TxStatus() byte { return c.s.Block.TxStatus() }
 
 // CommandTag is the server's completion tag for a statement, such as
 // "INSERT 0 3" or "SELECT 10".
@@ -183,7 +190,7 @@ func atoi32(s string) int32 {
 // to ReadyForQuery, passing each DataRow to onRow (rows are discarded when
 // onRow is nil). It returns the tag of the last statement, or the first
 // error (of the server, or of onRow).
-func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
+func (c *Conn) simpleQuery(ctx context.Context, owner *session.Holder, sql string, onRow func(*wire.DataRow) error) (CommandTag, error) {
 	return c.simpleQueryNoting(ctx, owner, sql, onRow, nil)
 }
 
@@ -191,13 +198,13 @@ func (c *Conn) simpleQuery(ctx context.Context, owner *holder, sql string, onRow
 // does to the session better than sqllex can tell (the Pool's reset: see
 // resetPooled): note, when set, runs under wmu as the text is queued, in
 // place of noteQueuedLocked, with the traits sqllex found.
-func (c *Conn) simpleQueryNoting(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (CommandTag, error) {
+func (c *Conn) simpleQueryNoting(ctx context.Context, owner *session.Holder, sql string, onRow func(*wire.DataRow) error, note func(session.SQLTraits)) (CommandTag, error) {
 	if c.cfg.Tracer == nil {
-		tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
+		tag, err := c.s.SimpleQueryUntraced(ctx, owner, sql, onRow, note)
 		return CommandTag{s: tag}, err
 	}
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
-	tag, err := c.simpleQueryUntraced(ctx, owner, sql, onRow, note)
+	tag, err := c.s.SimpleQueryUntraced(ctx, owner, sql, onRow, note)
 	traceEnd(tctx, c.cfg, ev, CommandTag{s: tag}, err)
 	return CommandTag{s: tag}, err
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -257,38 +259,38 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	defer stopWatch()
 
 	c := &Conn{cfg: cfg, host: h, label: hostLabel(h)}
-	opts := sessionOpts{
-		cancelTimeout: cfg.CancelTimeout,
-		cancelGrace:   cfg.CancelGrace,
-		dialCancel:    func(ctx context.Context) (net.Conn, error) { return dialHost(ctx, h) },
-		cancelTLS:     func() (*tls.Config, error) { return buildTLSConfig(cfg, h.Host) },
-		types:         newTypeMap(cfg.TypeMap),
-		cacheMode:     cfg.cacheMode,
-		cacheCapacity: cfg.cacheCapacity,
-		shareSyncs:    !cfg.syncEach,
+	opts := session.SessionOpts{
+		CancelTimeout: cfg.CancelTimeout,
+		CancelGrace:   cfg.CancelGrace,
+		DialCancel:    func(ctx context.Context) (net.Conn, error) { return dialHost(ctx, h) },
+		CancelTLS:     func() (*tls.Config, error) { return buildTLSConfig(cfg, h.Host) },
+		Types:         newTypeMap(cfg.TypeMap),
+		CacheMode:     cfg.cacheMode,
+		CacheCapacity: cfg.cacheCapacity,
+		ShareSyncs:    !cfg.syncEach,
 	}
 	if cfg.OnNotice != nil {
-		opts.onNotice = func(f wire.ErrorFields) { cfg.OnNotice((*Notice)(pgErrorFromFields(&f))) }
+		opts.OnNotice = func(f wire.ErrorFields) { cfg.OnNotice((*Notice)(pgErrorFromFields(&f))) }
 	}
 	if cfg.Tracer != nil {
-		opts.onPooler = func(why string) {
+		opts.OnPooler = func(why string) {
 			tctx, ev := c.traceStart(context.Background(), TraceEvent{Kind: TracePooler, Reason: why})
 			traceEnd(tctx, cfg, ev, CommandTag{}, nil)
 		}
 	}
 	if cfg.proxies != nil {
-		opts.proxied = cfg.proxies.flag(hostLabel(h))
+		opts.Proxied = cfg.proxies.Flag(hostLabel(h))
 	}
-	c.session.init(netConn, opts)
+	c.s.Init(netConn, opts)
 	if plan != tlsNo {
 		if err := c.startTLS(plan); err != nil {
 			return nil, ctxWrap(ctx, err)
 		}
 	}
-	c.startReading(cfg.ReadBufferSize, cfg.MaxMessageSize)
+	c.s.StartReading(cfg.ReadBufferSize, cfg.MaxMessageSize)
 	if err := c.startup(h); err != nil {
 		err = ctxWrap(ctx, err)
-		if plan == tlsTry && !c.tls {
+		if plan == tlsTry && !c.s.TLS {
 			// The server refused TLS: this was already the plaintext
 			// attempt, which sslmode=prefer would otherwise repeat.
 			err = &plainStartupError{err}
@@ -299,7 +301,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		c.Close()
 		return nil, ctxWrap(ctx, err)
 	}
-	if cfg.cacheMode == cacheAuto || cfg.cacheMode == "" {
+	if cfg.cacheMode == session.CacheAuto || cfg.cacheMode == "" {
 		if err := c.detectPooler(ctx); err != nil {
 			c.Close()
 			return nil, ctxWrap(ctx, err)
@@ -309,7 +311,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		// ctx ended as the startup finished: the deadline may be set.
 		return nil, ctx.Err()
 	}
-	c.started(netConn)
+	c.s.Started(netConn)
 	ok = true
 	return c, nil
 }
@@ -355,11 +357,11 @@ func dialHost(ctx context.Context, h HostConfig) (net.Conn, error) {
 // they reach the TLS handshake, which fails on them). 'N' means no TLS:
 // plaintext goes on when plan allows it.
 func (c *Conn) startTLS(plan tlsPlan) error {
-	if _, err := c.netConn.Write(wire.AppendSSLRequest(nil)); err != nil {
+	if _, err := c.s.NetConn.Write(wire.AppendSSLRequest(nil)); err != nil {
 		return err
 	}
 	var b [1]byte
-	if _, err := io.ReadFull(c.netConn, b[:]); err != nil {
+	if _, err := io.ReadFull(c.s.NetConn, b[:]); err != nil {
 		return fmt.Errorf("read SSLRequest answer: %w", err)
 	}
 	switch b[0] {
@@ -382,12 +384,12 @@ func (c *Conn) startTLS(plan tlsPlan) error {
 	if err != nil {
 		return err
 	}
-	conn := tls.Client(c.netConn, tc)
+	conn := tls.Client(c.s.NetConn, tc)
 	if err := conn.Handshake(); err != nil {
 		return fmt.Errorf("TLS handshake: %w", err)
 	}
-	c.netConn = conn
-	c.tls = true
+	c.s.NetConn = conn
+	c.s.TLS = true
 	return nil
 }
 
@@ -396,8 +398,8 @@ func (c *Conn) startTLS(plan tlsPlan) error {
 // from the one BackendKeyData gave (a pooler answers the startup itself).
 // A server without pg_backend_pid (not PostgreSQL) is taken as direct.
 func (c *Conn) detectPooler(ctx context.Context) error {
-	if c.proxied.Load() {
-		c.toDescribeMode("") // a connection of the Pool found it before
+	if c.s.Proxied.Load() {
+		c.s.ToDescribeMode("") // a connection of the Pool found it before
 		return nil
 	}
 	v, err := c.queryScalar(ctx, "SELECT pg_catalog.pg_backend_pid()")
@@ -408,8 +410,8 @@ func (c *Conn) detectPooler(ctx context.Context) error {
 		}
 		return err
 	}
-	if pid, err := strconv.ParseUint(v, 10, 32); err == nil && uint32(pid) != c.pid {
-		c.toDescribeMode(fmt.Sprintf("the server process ID (%d) differs from the startup's (%d)", pid, c.pid))
+	if pid, err := strconv.ParseUint(v, 10, 32); err == nil && uint32(pid) != c.s.PID {
+		c.s.ToDescribeMode(fmt.Sprintf("the server process ID (%d) differs from the startup's (%d)", pid, c.s.PID))
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/cutproxy"
 )
 
@@ -56,7 +58,7 @@ func wantCutErr(t *testing.T, what string, err error) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "closed") {
 		t.Errorf("%s: %v: not the connection's end", what, err)
 	}
-	if SafeToRetry(err) {
+	if session.SafeToRetry(err) {
 		t.Errorf("%s: SafeToRetry after the statement was sent: %v", what, err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestFatalIdleSessionSafeToRetry: PostgreSQL's own FATALs that end
@@ -33,8 +35,8 @@ func TestFatalIdleSessionSafeToRetry(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		_, err := c.Exec(ctx, "INSERT INTO fatal_t VALUES (1)")
 		t.Logf("err: %v", err)
-		if err == nil || !SafeToRetry(err) {
-			t.Errorf("after pg_terminate_backend of an idle session: %v, SafeToRetry=%v; want SafeToRetry", err, SafeToRetry(err))
+		if err == nil || !session.SafeToRetry(err) {
+			t.Errorf("after pg_terminate_backend of an idle session: %v, SafeToRetry=%v; want SafeToRetry", err, session.SafeToRetry(err))
 		}
 	})
 	t.Run("idle_session_timeout", func(t *testing.T) {
@@ -42,8 +44,8 @@ func TestFatalIdleSessionSafeToRetry(t *testing.T) {
 		time.Sleep(700 * time.Millisecond)
 		_, err := c.Exec(ctx, "INSERT INTO fatal_t VALUES (2)")
 		t.Logf("err: %v", err)
-		if err == nil || !SafeToRetry(err) {
-			t.Errorf("after idle_session_timeout: %v, SafeToRetry=%v; want SafeToRetry", err, SafeToRetry(err))
+		if err == nil || !session.SafeToRetry(err) {
+			t.Errorf("after idle_session_timeout: %v, SafeToRetry=%v; want SafeToRetry", err, session.SafeToRetry(err))
 		}
 	})
 	if n := rowCount(t, admin, "fatal_t"); n != 0 {
@@ -72,8 +74,8 @@ func TestFatalRelayedByBouncerSafeToRetry(t *testing.T) {
 	var pe *PgError
 	errors.As(err, &pe)
 	t.Logf("err: %v; pgErr: %+v", err, pe)
-	if err == nil || !SafeToRetry(err) {
-		t.Errorf("backend terminated while idle behind PgBouncer: %v SafeToRetry=%v; want SafeToRetry", err, SafeToRetry(err))
+	if err == nil || !session.SafeToRetry(err) {
+		t.Errorf("backend terminated while idle behind PgBouncer: %v SafeToRetry=%v; want SafeToRetry", err, session.SafeToRetry(err))
 	}
 }
 
@@ -120,7 +122,7 @@ func TestFatalBouncerQueryWaitTimeoutNotSent(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "query_wait_timeout") {
 		t.Fatalf("want PgBouncer's query_wait_timeout: %v", err)
 	}
-	if !SafeToRetry(err) {
+	if !session.SafeToRetry(err) {
 		t.Errorf("query_wait_timeout (the statement waited in PgBouncer's queue, never sent to a server) is not SafeToRetry: %v", err)
 	}
 
@@ -176,8 +178,8 @@ func TestFatalBouncerClientIdleTimeout(t *testing.T) {
 	if n := rowCount(t, admin, "fatal_cit"); n != 0 {
 		t.Fatalf("ran: %d", n)
 	}
-	if err == nil || !SafeToRetry(err) {
-		t.Errorf("the statement after PgBouncer's client_idle_timeout never reached a server, yet: %v SafeToRetry=%v", err, SafeToRetry(err))
+	if err == nil || !session.SafeToRetry(err) {
+		t.Errorf("the statement after PgBouncer's client_idle_timeout never reached a server, yet: %v SafeToRetry=%v", err, session.SafeToRetry(err))
 	}
 }
 
@@ -214,8 +216,8 @@ func TestFatalAfterInnerCommitNotRetried(t *testing.T) {
 		}
 		err := <-done
 		n := rowCount(t, admin, "fatal_inner")
-		t.Logf("Conn: err=%v SafeToRetry=%v rows=%d", err, SafeToRetry(err), n)
-		if n == 1 && SafeToRetry(err) {
+		t.Logf("Conn: err=%v SafeToRetry=%v rows=%d", err, session.SafeToRetry(err), n)
+		if n == 1 && session.SafeToRetry(err) {
 			t.Errorf("the statement committed a row, yet its error is SafeToRetry: %v", err)
 		}
 

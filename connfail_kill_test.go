@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestConnKilledMidWriteSafeToRetry: many goroutines INSERT rows with large
@@ -120,7 +122,7 @@ func killMidWriteRound(t *testing.T, admin *Conn, dsn, how string, round int, de
 			if counts[i] != 1 {
 				t.Errorf("%s round %d insert %d: success, but %d rows", how, round, i, counts[i])
 			}
-		case SafeToRetry(err):
+		case session.SafeToRetry(err):
 			safe++
 			if counts[i] != 0 {
 				t.Errorf("%s round %d insert %d: SafeToRetry (%v), but it ran (%d rows)", how, round, i, err, counts[i])
@@ -187,7 +189,7 @@ func TestConnTerminatedPipelined(t *testing.T) {
 					if err != nil && time.Since(s) > 3*time.Second {
 						t.Errorf("%d: slow error %v", i, time.Since(s))
 					}
-					t.Logf("%d: got=%d err=%v safe=%v", i, got, err, SafeToRetry(err))
+					t.Logf("%d: got=%d err=%v safe=%v", i, got, err, session.SafeToRetry(err))
 				}()
 			}
 			time.Sleep(60 * time.Millisecond)

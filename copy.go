@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -155,7 +157,7 @@ func (c *Conn) traceCopy(ctx context.Context, sql string, op func() (CommandTag,
 	return tag, err
 }
 
-func (c *Conn) copyFrom(ctx context.Context, owner *holder, table Identifier, columns []string, src CopyFromSource) (CommandTag, error) {
+func (c *Conn) copyFrom(ctx context.Context, owner *session.Holder, table Identifier, columns []string, src CopyFromSource) (CommandTag, error) {
 	if src == nil {
 		return CommandTag{}, errors.New("pgline: CopyFrom: nil row source")
 	}
@@ -164,25 +166,25 @@ func (c *Conn) copyFrom(ctx context.Context, owner *holder, table Identifier, co
 		return CommandTag{}, err
 	}
 	return c.traceCopy(ctx, copySQL, func() (CommandTag, error) {
-		h, err := c.holdForCopy(ctx, owner)
+		h, err := c.s.HoldForCopy(ctx, owner)
 		if err != nil {
 			return CommandTag{}, err
 		}
-		defer h.release()
-		oids, err := c.describeColumns(ctx, &h.h, descSQL)
+		defer h.Release()
+		oids, err := c.s.DescribeColumns(ctx, &h.H, descSQL)
 		if err != nil {
 			return CommandTag{}, err
 		}
 		if len(oids) != len(columns) {
 			return CommandTag{}, fmt.Errorf("pgline: CopyFrom: %d columns described for %d names", len(oids), len(columns))
 		}
-		enc := &copyEncoder{types: c.types, oids: oids, names: columns}
+		enc := &copyEncoder{types: c.s.Types, oids: oids, names: columns}
 		return c.copyRows(ctx, h, copySQL, enc, src)
 	})
 }
 
 // copyRows streams the rows of src as binary COPY data.
-func (c *Conn) copyRows(ctx context.Context, h *copyHold, copySQL string, enc *copyEncoder, src CopyFromSource) (CommandTag, error) {
+func (c *Conn) copyRows(ctx context.Context, h *session.CopyHold, copySQL string, enc *copyEncoder, src CopyFromSource) (CommandTag, error) {
 	buf := make([]byte, 5, 5+copyChunkSize+copyChunkSize/4)
 	buf = append(buf, copyBinaryHeader...)
 	var row int64
@@ -208,17 +210,17 @@ func (c *Conn) copyRows(ctx context.Context, h *copyHold, copySQL string, enc *c
 	// failing at once, or values of the wrong Go types, send nothing.
 	more, failure := next()
 	if failure != nil {
-		return CommandTag{}, notSent(failure)
+		return CommandTag{}, session.NotSent(failure)
 	}
-	ci, err := c.startCopyIn(ctx, h, copySQL)
+	ci, err := c.s.StartCopyIn(ctx, h, copySQL)
 	if err != nil {
 		return CommandTag{}, err
 	}
-	defer ci.abortOnPanic()
+	defer ci.AbortOnPanic()
 	done := ctx.Done()
 	for more {
 		if len(buf) >= copyChunkSize {
-			if !ci.send(buf) {
+			if !ci.Send(buf) {
 				break
 			}
 			buf = resetCopyBuf(buf)
@@ -235,7 +237,7 @@ func (c *Conn) copyRows(ctx context.Context, h *copyHold, copySQL string, enc *c
 	if failure == nil {
 		buf = appendCopyTrailer(buf)
 	}
-	tag, err := ci.finish(buf, failure)
+	tag, err := ci.Finish(buf, failure)
 	return CommandTag{s: tag}, err
 }
 
@@ -248,21 +250,21 @@ func resetCopyBuf(buf []byte) []byte {
 	return buf[:5]
 }
 
-func (c *Conn) copyFromReader(ctx context.Context, owner *holder, sql string, r io.Reader) (CommandTag, error) {
+func (c *Conn) copyFromReader(ctx context.Context, owner *session.Holder, sql string, r io.Reader) (CommandTag, error) {
 	if r == nil {
 		return CommandTag{}, errors.New("pgline: CopyFromReader: nil reader")
 	}
 	return c.traceCopy(ctx, sql, func() (CommandTag, error) {
-		h, err := c.holdForCopy(ctx, owner)
+		h, err := c.s.HoldForCopy(ctx, owner)
 		if err != nil {
 			return CommandTag{}, err
 		}
-		defer h.release()
-		ci, err := c.startCopyIn(ctx, h, sql)
+		defer h.Release()
+		ci, err := c.s.StartCopyIn(ctx, h, sql)
 		if err != nil {
 			return CommandTag{}, err
 		}
-		defer ci.abortOnPanic()
+		defer ci.AbortOnPanic()
 		buf := make([]byte, 5+copyChunkSize)
 		var failure error
 		for empty := 0; ; {
@@ -273,7 +275,7 @@ func (c *Conn) copyFromReader(ctx context.Context, owner *holder, sql string, r 
 			}
 			if n > 0 {
 				empty = 0
-				if !ci.send(buf[:5+n]) {
+				if !ci.Send(buf[:5+n]) {
 					break
 				}
 			} else if empty++; empty >= 100 && rerr == nil {
@@ -291,25 +293,25 @@ func (c *Conn) copyFromReader(ctx context.Context, owner *holder, sql string, r 
 				break
 			}
 		}
-		tag, err := ci.finish(buf[:5], failure)
+		tag, err := ci.Finish(buf[:5], failure)
 		return CommandTag{s: tag}, err
 	})
 }
 
-func (c *Conn) copyTo(ctx context.Context, owner *holder, w io.Writer, sql string) (CommandTag, error) {
+func (c *Conn) copyTo(ctx context.Context, owner *session.Holder, w io.Writer, sql string) (CommandTag, error) {
 	if w == nil {
 		return CommandTag{}, errors.New("pgline: CopyTo: nil writer")
 	}
 	return c.traceCopy(ctx, sql, func() (CommandTag, error) {
-		h, err := c.holdForCopy(ctx, owner)
+		h, err := c.s.HoldForCopy(ctx, owner)
 		if err != nil {
 			return CommandTag{}, err
 		}
-		defer h.release()
-		return whileRefused(ctx, func() (CommandTag, error) {
-			tag, err := c.exchangeHeld(ctx, h, false,
+		defer h.Release()
+		return session.WhileRefused(ctx, func() (CommandTag, error) {
+			tag, err := c.s.ExchangeHeld(ctx, h, false,
 				func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) },
-				func(req *request) (string, error) { return c.readCopyOut(req, w) })
+				func(req *session.Request) (string, error) { return c.s.ReadCopyOut(req, w) })
 			return CommandTag{s: tag}, err
 		})
 	})

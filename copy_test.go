@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // copyTable creates a temporary table for the COPY tests on c.
@@ -116,7 +118,7 @@ func TestCopyFromSourceError(t *testing.T) {
 
 	// A source failing before its first row sends nothing.
 	n, err = c.CopyFrom(testCtx(t), Identifier{"cp_srcerr"}, copyCols, CopyFromFunc(func() ([]any, error) { return nil, boom }))
-	if !errors.Is(err, boom) || n != 0 || !SafeToRetry(err) {
+	if !errors.Is(err, boom) || n != 0 || !session.SafeToRetry(err) {
 		t.Fatalf("got %d, %v", n, err)
 	}
 	// An empty source copies nothing, successfully.
@@ -196,7 +198,7 @@ func TestCopyFromEncodeErrors(t *testing.T) {
 	// row: an error before the COPY is sent (a string that is, "7", goes
 	// through the column's codec: TestCopyFromTextOnlyValues).
 	_, err := c.CopyFrom(ctx, Identifier{"cp_enc"}, copyCols, CopyFromRows([][]any{{"seven", "x", 1.0, copyEpoch, true}}))
-	if err == nil || !strings.Contains(err.Error(), `column "a"`) || !strings.Contains(err.Error(), "string") || !SafeToRetry(err) {
+	if err == nil || !strings.Contains(err.Error(), `column "a"`) || !strings.Contains(err.Error(), "string") || !session.SafeToRetry(err) {
 		t.Fatalf("text-only value: %v", err)
 	}
 	_, err = c.CopyFrom(ctx, Identifier{"cp_enum"}, []string{"m"}, CopyFromRows([][]any{{"ok"}}))

@@ -70,7 +70,7 @@ func TestDrainCancelGrace(t *testing.T) {
 		{"20", true},    // cancelled after the grace
 	} {
 		t.Run(tc.sleep, func(t *testing.T) {
-			before := c.cancelClock.Load()
+			before := c.s.CancelClock.Load()
 			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 			defer cancel()
 			start := time.Now()
@@ -80,9 +80,9 @@ func TestDrainCancelGrace(t *testing.T) {
 				head <- err
 			}()
 			for queued := false; !queued; time.Sleep(100 * time.Microsecond) {
-				c.wmu.Lock()
-				queued = c.tail != nil
-				c.wmu.Unlock()
+				c.s.Wmu.Lock()
+				queued = c.s.Tail != nil
+				c.s.Wmu.Unlock()
 			}
 			type res struct {
 				took time.Duration
@@ -112,7 +112,7 @@ func TestDrainCancelGrace(t *testing.T) {
 				}
 				slowest = max(slowest, r.took)
 			}
-			cancelled := c.cancelClock.Load() != before
+			cancelled := c.s.CancelClock.Load() != before
 			if cancelled != tc.wantCancel {
 				t.Errorf("CancelRequest sent: %v, want %v", cancelled, tc.wantCancel)
 			}
@@ -135,9 +135,9 @@ func TestDrainCancelGrace(t *testing.T) {
 func TestDrainWaitsForUnsentHead(t *testing.T) {
 	c := connect(t, srv.DSN("cancel_timeout=2s cancel_grace=0s"))
 	bg := context.Background()
-	c.wmu.Lock()
-	c.writer.taken = true // a writer that has not run yet
-	c.wmu.Unlock()
+	c.s.Wmu.Lock()
+	c.s.Writer.Taken = true // a writer that has not run yet
+	c.s.Wmu.Unlock()
 	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 	_, err := c.Exec(ctx, "SELECT 1")
 	cancel()
@@ -145,14 +145,14 @@ func TestDrainWaitsForUnsentHead(t *testing.T) {
 		t.Fatalf("Exec: %v; want its ctx's error", err)
 	}
 	time.Sleep(300 * time.Millisecond) // the drain probes meanwhile
-	c.wmu.Lock()
-	c.writer.taken = false
-	start := c.writer.takeLocked()
-	c.wmu.Unlock()
+	c.s.Wmu.Lock()
+	c.s.Writer.Taken = false
+	start := c.s.Writer.TakeLocked()
+	c.s.Wmu.Unlock()
 	if !start {
 		t.Fatal("writes are held (a cancel for a statement never sent)")
 	}
-	go c.writer.flushLoop()
+	go c.s.Writer.FlushLoop()
 	var v int
 	if err := c.QueryRow(bg, "SELECT 42").Scan(&v); err != nil || v != 42 {
 		t.Fatalf("after: %d, %v", v, err)

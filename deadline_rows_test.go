@@ -383,7 +383,7 @@ func TestCtxWatchRecycledRequest(t *testing.T) {
 	if c.IsClosed() {
 		t.Fatal("connection closed")
 	}
-	t.Logf("%d requests, %d CancelRequest", c.seqNext, c.cancelClock.Load()/2)
+	t.Logf("%d requests, %d CancelRequest", c.s.SeqNext, c.s.CancelClock.Load()/2)
 }
 
 // slowStreamWriter takes every write, delay after it is called.

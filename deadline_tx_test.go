@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestBeginFuncRollbackKeepsDeadline: BeginFunc's rollback, after fn
@@ -182,7 +184,7 @@ func TestTxShortCtxCommitOutcome(t *testing.T) {
 						_, ierr := tx.Exec(sctx, "INSERT INTO "+tbl+" VALUES ($1)", v)
 						cancel()
 						cerr := tx.Commit(ctx)
-						if cerr == nil && ierr != nil && !SafeToRetry(ierr) {
+						if cerr == nil && ierr != nil && !session.SafeToRetry(ierr) {
 							fail("commit succeeded after the insert was sent and given up: %v", ierr)
 						}
 						mu.Lock()

@@ -3,6 +3,8 @@ package pgline
 import (
 	"testing"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -32,11 +34,11 @@ func TestServerErrorAllocs(t *testing.T) {
 	}
 	body = body[5:] // the message's body
 	if n := testing.AllocsPerRun(100, func() {
-		e, err := parseSrvErr(body)
+		e, err := session.ParseSrvErr(body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sink = e.err
+		sink = e.Err
 	}) - apiCost(body); n > 0 {
 		t.Errorf("parseSrvErr: %v allocations more than the *PgError's, want none", n)
 	}
@@ -61,7 +63,7 @@ func TestServerErrorAllocs(t *testing.T) {
 	}
 	notice = notice[5:]
 	if n := testing.AllocsPerRun(100, func() {
-		if err := c.handleAsync(wire.MsgNoticeResponse, notice); err != nil {
+		if err := c.s.HandleAsync(wire.MsgNoticeResponse, notice); err != nil {
 			t.Fatal(err)
 		}
 	}) - apiCost(notice); n > 0 {

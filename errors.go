@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -42,7 +44,7 @@ func (e *PgError) Error() string {
 
 // fatal reports whether the server ends the session with e: severity FATAL
 // or PANIC (the non-localized one; PgBouncer sends only the other).
-func (e *PgError) fatal() bool { return fatalSeverity(e.Severity, e.SeverityV) }
+func (e *PgError) fatal() bool { return session.FatalSeverity(e.Severity, e.SeverityV) }
 
 // SQLState returns the SQLSTATE code of the error.
 func (e *PgError) SQLState() string { return e.Code }
@@ -136,13 +138,21 @@ func isProtocolError(err error) bool {
 }
 
 // The session makes the API's errors (see apiErrors).
+// SafeToRetry reports whether err came from a call that sent nothing to
+// the server, so that running it again cannot run the statement twice,
+// and that may succeed if run again (on another connection, for a
+// connection that broke). A call refused because it has more than 65535
+// parameters, and a ProtocolError (or the connection's failure that
+// follows one), are not SafeToRetry: either would fail again.
+func SafeToRetry(err error) bool { return session.SafeToRetry(err) }
+
 func init() {
-	apiErrors.closed, apiErrors.canceledByOther = ErrClosed, ErrCanceledByOther
-	apiErrors.txClosed, apiErrors.idleEnded = ErrTxClosed, errIdleEnded
-	apiErrors.protocol = func(msg string) error { return &ProtocolError{Msg: msg} }
-	apiErrors.isProtocol = isProtocolError
-	apiErrors.server = func(f wire.ErrorFields) error { return pgErrorFromFields(&f) }
-	apiErrors.serverCode = func(err error) (code, message string, ok bool) {
+	session.APIErrors.Closed, session.APIErrors.CanceledByOther = ErrClosed, ErrCanceledByOther
+	session.APIErrors.TxClosed, session.APIErrors.IdleEnded = ErrTxClosed, errIdleEnded
+	session.APIErrors.Protocol = func(msg string) error { return &ProtocolError{Msg: msg} }
+	session.APIErrors.IsProtocol = isProtocolError
+	session.APIErrors.Server = func(f wire.ErrorFields) error { return pgErrorFromFields(&f) }
+	session.APIErrors.ServerCode = func(err error) (code, message string, ok bool) {
 		var pgErr *PgError
 		if !errors.As(err, &pgErr) {
 			return "", "", false

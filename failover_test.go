@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/pgtest"
 )
 
@@ -563,7 +565,7 @@ func TestPoolFailover(t *testing.T) {
 	// A failed write is either SafeToRetry (nothing reached the server:
 	// its row must not be there) or of unknown outcome.
 	for i, r := range failed {
-		safe := SafeToRetry(r.err)
+		safe := session.SafeToRetry(r.err)
 		if i < 10 {
 			t.Logf("failed write n=%d: started %v after Shutdown was called, took %v, SafeToRetry %v, in the table %v: %v",
 				r.n, r.start.Sub(shutdownAt).Round(time.Millisecond), r.end.Sub(r.start).Round(time.Millisecond),
@@ -642,7 +644,7 @@ func TestPoolRestartNoSafeToRetryErrors(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		if err := c.run(cctx, p, i); err != nil {
-			return fmt.Errorf("%s #%d: %w (SafeToRetry %v)", c.name, i, err, SafeToRetry(err))
+			return fmt.Errorf("%s #%d: %w (SafeToRetry %v)", c.name, i, err, session.SafeToRetry(err))
 		}
 		return nil
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // gateSlowLines is a reader of n lines "i\tv\n" (ids from base), one line
@@ -131,7 +133,7 @@ func TestCopyHitByOthersCancel(t *testing.T) {
 					bare++
 					if first == "" {
 						first = fmt.Sprintf("round %d: B (%s, ctx alive) failed with %v; errors.Is(err, ErrCanceledByOther)=%v, SafeToRetry=%v",
-							round, name, err, errors.Is(err, ErrCanceledByOther), SafeToRetry(err))
+							round, name, err, errors.Is(err, ErrCanceledByOther), session.SafeToRetry(err))
 					}
 				case errors.Is(err, ErrCanceledByOther):
 					marked++

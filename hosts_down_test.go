@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/pgtest"
 )
 
@@ -89,7 +91,7 @@ func TestHostsDown_StandbyCrashedIdleConns(t *testing.T) {
 	for i, r := range res {
 		if r.err != nil {
 			failed++
-			t.Logf("call %d (6 = Begin) failed after %v: SafeToRetry %v: %v", i, r.took.Round(time.Millisecond), SafeToRetry(r.err), r.err)
+			t.Logf("call %d (6 = Begin) failed after %v: SafeToRetry %v: %v", i, r.took.Round(time.Millisecond), session.SafeToRetry(r.err), r.err)
 		}
 		if r.took > deadline+200*time.Millisecond {
 			t.Errorf("a call returned %v after it started, deadline %v", r.took, deadline)

@@ -38,13 +38,13 @@ func (c *Conn) Unlisten(ctx context.Context, channel string) error {
 // steps aside for them and resumes after.
 func (c *Conn) WaitForNotification(ctx context.Context) (*Notification, error) {
 	for {
-		if n, ok := c.popNotification(); ok {
+		if n, ok := c.s.PopNotification(); ok {
 			return &Notification{PID: n.PID, Channel: n.Channel, Payload: n.Payload}, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := c.waitOnce(ctx); err != nil {
+		if err := c.s.WaitOnce(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -58,7 +58,7 @@ func (c *Conn) LoadTypes(ctx context.Context, names []string) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("pgline: LoadTypes: %w", err)
 	}
-	return registerCatalog(c.types, cat)
+	return registerCatalog(c.s.Types, cat)
 }
 
 // catalogType is one pg_type row that LoadTypes registers.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/sqllex"
 )
 
@@ -112,8 +114,8 @@ func TestStrictNamedArgs(t *testing.T) {
 	ctx := testCtx(t)
 	var v int
 	err := c.QueryRow(ctx, "SELECT @a::int + @b::int", StrictNamedArgs{"a": 1}).Scan(&v)
-	if err == nil || !strings.Contains(err.Error(), "@b") || !SafeToRetry(err) {
-		t.Fatalf("missing name: %v (SafeToRetry %v)", err, SafeToRetry(err))
+	if err == nil || !strings.Contains(err.Error(), "@b") || !session.SafeToRetry(err) {
+		t.Fatalf("missing name: %v (SafeToRetry %v)", err, session.SafeToRetry(err))
 	}
 	if _, err := c.Exec(ctx, "SELECT @a::int", StrictNamedArgs{"a": 1, "b": 2}); err == nil || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("unused key: %v", err)

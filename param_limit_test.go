@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -60,7 +62,7 @@ func checkManyParamsErr(t *testing.T, what string, err error) {
 		t.Errorf("%s: got %v, want a refusal naming 70000 and the limit 65535", what, err)
 		return
 	}
-	if SafeToRetry(err) {
+	if session.SafeToRetry(err) {
 		t.Errorf("%s: %v is SafeToRetry: the same call would fail again", what, err)
 	}
 	if isProtocolError(err) {
@@ -236,7 +238,7 @@ func TestProtocolErrorNotSafeToRetry(t *testing.T) {
 	if !isProtocolError(err) || !strings.Contains(err.Error(), "ParameterDescription") {
 		t.Fatalf("got %v, want a protocol error about the ParameterDescription", err)
 	}
-	if SafeToRetry(err) {
+	if session.SafeToRetry(err) {
 		t.Errorf("protocol error %v is SafeToRetry", err)
 	}
 	if !c.IsClosed() {
@@ -244,8 +246,8 @@ func TestProtocolErrorNotSafeToRetry(t *testing.T) {
 	}
 	// The connection's failure, as later calls get it, is not either.
 	_, err = c.Exec(ctx, "SELECT $1::int", 1)
-	if !errors.Is(err, ErrClosed) || SafeToRetry(err) {
-		t.Errorf("call after the protocol error: %v (SafeToRetry %v), want ErrClosed, not SafeToRetry", err, SafeToRetry(err))
+	if !errors.Is(err, ErrClosed) || session.SafeToRetry(err) {
+		t.Errorf("call after the protocol error: %v (SafeToRetry %v), want ErrClosed, not SafeToRetry", err, session.SafeToRetry(err))
 	}
 }
 
@@ -277,8 +279,8 @@ func TestPoolDoesNotResendAfterProtocolError(t *testing.T) {
 			}
 			defer p.Close()
 			err = call(p)
-			if !isProtocolError(err) || SafeToRetry(err) {
-				t.Errorf("got %v (SafeToRetry %v), want a protocol error, not SafeToRetry", err, SafeToRetry(err))
+			if !isProtocolError(err) || session.SafeToRetry(err) {
+				t.Errorf("got %v (SafeToRetry %v), want a protocol error, not SafeToRetry", err, session.SafeToRetry(err))
 			}
 			if n, m := s.parses.Load(), s.conns.Load(); n != 1 || m != 1 {
 				t.Errorf("the server saw %d Parse messages on %d connections, want 1 on 1: the Pool sent it again", n, m)
@@ -304,8 +306,8 @@ func TestPoolBeginNotRetriedAfterProtocolError(t *testing.T) {
 		tx.Rollback(ctx)
 		t.Fatal("Begin succeeded on a server whose reply to BEGIN is malformed")
 	}
-	if !isProtocolError(err) || SafeToRetry(err) {
-		t.Errorf("got %v (SafeToRetry %v), want a protocol error, not SafeToRetry", err, SafeToRetry(err))
+	if !isProtocolError(err) || session.SafeToRetry(err) {
+		t.Errorf("got %v (SafeToRetry %v), want a protocol error, not SafeToRetry", err, session.SafeToRetry(err))
 	}
 	if n, m := s.queries.Load(), s.conns.Load(); n != 1 || m != 1 {
 		t.Errorf("the server saw %d BEGINs on %d connections, want 1 on 1: the Pool began again", n, m)
@@ -331,8 +333,8 @@ func TestProtocolErrorFailsQueuedNotSafeToRetry(t *testing.T) {
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err == nil || SafeToRetry(err) {
-			t.Errorf("statement %d: %v (SafeToRetry %v), want an error, not SafeToRetry", i, err, SafeToRetry(err))
+		if err == nil || session.SafeToRetry(err) {
+			t.Errorf("statement %d: %v (SafeToRetry %v), want an error, not SafeToRetry", i, err, session.SafeToRetry(err))
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/pool"
 	"github.com/pgline/pgline/internal/sqllex"
 )
@@ -135,12 +137,12 @@ func routable(sql string) error {
 // open.
 func batchRoutable(b *Batch) error {
 	for i := range b.items {
-		if !sqllex.OpensBlock(b.items[i].sql) {
+		if !sqllex.OpensBlock(b.items[i].SQL) {
 			continue
 		}
 		sqls := make([]string, len(b.items))
 		for j := range b.items {
-			sqls[j] = b.items[j].sql
+			sqls[j] = b.items[j].SQL
 		}
 		if sqllex.Scan(strings.Join(sqls, "\n;\n")).OpensBlock {
 			return ErrRoutedBlock
@@ -172,7 +174,7 @@ func NewPoolConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	own := *cfg // with the pooler flags its connections share
 	own.Hosts = slices.Clone(cfg.Hosts)
 	own.RuntimeParams = maps.Clone(cfg.RuntimeParams)
-	own.proxies = new(proxyFlags)
+	own.proxies = new(session.ProxyFlags)
 	if len(own.Hosts) > 1 {
 		switch own.TargetSessionAttrs {
 		case "", "any", "read-write", "read-only", "primary", "standby", "prefer-standby":
@@ -279,7 +281,7 @@ func (p *Pool) retryRouted(ctx context.Context, rows bool, op func(pc *pool.Conn
 // ran: it is not made again; with several hosts, the roles are checked
 // at once, see pool.Host.NoteReadOnly.)
 func (p *Pool) retries(ctx context.Context, attempt int, pc *pool.Conn, err error) bool {
-	return SafeToRetry(err) && p.mayRetry(ctx, attempt, pc, err)
+	return session.SafeToRetry(err) && p.mayRetry(ctx, attempt, pc, err)
 }
 
 // mayRetry reports whether a call whose connection pc broke with err is
@@ -375,7 +377,7 @@ func (p *Pool) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 		return &BatchResults{err: err, closed: true}
 	}
 	br := connOf(pc).SendBatch(ctx, b)
-	if br.req == nil {
+	if br.rep.Req == nil {
 		pc.Done(true)
 		return br
 	}
@@ -425,7 +427,7 @@ func (pc *PoolConn) Release() {
 	}
 	defer pc.pc.Release() // also when AfterConnect panics
 	if c := pc.Conn; !c.IsClosed() && c.TxStatus() == 'I' {
-		if c.busy() {
+		if c.s.Busy() {
 			c.Close()
 		} else {
 			pc.pc.Reset(context.Background())
@@ -542,7 +544,7 @@ type HostStat struct {
 // Stat returns the pool's counters (the whole Pool's, for a view too).
 func (p *Pool) Stat() PoolStat {
 	hosts := p.set.eng.Hosts()
-	s := PoolStat{PoolerHosts: p.cfg.proxies.hosts(), Hosts: make([]HostStat, 0, len(hosts))}
+	s := PoolStat{PoolerHosts: p.cfg.proxies.Hosts(), Hosts: make([]HostStat, 0, len(hosts))}
 	now := time.Now()
 	for _, hp := range hosts {
 		n, st := hp.Stat(), hp.State(now)

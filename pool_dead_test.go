@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // These tests end the server sessions under a Pool's idle connections
@@ -205,7 +207,7 @@ func runDeadPoolOps(t *testing.T, ctx context.Context, p *Pool, ops []deadPoolOp
 			total++
 			if err := op.run(ctx, p, i); err != nil {
 				failed++
-				t.Errorf("%s #%d: %v (SQLSTATE %q, safe to retry: %v)", op.name, i, err, pgCode(err), SafeToRetry(err))
+				t.Errorf("%s #%d: %v (SQLSTATE %q, safe to retry: %v)", op.name, i, err, pgCode(err), session.SafeToRetry(err))
 			}
 		}
 	}
@@ -368,7 +370,7 @@ func testPoolTerminatedUnderLoad(t *testing.T) {
 				if err == nil {
 					continue
 				}
-				msg := fmt.Sprintf("worker %d call %d: %v (SQLSTATE %q, safe to retry: %v)", w, i, err, pgCode(err), SafeToRetry(err))
+				msg := fmt.Sprintf("worker %d call %d: %v (SQLSTATE %q, safe to retry: %v)", w, i, err, pgCode(err), session.SafeToRetry(err))
 				var held *heldConnError
 				mu.Lock()
 				switch {
@@ -386,7 +388,7 @@ func testPoolTerminatedUnderLoad(t *testing.T) {
 					} else {
 						inFlight = append(inFlight, msg)
 					}
-				case SafeToRetry(err):
+				case session.SafeToRetry(err):
 					bad = append(bad, msg+": nothing ran, so the Pool should have sent it again on a live connection")
 				default:
 					inFlight = append(inFlight, msg)
@@ -464,7 +466,7 @@ func TestSimpleQueryReportsFatal(t *testing.T) {
 			if !errors.As(err, &pgErr) || pgErr.Code != "57P05" {
 				t.Errorf("error %v (%T), want a *PgError with SQLSTATE 57P05", err, err)
 			}
-			if !SafeToRetry(err) {
+			if !session.SafeToRetry(err) {
 				t.Errorf("SafeToRetry(%v) = false, want true: the session had ended before the statement, which ran nothing", err)
 			}
 		})

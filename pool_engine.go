@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/pool"
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -48,15 +50,15 @@ func (b *backend) ParameterStatus(name string) string { return (*Conn)(b).Parame
 
 // UsableAfterIdle checks a connection that sat idle (Conn.usableAfterIdle).
 func (b *backend) UsableAfterIdle(ctx context.Context) bool {
-	return (*Conn)(b).usableAfterIdle(ctx)
+	return (*Conn)(b).s.UsableAfterIdle(ctx)
 }
 
 // DropNotifications discards the notifications kept.
-func (b *backend) DropNotifications() { (*Conn)(b).dropNotifications() }
+func (b *backend) DropNotifications() { (*Conn)(b).s.DropNotifications() }
 
 // SimpleQuery runs sql untraced (the role check).
 func (b *backend) SimpleQuery(ctx context.Context, sql string, onRow func(*wire.DataRow) error) error {
-	_, err := (*Conn)(b).simpleQueryUntraced(ctx, nil, sql, onRow, nil)
+	_, err := (*Conn)(b).s.SimpleQueryUntraced(ctx, nil, sql, onRow, nil)
 	return err
 }
 
@@ -108,8 +110,8 @@ func newPoolSet(own *Config) *poolSet {
 			}
 			c, err := ConnectConfig(ctx, conns[h.Index()])
 			if err == nil && n > 1 {
-				c.readOnly = h.NoteReadOnly
-				c.roleReport = func() { h.NoteRole(backendOf(c)) }
+				c.s.ReadOnly = h.NoteReadOnly
+				c.s.RoleReport = func() { h.NoteRole(backendOf(c)) }
 			}
 			return connectBackend(c, err)
 		},
@@ -117,7 +119,7 @@ func newPoolSet(own *Config) *poolSet {
 			resetPooled(ctx, asConn(b), own.AfterConnect)
 		},
 		ErrClosed: ErrPoolClosed,
-		NotSent:   notSent,
+		NotSent:   session.NotSent,
 		Final:     finalConnectErr,
 		NoHost:    noHostErr,
 	}
@@ -288,16 +290,16 @@ func resetPooled(ctx context.Context, c *Conn, afterConnect func(context.Context
 	ctx, cancel := context.WithTimeout(ctx, resetTimeout)
 	defer cancel()
 	reset := resetSession
-	prepared := c.preparedBySQL()
+	prepared := c.s.PreparedBySQL()
 	if prepared {
 		reset = resetPrepared
 	}
-	if _, err := c.simpleQueryNoting(ctx, nil, reset, nil, c.resetNote(prepared)); err != nil {
+	if _, err := c.simpleQueryNoting(ctx, nil, reset, nil, c.s.ResetNote(prepared)); err != nil {
 		c.Close()
 	} else if afterConnect != nil {
 		runAfterConnect(ctx, c, afterConnect)
 	}
-	c.dropNotifications()
+	c.s.DropNotifications()
 }
 
 // runAfterConnect runs afterConnect on the connection just reset: an

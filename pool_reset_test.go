@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestPoolReleaseKeepsAfterConnectSettings: AfterConnect sets
@@ -118,10 +120,10 @@ func TestPoolReleaseDeallocatesPreparedStatements(t *testing.T) {
 	if err := p.QueryRow(ctx, q, 1).Scan(&v); err != nil || v != 2 {
 		t.Fatalf("routed statement: %d, %v", v, err)
 	}
-	desc := func(c *Conn) *stmtDesc {
-		c.wmu.Lock()
-		defer c.wmu.Unlock()
-		return c.stmts.m[q]
+	desc := func(c *Conn) *session.StmtDesc {
+		c.s.Wmu.Lock()
+		defer c.s.Wmu.Unlock()
+		return c.s.Stmts.M[q]
 	}
 	for i := range 3 {
 		pc, err := p.Acquire(ctx)
@@ -129,7 +131,7 @@ func TestPoolReleaseDeallocatesPreparedStatements(t *testing.T) {
 			t.Fatal(err)
 		}
 		sd := desc(pc.Conn)
-		if sd == nil || sd.name == "" {
+		if sd == nil || sd.Name == "" {
 			t.Fatalf("acquisition %d: pgline's statement is not cached as a named statement", i)
 		}
 		if _, err := pc.Exec(ctx, "PREPARE rst_s AS SELECT 1"); err != nil {
@@ -145,8 +147,8 @@ func TestPoolReleaseDeallocatesPreparedStatements(t *testing.T) {
 			t.Errorf("acquisition %d: AfterConnect's prepared statement: %v", i, err)
 		}
 		var n int64
-		if err := pc.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_statements WHERE name = $1 AND NOT from_sql", sd.name).Scan(&n); err != nil || n != 1 {
-			t.Errorf("acquisition %d: pgline's statement %s on the server: %d, %v", i, sd.name, n, err)
+		if err := pc.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_statements WHERE name = $1 AND NOT from_sql", sd.Name).Scan(&n); err != nil || n != 1 {
+			t.Errorf("acquisition %d: pgline's statement %s on the server: %d, %v", i, sd.Name, n, err)
 		}
 		if err := pc.QueryRow(ctx, q, 2).Scan(&v); err != nil || v != 3 {
 			t.Errorf("acquisition %d: pgline's cached statement: %d, %v", i, v, err)
@@ -311,14 +313,14 @@ func TestPoolReleaseKeepsCacheWithoutPrepare(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := pc.Conn
-		c.wmu.Lock()
-		prepared := c.stmts.sqlPrepared
-		c.wmu.Unlock()
+		c.s.Wmu.Lock()
+		prepared := c.s.Stmts.SqlPrepared
+		c.s.Wmu.Unlock()
 		resets = append(resets, map[bool]string{false: "plain", true: "deallocating"}[prepared])
 		pc.Release()
-		c.wmu.Lock()
-		prepared = c.stmts.sqlPrepared
-		c.wmu.Unlock()
+		c.s.Wmu.Lock()
+		prepared = c.s.Stmts.SqlPrepared
+		c.s.Wmu.Unlock()
 		if prepared {
 			t.Errorf("after the Release of a holder that ran %q, the connection still counts SQL-prepared statements", sql)
 		}

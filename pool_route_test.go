@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestPoolWaitersFIFO: statements waiting for a slot get one in the order
@@ -75,7 +77,7 @@ func TestPoolWaiterCtxEnds(t *testing.T) {
 		var v int
 		done <- p.QueryRow(short, "SELECT 1").Scan(&v)
 	}()
-	if err := <-done; !SafeToRetry(err) || short.Err() == nil {
+	if err := <-done; !session.SafeToRetry(err) || short.Err() == nil {
 		t.Fatalf("waiting past its deadline: %v", err)
 	}
 	if st := p.Stat(); st.Waiting != 0 {
@@ -160,7 +162,7 @@ func TestPoolTakerCtxEnds(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := p.Acquire(short); !SafeToRetry(err) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := p.Acquire(short); !session.SafeToRetry(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire past its deadline: %v", err)
 	}
 	if st := p.Stat(); st.AcquireWaiting != 0 {

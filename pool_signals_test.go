@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // seen records the backends appStorm signalled.
@@ -82,7 +84,7 @@ func TestPoolSignalsStorm(t *testing.T) {
 					cancel()
 					o.note(v, qctx, err)
 				}
-				if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
+				if pgCode(err) == "25P02" && !errors.Is(err, session.ErrRefused) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})

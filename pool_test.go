@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 func newTestPool(t *testing.T, extra ...string) *Pool {
@@ -373,9 +375,9 @@ func TestPoolDropsRoutedNotifications(t *testing.T) {
 	queued := func() int {
 		n := 0
 		for _, c := range p.routedConns() { // the Pool's one host
-			c.notifyMu.Lock()
-			n += len(c.notifications)
-			c.notifyMu.Unlock()
+			c.s.NotifyMu.Lock()
+			n += len(c.s.Notifications)
+			c.s.NotifyMu.Unlock()
 		}
 		return n
 	}
@@ -427,8 +429,8 @@ func TestPoolIdleConnectionKilled(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	_, err := c.Exec(ctx, "SELECT $1::int", 1)
-	if pgCode(err) != "57P01" || !SafeToRetry(err) {
-		t.Fatalf("Conn after the kill: %v (safe to retry: %v)", err, SafeToRetry(err))
+	if pgCode(err) != "57P01" || !session.SafeToRetry(err) {
+		t.Fatalf("Conn after the kill: %v (safe to retry: %v)", err, session.SafeToRetry(err))
 	}
 }
 

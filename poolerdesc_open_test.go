@@ -35,7 +35,7 @@ func TestPoolerSignHiddenDeallocate(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT $1::int4", 1).Scan(&v); err != nil || v != 1 {
 		t.Fatalf("after: %d, %v", v, err)
 	}
-	if m := c.StatementCacheMode(); m != "prepare" {
+	if m := c.s.StatementCacheMode(); m != "prepare" {
 		t.Fatalf("a direct connection switched to %s mode (taken for a pooler) after the application's own DEALLOCATE ALL", m)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestPoolerSignCommitNamesNotCacheNames: the named BEGIN and COMMIT that
@@ -41,7 +43,7 @@ func TestPoolerSignCommitNamesNotCacheNames(t *testing.T) {
 				prepareApp()
 			}
 			// Shared Syncs: the named BEGIN and COMMIT are prepared.
-			for round := 0; round < 50 && c.StatementCacheMode() == cachePrepare; round++ {
+			for round := 0; round < 50 && c.s.StatementCacheMode() == session.CachePrepare; round++ {
 				var wg sync.WaitGroup
 				for g := range 8 {
 					wg.Add(1)
@@ -54,18 +56,18 @@ func TestPoolerSignCommitNamesNotCacheNames(t *testing.T) {
 					}()
 				}
 				wg.Wait()
-				c.wmu.Lock()
-				st := c.commitState
-				c.wmu.Unlock()
-				if st == commitReady || st == commitDisabled {
+				c.s.Wmu.Lock()
+				st := c.s.CommitState
+				c.s.Wmu.Unlock()
+				if st == session.CommitReady || st == session.CommitDisabled {
 					break
 				}
 			}
 			if order == "pgline first" {
 				prepareApp()
 			}
-			if m := c.StatementCacheMode(); m != cachePrepare {
-				t.Errorf("a connection directly on PostgreSQL switched to %q mode (commit state %d, shared %d)", m, c.commitState, c.shared)
+			if m := c.s.StatementCacheMode(); m != session.CachePrepare {
+				t.Errorf("a connection directly on PostgreSQL switched to %q mode (commit state %d, shared %d)", m, c.s.CommitState, c.s.Shared)
 			}
 		})
 	}
@@ -118,7 +120,7 @@ func TestPoolerSignAppCommitKeepsSession(t *testing.T) {
 	}
 	var n int
 	err := c.QueryRow(ctx, "SELECT count(*)::int FROM a2_cc").Scan(&n)
-	t.Logf("calls %d, ok %d, failed %d, rows %d (%v), tx status %c, mode %s", calls.Load(), ok.Load(), failed.Load(), n, err, c.TxStatus(), c.StatementCacheMode())
+	t.Logf("calls %d, ok %d, failed %d, rows %d (%v), tx status %c, mode %s", calls.Load(), ok.Load(), failed.Load(), n, err, c.TxStatus(), c.s.StatementCacheMode())
 	for _, e := range errs {
 		t.Logf("  %s", e)
 	}
@@ -149,7 +151,7 @@ func TestPoolerSignDeallocateQueuedBehindTx(t *testing.T) {
 		t.Run(stmt, func(t *testing.T) {
 			c := connect(t, srv.DSN("statement_cache_mode=auto"))
 			ctx := testCtx(t)
-			if m := c.StatementCacheMode(); m != cachePrepare {
+			if m := c.s.StatementCacheMode(); m != session.CachePrepare {
 				t.Fatalf("direct: %q", m)
 			}
 			tx, err := c.Begin(ctx)
@@ -176,7 +178,7 @@ func TestPoolerSignDeallocateQueuedBehindTx(t *testing.T) {
 			if err := c.QueryRow(ctx, q, 35).Scan(&v); err != nil || v != 42 {
 				t.Fatalf("after %s: %d %v", stmt, v, err)
 			}
-			if m := c.StatementCacheMode(); m != cachePrepare {
+			if m := c.s.StatementCacheMode(); m != session.CachePrepare {
 				t.Errorf("a connection directly on PostgreSQL switched to %q mode after the application's %s (false pooler sign)", m, stmt)
 			}
 		})
@@ -224,7 +226,7 @@ func TestPoolerSignDeallocateConcurrent(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for i := 0; time.Now().Before(deadline) && c.StatementCacheMode() == cachePrepare; i++ {
+					for i := 0; time.Now().Before(deadline) && c.s.StatementCacheMode() == session.CachePrepare; i++ {
 						var v int
 						k := (g + i) % 5
 						if err := c.QueryRow(ctx, fmt.Sprintf("SELECT $1::int + %d", k), i).Scan(&v); err == nil && v != i+k {
@@ -233,14 +235,14 @@ func TestPoolerSignDeallocateConcurrent(t *testing.T) {
 					}
 				}()
 			}
-			for time.Now().Before(deadline) && c.StatementCacheMode() == cachePrepare {
+			for time.Now().Before(deadline) && c.s.StatementCacheMode() == session.CachePrepare {
 				if _, err := c.Exec(ctx, "DEALLOCATE ALL"); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(2 * time.Millisecond)
 			}
 			wg.Wait()
-			if m := c.StatementCacheMode(); m != cachePrepare {
+			if m := c.s.StatementCacheMode(); m != session.CachePrepare {
 				tr.mu.Lock()
 				t.Errorf("a connection directly on PostgreSQL switched to %q mode: %q", m, tr.reasons)
 				tr.mu.Unlock()

@@ -16,6 +16,8 @@ import (
 	"context"
 	"unsafe"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -60,7 +62,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (CommandTag, e
 	return c.exec(ctx, nil, sql, args)
 }
 
-func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) (CommandTag, error) {
+func (c *Conn) exec(ctx context.Context, owner *session.Holder, sql string, args []any) (CommandTag, error) {
 	if len(args) == 0 {
 		return c.simpleQuery(ctx, owner, sql, nil)
 	}
@@ -73,10 +75,10 @@ func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) 
 		r.Close()
 		// Its rows went nowhere: hit by a cancel meant for another
 		// statement, it is sent again.
-		if resendable(owner, sql, r.err, r.txStatus) && r.resends.again(ctx, resendInterfered) {
+		if session.Resendable(owner, sql, r.res.Err, r.res.TxStatus) && r.resends.Again(ctx, session.ResendInterfered) {
 			continue
 		}
-		return CommandTag{s: r.tag}, r.err
+		return CommandTag{s: r.res.Tag}, r.res.Err
 	}
 }
 
@@ -87,15 +89,15 @@ func (c *Conn) exec(ctx context.Context, owner *holder, sql string, args []any) 
 // Every statement with arguments enters here (Query, QueryRow, and Exec
 // with arguments, of a Conn, a Tx or a Pool): NamedArgs are rewritten
 // here, and what is traced and sent is the rewritten text.
-func (c *Conn) query(ctx context.Context, owner *holder, r *Rows, sql string, args []any) error {
+func (c *Conn) query(ctx context.Context, owner *session.Holder, r *Rows, sql string, args []any) error {
 	if len(args) == 1 && isNamedArgs(args[0]) {
 		var err error
 		if sql, args, err = rewriteNamedArgs(sql, args[0]); err != nil {
-			return notSent(err)
+			return session.NotSent(err)
 		}
 	}
-	if len(args) > maxParams {
-		return tooManyParams(len(args), "arguments")
+	if len(args) > session.MaxParams {
+		return session.TooManyParams(len(args), "arguments")
 	}
 	if c.cfg.Tracer == nil {
 		return c.run(ctx, owner, r, sql, args)
@@ -104,8 +106,8 @@ func (c *Conn) query(ctx context.Context, owner *holder, r *Rows, sql string, ar
 }
 
 // run is query without tracing: the session's run, into r's reply.
-func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args []any) error {
-	if err := c.session.run(ctx, owner, &r.result, &r.resends, sql, args); err != nil {
+func (c *Conn) run(ctx context.Context, owner *session.Holder, r *Rows, sql string, args []any) error {
+	if err := c.s.Run(ctx, owner, &r.res, &r.resends, sql, args); err != nil {
 		return err
 	}
 	r.c = c
@@ -118,7 +120,7 @@ func (c *Conn) run(ctx context.Context, owner *holder, r *Rows, sql string, args
 // stack copy each time they run one.
 //
 //go:noinline
-func (c *Conn) runTraced(ctx context.Context, owner *holder, r *Rows, sql string, args []any) error {
+func (c *Conn) runTraced(ctx context.Context, owner *session.Holder, r *Rows, sql string, args []any) error {
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql, Args: args})
 	err := c.run(ctx, owner, r, sql, args)
 	if err != nil {
@@ -180,15 +182,15 @@ func (tx *Tx) Prepare(ctx context.Context, sql string) (*StatementDescription, e
 	return tx.c.describeStatement(ctx, tx.owner(), sql)
 }
 
-func (c *Conn) describeStatement(ctx context.Context, owner *holder, sql string) (*StatementDescription, error) {
-	sd, err := c.prepare(ctx, owner, sql)
+func (c *Conn) describeStatement(ctx context.Context, owner *session.Holder, sql string) (*StatementDescription, error) {
+	sd, err := c.s.Prepare(ctx, owner, sql)
 	if err != nil {
 		return nil, err
 	}
-	c.unpin(sd)
+	c.s.Unpin(sd)
 	return &StatementDescription{
 		SQL:       sql,
-		ParamOIDs: append([]uint32(nil), sd.paramOIDs...),
-		Fields:    append([]FieldDescription(nil), fieldsOf(sd.fields)...),
+		ParamOIDs: append([]uint32(nil), sd.ParamOIDs...),
+		Fields:    append([]FieldDescription(nil), fieldsOf(sd.Fields)...),
 	}, nil
 }

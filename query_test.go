@@ -197,9 +197,9 @@ func TestCtxEndsWhileRowsBuffered(t *testing.T) {
 			behind <- err
 		}()
 		for queued := false; !queued; time.Sleep(100 * time.Microsecond) {
-			c.wmu.Lock()
-			queued = c.tail != rows.req
-			c.wmu.Unlock()
+			c.s.Wmu.Lock()
+			queued = c.s.Tail != rows.res.Req
+			c.s.Wmu.Unlock()
 		}
 		cancel()
 		n := 0
@@ -324,7 +324,7 @@ func TestCancelTimeoutClosesConnection(t *testing.T) {
 			t.Fatal(v, err)
 		}
 	}
-	c.secretKey ^= 1
+	c.s.SecretKey ^= 1
 	ctx, cancel := context.WithTimeout(testCtx(t), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/pgtest"
 )
 
@@ -290,14 +292,14 @@ func TestPoolReplicas(t *testing.T) {
 		standby := p.Target("standby")
 		start := time.Now()
 		_, _, err := whichServer(context.Background(), standby)
-		if err == nil || !SafeToRetry(err) || !strings.Contains(err.Error(), "pool_max_replica_lag") || time.Since(start) > 200*time.Millisecond {
+		if err == nil || !session.SafeToRetry(err) || !strings.Contains(err.Error(), "pool_max_replica_lag") || time.Since(start) > 200*time.Millisecond {
 			t.Errorf("Target(standby), both behind, no deadline: %v after %v; want a SafeToRetry error naming pool_max_replica_lag at once", err, time.Since(start))
 		}
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		start = time.Now()
 		_, _, err = whichServer(short, standby)
 		cancel()
-		if took := time.Since(start); err == nil || !errors.Is(err, context.DeadlineExceeded) || !SafeToRetry(err) ||
+		if took := time.Since(start); err == nil || !errors.Is(err, context.DeadlineExceeded) || !session.SafeToRetry(err) ||
 			took < 290*time.Millisecond || took > 500*time.Millisecond {
 			t.Errorf("Target(standby), both behind, 300ms deadline: %v after %v; want DeadlineExceeded, SafeToRetry, at the deadline", err, took)
 		}
@@ -346,7 +348,7 @@ func TestPoolTargetOneHost(t *testing.T) {
 		// Without a deadline: the error once the role is known.
 		start := time.Now()
 		_, _, err := whichServer(context.Background(), p.Target(attrs))
-		if err == nil || !SafeToRetry(err) || !strings.Contains(err.Error(), "target_session_attrs="+attrs) {
+		if err == nil || !session.SafeToRetry(err) || !strings.Contains(err.Error(), "target_session_attrs="+attrs) {
 			t.Errorf("Target(%q) on a primary: %v; want a SafeToRetry error naming target_session_attrs=%s", attrs, err, attrs)
 		}
 		t.Logf("Target(%q): %v after %v", attrs, err, time.Since(start).Round(time.Millisecond))
@@ -354,7 +356,7 @@ func TestPoolTargetOneHost(t *testing.T) {
 		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		_, _, err = whichServer(short, p.Target(attrs))
 		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) || !SafeToRetry(err) {
+		if !errors.Is(err, context.DeadlineExceeded) || !session.SafeToRetry(err) {
 			t.Errorf("Target(%q) on a primary, 100ms deadline: %v", attrs, err)
 		}
 	}
@@ -498,7 +500,7 @@ func TestPoolPromotion(t *testing.T) {
 	for i, w := range failed {
 		if i < 5 {
 			t.Logf("failed write %d: started %v after the shutdown, SafeToRetry %v: %v",
-				w.id, w.start.Sub(stopped).Round(time.Millisecond), SafeToRetry(w.err), w.err)
+				w.id, w.start.Sub(stopped).Round(time.Millisecond), session.SafeToRetry(w.err), w.err)
 		}
 		if w.start.After(promoted) && w.end.Sub(promoted) > 2*time.Second {
 			t.Errorf("write %d failed %v after the promotion: %v", w.id, w.end.Sub(promoted), w.err)
@@ -513,7 +515,7 @@ func TestPoolPromotion(t *testing.T) {
 		t.Errorf("acknowledged writes missing: %v; written twice: %v", head(missing, 10), head(dup, 10))
 	}
 	for _, w := range failed {
-		if SafeToRetry(w.err) && inTable[w.id] > 0 {
+		if session.SafeToRetry(w.err) && inTable[w.id] > 0 {
 			t.Errorf("write %d failed SafeToRetry, yet it is on the new primary: %v", w.id, w.err)
 		}
 	}

@@ -100,9 +100,9 @@ func baseQueued(t *testing.T, c *Conn, run func() error) uint64 {
 
 // queuedSinceConnect returns how many requests c has queued since it connected.
 func queuedSinceConnect(c *Conn) uint64 {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.seqNext
+	c.s.Wmu.Lock()
+	defer c.s.Wmu.Unlock()
+	return c.s.SeqNext
 }
 
 // cancelOnceCalls returns how often cancel_once ran with seq.

@@ -9,6 +9,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestCommitThenTerminatedNotResent: a CALL or DO that commits and then
@@ -74,7 +76,7 @@ END $$`); err != nil {
 			if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "57P01" {
 				t.Errorf("%s returned %v, want the server's FATAL 57P01", tc.name, err)
 			}
-			if SafeToRetry(err) {
+			if session.SafeToRetry(err) {
 				t.Errorf("%s committed, yet its error says SafeToRetry: %v", tc.name, err)
 			}
 			if k != 1 {
@@ -105,7 +107,7 @@ func TestWriteRefusedIsNotSent(t *testing.T) {
 		} else {
 			_, err = c.Exec(testCtx(t), "SELECT 1")
 		}
-		if err == nil || !SafeToRetry(err) {
+		if err == nil || !session.SafeToRetry(err) {
 			t.Errorf("%s on a connection the server had reset: %v, want an error marked SafeToRetry", via, err)
 		}
 	}

@@ -3,6 +3,8 @@ package pgline
 import (
 	"context"
 	"testing"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestRetryBudgets pins each reason's budget (retry.go): a call may be
@@ -12,24 +14,24 @@ import (
 func TestRetryBudgets(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		reason resendReason
+		reason session.ResendReason
 		budget int
 	}{
-		{resendInterfered, maxCancelRetries},
-		{resendStale, 1},
-		{resendPathChanged, maxPathRetries},
+		{session.ResendInterfered, session.MaxCancelRetries},
+		{session.ResendStale, 1},
+		{session.ResendPathChanged, session.MaxPathRetries},
 	} {
-		var b resends
+		var b session.Resends
 		for i := range tc.budget {
-			if !b.again(ctx, tc.reason) {
+			if !b.Again(ctx, tc.reason) {
 				t.Fatalf("reason %d: attempt %d refused, budget %d", tc.reason, i+1, tc.budget)
 			}
 		}
-		if b.again(ctx, tc.reason) {
+		if b.Again(ctx, tc.reason) {
 			t.Fatalf("reason %d: sent again past its budget %d", tc.reason, tc.budget)
 		}
-		for _, other := range []resendReason{resendInterfered, resendStale, resendPathChanged} {
-			if other != tc.reason && !b.again(ctx, other) {
+		for _, other := range []session.ResendReason{session.ResendInterfered, session.ResendStale, session.ResendPathChanged} {
+			if other != tc.reason && !b.Again(ctx, other) {
 				t.Errorf("reason %d used up reason %d's budget", tc.reason, other)
 			}
 		}
@@ -41,13 +43,13 @@ func TestRetryBudgets(t *testing.T) {
 func TestRetryNotAfterCtxEnded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var b resends
-	for _, r := range []resendReason{resendInterfered, resendStale, resendPathChanged} {
-		if b.again(ctx, r) {
+	var b session.Resends
+	for _, r := range []session.ResendReason{session.ResendInterfered, session.ResendStale, session.ResendPathChanged} {
+		if b.Again(ctx, r) {
 			t.Errorf("reason %d: sent again after the ctx ended", r)
 		}
 	}
-	if b != (resends{}) {
+	if b != (session.Resends{}) {
 		t.Errorf("budget used: %+v", b)
 	}
 }

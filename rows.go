@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/pool"
 	"github.com/pgline/pgline/internal/strblock"
 	"github.com/pgline/pgline/pgtype"
@@ -31,8 +33,8 @@ func (*noRowsError) Unwrap() error { return sql.ErrNoRows }
 // time. The Rows of a transaction's query are closed by its Commit or
 // Rollback if still open (see Tx); Err then reports why.
 type Rows struct {
-	c      *Conn
-	result // the reply, read up to each row (result.go)
+	c   *Conn
+	res session.Result // the reply, read up to each row (result.go)
 	// batch is set for the result of one statement of a batch: the batch
 	// owns the turn, and in an all-or-nothing batch (stopAtComplete) the
 	// statement's reply ends at its CommandComplete or ErrorResponse.
@@ -45,7 +47,7 @@ type Rows struct {
 	// resends is the retry budget of the call that made the rows,
 	// carried across its attempts (see retry.go). Beside use, so that
 	// Rows stays in its allocation size class (256 B).
-	resends resends
+	resends session.Resends
 	raw     [][]byte // reused by RawValues
 	// short holds the short strings Scan has handed out (see scanOne).
 	short strblock.Block
@@ -151,10 +153,10 @@ func (r *Rows) closeForTx(ctx context.Context) (gaveUp bool, err error) {
 // and leaves them rowsGivenUp.
 func (r *Rows) closeForTxEnd() (gaveUp bool) {
 	if r.c != nil {
-		r.pending = false
-		if !r.done {
-			r.setErr(errRowsClosedByTx)
-			r.abandoned, gaveUp = true, true
+		r.res.Pending = false
+		if !r.res.Done {
+			r.res.SetErr(errRowsClosedByTx)
+			r.res.Abandoned, gaveUp = true, true
 		}
 		r.finish()
 	}
@@ -167,13 +169,13 @@ func (r *Rows) closeForTxEnd() (gaveUp bool) {
 }
 
 // start reads the reply up to the first row or its end (see result.start).
-func (r *Rows) start() error { return r.result.start(&r.c.session) }
+func (r *Rows) start() error { return r.res.Start(&r.c.s) }
 
 // readRow reads the reply up to the next row (see result.readRow).
-func (r *Rows) readRow() bool { return r.result.readRow(&r.c.session) }
+func (r *Rows) readRow() bool { return r.res.ReadRow(&r.c.s) }
 
 // fatal ends the rows on an error that closes the connection.
-func (r *Rows) fatal(err error) bool { return r.result.fatal(&r.c.session, err) }
+func (r *Rows) fatal(err error) bool { return r.res.Fatal(&r.c.s, err) }
 
 // Next advances to the next row and reports whether there is one. When it
 // returns false the rows are closed; check Err.
@@ -184,18 +186,18 @@ func (r *Rows) Next() bool {
 	if r.c == nil {
 		return false
 	}
-	if r.done {
+	if r.res.Done {
 		r.finish()
 		return false
 	}
-	if r.pending {
-		r.pending = false
-		if w := &r.req.watch; !w.interrupts || w.ctx.Err() == nil {
+	if r.res.Pending {
+		r.res.Pending = false
+		if w := &r.res.Req.Watch; !w.Interrupts || w.Ctx.Err() == nil {
 			return true
 		}
 		// Its ctx ended since the row was read (see Conn.next): the
 		// caller is answered with its ctx's error, as by a read.
-		r.readFailed(errInterrupted)
+		r.res.ReadFailed(session.ErrInterrupted)
 	} else if r.readRow() {
 		return true
 	}
@@ -209,13 +211,13 @@ func (r *Rows) finish() {
 		return
 	}
 	if r.batch != nil {
-		r.batch.statementEnded(&r.result)
+		r.batch.rep.StatementEnded(&r.res)
 		r.c = nil // the batch goes on reading
 		return
 	}
-	r.end(&r.c.session)
+	r.res.End(&r.c.s)
 	if r.trace != nil {
-		traceEnd(r.traceCtx, r.c.cfg, r.trace, CommandTag{s: r.tag}, r.err)
+		traceEnd(r.traceCtx, r.c.cfg, r.trace, CommandTag{s: r.res.Tag}, r.res.Err)
 		r.trace, r.traceCtx = nil, nil
 	}
 	r.c = nil
@@ -237,8 +239,8 @@ func (r *Rows) Close() {
 	if r.c == nil {
 		return
 	}
-	r.pending = false
-	for !r.done {
+	r.res.Pending = false
+	for !r.res.Done {
 		r.readRow()
 	}
 	r.finish()
@@ -252,19 +254,19 @@ func (r *Rows) Err() error {
 	if r.tx != nil && r.enter() {
 		defer r.leave()
 	}
-	return r.err
+	return r.res.Err
 }
 
 // CommandTag returns the command tag of the statement, once the rows are
 // closed.
-func (r *Rows) CommandTag() CommandTag { return CommandTag{s: r.tag} }
+func (r *Rows) CommandTag() CommandTag { return CommandTag{s: r.res.Tag} }
 
 // FieldDescriptions describes the result columns.
 func (r *Rows) FieldDescriptions() []FieldDescription {
-	if r.sd == nil {
+	if r.res.Sd == nil {
 		return nil
 	}
-	return fieldsOf(r.sd.fields)
+	return fieldsOf(r.res.Sd.Fields)
 }
 
 // Scan decodes the current row's columns into dest, one destination per
@@ -281,19 +283,19 @@ func (r *Rows) Scan(dest ...any) error {
 		}
 		defer r.leave()
 	}
-	if r.c == nil || r.pending || r.done {
+	if r.c == nil || r.res.Pending || r.res.Done {
 		return errors.New("pgline: Scan called without a current row (call Next first)")
 	}
-	if len(dest) != len(r.sd.fields) {
-		return fmt.Errorf("pgline: Scan got %d destinations for %d columns", len(dest), len(r.sd.fields))
+	if len(dest) != len(r.res.Sd.Fields) {
+		return fmt.Errorf("pgline: Scan got %d destinations for %d columns", len(dest), len(r.res.Sd.Fields))
 	}
-	if r.big {
+	if r.res.Big {
 		return r.scanBig(dest)
 	}
 	// The row's column lengths are checked by this walk (see readRow).
-	row := r.row
+	row := r.res.Row
 	row.Reset()
-	plans := r.sd.plans[:len(dest)]
+	plans := r.res.Sd.Plans[:len(dest)]
 	for i, d := range dest {
 		v, isNull, ok := row.NextChecked()
 		if !ok {
@@ -312,19 +314,19 @@ func (r *Rows) Scan(dest ...any) error {
 	if !row.Finish() {
 		return r.malformedRow()
 	}
-	r.row = row
+	r.res.Row = row
 	return nil
 }
 
 // malformedRow ends the rows and closes the connection on the current
 // row's malformed column lengths, and returns the protocol error.
 func (r *Rows) malformedRow() error {
-	err := r.row.Check()
+	err := r.res.Row.Check()
 	if err == nil {
 		err = errors.New("DataRow: malformed") // not reached: Check finds what Scan's walk did
 	}
-	r.fatal(protocolErr(err))
-	return r.err
+	r.fatal(session.ProtocolErr(err))
+	return r.res.Err
 }
 
 // scanOne decodes column i's value (nil for NULL) into d through cp, the
@@ -334,24 +336,24 @@ func (r *Rows) malformedRow() error {
 // a short text value bound for a *string, copied into the rows' shared
 // block (one allocation for many values and rows; a string kept keeps at
 // most 1 KiB alive).
-func (r *Rows) scanOne(cp *columnPlan, i int, v []byte, d any) error {
-	if cp.dst != typeWord(d) || cp.plan == nil {
+func (r *Rows) scanOne(cp *session.ColumnPlan, i int, v []byte, d any) error {
+	if cp.Dst != typeWord(d) || cp.Plan == nil {
 		if err := r.replan(cp, i, d); err != nil {
 			return err
 		}
 	}
 	if v != nil {
-		if cp.inline.Scan(v, d) {
+		if cp.Inline.Scan(v, d) {
 			return nil
 		}
-		if cp.short && len(v) <= strblock.MaxLen {
+		if cp.Short && len(v) <= strblock.MaxLen {
 			if p, _ := d.(*string); p != nil {
 				*p = r.short.String(v)
 				return nil
 			}
 		}
 	}
-	if err := cp.plan.Scan(v, d); err != nil {
+	if err := cp.Plan.Scan(v, d); err != nil {
 		return r.columnErr(i, err)
 	}
 	return nil
@@ -369,39 +371,39 @@ func (r *Rows) ScanColumn(i int, dest any) error {
 		}
 		defer r.leave()
 	}
-	if r.c == nil || r.pending || r.done {
+	if r.c == nil || r.res.Pending || r.res.Done {
 		return errors.New("pgline: ScanColumn called without a current row (call Next first)")
 	}
-	if i < 0 || i >= len(r.sd.fields) {
-		return fmt.Errorf("pgline: ScanColumn: no column %d of %d", i, len(r.sd.fields))
+	if i < 0 || i >= len(r.res.Sd.Fields) {
+		return fmt.Errorf("pgline: ScanColumn: no column %d of %d", i, len(r.res.Sd.Fields))
 	}
 	if err := r.materialize(); err != nil {
 		return err
 	}
-	v, isNull := r.row.Column(i)
+	v, isNull := r.res.Row.Column(i)
 	if isNull {
 		v = nil
 	}
-	return r.scanOne(&r.sd.plans[i], i, v, dest)
+	return r.scanOne(&r.res.Sd.Plans[i], i, v, dest)
 }
 
 // replan makes cp, column i's plan, for d's type.
-func (r *Rows) replan(cp *columnPlan, i int, d any) error {
+func (r *Rows) replan(cp *session.ColumnPlan, i int, d any) error {
 	plan, err := r.planScan(i, d)
 	if err != nil {
 		return err
 	}
-	*cp = columnPlan{dst: typeWord(d), plan: plan, inline: pgtype.InlineOf(plan), short: pgtype.CopiesToString(plan)}
+	*cp = session.ColumnPlan{Dst: typeWord(d), Plan: plan, Inline: pgtype.InlineOf(plan), Short: pgtype.CopiesToString(plan)}
 	return nil
 }
 
 // planScan makes the scan plan of column i for destinations of d's type.
 func (r *Rows) planScan(i int, d any) (pgtype.ScanPlan, error) {
-	f := (*FieldDescription)(&r.sd.fields[i])
+	f := (*FieldDescription)(&r.res.Sd.Fields[i])
 	if _, ok := d.(*StreamDest); ok {
 		return newStreamPlan(f)
 	}
-	plan, err := r.c.types.PlanScan(f.DataTypeOID, f.Format, d)
+	plan, err := r.c.s.Types.PlanScan(f.DataTypeOID, f.Format, d)
 	if err != nil {
 		return nil, r.columnErr(i, err)
 	}
@@ -410,7 +412,7 @@ func (r *Rows) planScan(i int, d any) (pgtype.ScanPlan, error) {
 
 // columnErr names column i in err.
 func (r *Rows) columnErr(i int, err error) error {
-	return fmt.Errorf("pgline: column %d (%s): %w", i, r.sd.fields[i].Name, err)
+	return fmt.Errorf("pgline: column %d (%s): %w", i, r.res.Sd.Fields[i].Name, err)
 }
 
 // RawValues returns the current row's column values as the server sent
@@ -425,10 +427,10 @@ func (r *Rows) RawValues() [][]byte {
 	if r.tx != nil && r.enter() {
 		defer r.leave()
 	}
-	if r.c == nil || r.pending || r.done || r.materialize() != nil {
+	if r.c == nil || r.res.Pending || r.res.Done || r.materialize() != nil {
 		return nil
 	}
-	r.raw = r.row.Values(r.raw[:0])
+	r.raw = r.res.Row.Values(r.raw[:0])
 	return r.raw
 }
 
@@ -441,22 +443,22 @@ func (r *Rows) Values() ([]any, error) {
 		}
 		defer r.leave()
 	}
-	if r.c == nil || r.pending || r.done {
+	if r.c == nil || r.res.Pending || r.res.Done {
 		return nil, errors.New("pgline: Values called without a current row (call Next first)")
 	}
 	if err := r.materialize(); err != nil {
 		return nil, err
 	}
-	fields := r.sd.fields
+	fields := r.res.Sd.Fields
 	vals := make([]any, len(fields))
-	row := r.row
+	row := r.res.Row
 	row.Reset()
 	for i := range fields {
 		v, isNull, _ := row.Next()
 		if isNull {
 			continue
 		}
-		val, err := r.c.types.DecodeValue(fields[i].DataTypeOID, fields[i].Format, v)
+		val, err := r.c.s.Types.DecodeValue(fields[i].DataTypeOID, fields[i].Format, v)
 		if err != nil {
 			return nil, fmt.Errorf("pgline: column %d (%s): %w", i, fields[i].Name, err)
 		}
@@ -475,7 +477,7 @@ type Row struct {
 	c     *Conn
 	pool  *Pool
 	ctx   context.Context
-	owner *holder
+	owner *session.Holder
 	sql   string
 	args  []any
 }
@@ -488,7 +490,7 @@ func (r *Row) Scan(dest ...any) error {
 		// The row reached dest only: when a cancel meant for another
 		// statement hit the statement, it is run again, and dest
 		// overwritten, unless a destination streamed it elsewhere.
-		if r.c == nil || streams(dest) || !resendable(r.owner, r.sql, err, r.rows.txStatus) || !r.rows.resends.again(r.ctx, resendInterfered) {
+		if r.c == nil || streams(dest) || !session.Resendable(r.owner, r.sql, err, r.rows.res.TxStatus) || !r.rows.resends.Again(r.ctx, session.ResendInterfered) {
 			return err
 		}
 		r.rows = Rows{resends: r.rows.resends} // one budget, with run's

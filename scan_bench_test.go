@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/strblock"
 	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtype"
@@ -22,13 +24,13 @@ func scanBenchRows(tb testing.TB) *Rows {
 	for i, oid := range oids {
 		fields[i] = wire.FieldDescription{Name: "c", DataTypeOID: oid}
 	}
-	sd := &stmtDesc{}
-	sd.setFields(fields, m)
+	sd := &session.StmtDesc{}
+	sd.SetFields(fields, m)
 	row, err := wire.ParseDataRow(scanBenchBody(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &Rows{c: &Conn{session: session{types: m}}, result: result{sd: sd, row: row}}
+	return &Rows{c: &Conn{s: session.Session{Types: m}}, res: session.Result{Sd: sd, Row: row}}
 }
 
 // scanBenchBody returns the DataRow body of one bench_rows row, in
@@ -62,7 +64,7 @@ func BenchmarkScanRow(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for range 1000 {
-			r.row, _ = wire.SplitDataRow(body)
+			r.res.Row, _ = wire.SplitDataRow(body)
 			if err := r.Scan(dest...); err != nil {
 				b.Fatal(err)
 			}

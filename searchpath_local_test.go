@@ -10,6 +10,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // pathSetup runs setup (a multi-statement text) on c and drops the schemas
@@ -198,7 +200,7 @@ func TestSearchPathLocalBatches(t *testing.T) {
 					b := &Batch{AllOrNothing: true}
 					b.Queue("SET LOCAL search_path = lp_s")
 					b.Queue(pathQ, 1)
-					if err := tx.SendBatch(ctx, b).Close(); !errors.Is(err, errPathChanged) {
+					if err := tx.SendBatch(ctx, b).Close(); !errors.Is(err, session.ErrPathChanged) {
 						return errors.Join(err, errors.New("all-or-nothing batch [SET, q]: want errPathChanged"))
 					}
 					if _, err := tx.Exec(ctx, "SET LOCAL search_path = lp_s"); err != nil {

@@ -118,12 +118,12 @@ func TestSearchPathSessionChangesConcurrent(t *testing.T) {
 			close(stop)
 			wg.Wait()
 			samples.Range(func(k, _ any) bool { t.Logf("error seen: %v", k); return true })
-			t.Logf("runs %d, errors %d, wrong %d, mode now %s", runs.Load(), errs.Load(), bad.Load(), c.StatementCacheMode())
+			t.Logf("runs %d, errors %d, wrong %d, mode now %s", runs.Load(), errs.Load(), bad.Load(), c.s.StatementCacheMode())
 			if bad.Load() > 0 {
 				t.Errorf("%d wrong values; first: %v", bad.Load(), first.Load())
 			}
-			if mode != "describe" && c.StatementCacheMode() != "prepare" {
-				t.Errorf("the connection switched to %s mode after the application's DEALLOCATE/DISCARD", c.StatementCacheMode())
+			if mode != "describe" && c.s.StatementCacheMode() != "prepare" {
+				t.Errorf("the connection switched to %s mode after the application's DEALLOCATE/DISCARD", c.s.StatementCacheMode())
 			}
 			var sn string
 			var v any

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestSearchPathLocalPreparedInTx: a statement first run (prepared and
@@ -211,7 +213,7 @@ func TestSearchPathBatchAfterPathChangeFails(t *testing.T) {
 				b.Queue("SET LOCAL search_path = sp3")
 				b.Queue(q, 1)
 				err := tx.SendBatch(ctx, b).Close()
-				if !errors.Is(err, errPathChanged) {
+				if !errors.Is(err, session.ErrPathChanged) {
 					t.Fatalf("AllOrNothing=%v: %v; want errPathChanged", all, err)
 				}
 			}
@@ -330,9 +332,9 @@ func TestSearchPathPoolRelease(t *testing.T) {
 		}
 		if !afterConnect {
 			cn := conns[0]
-			cn.wmu.Lock()
-			cached := cn.stmts.m[q] != nil
-			cn.wmu.Unlock()
+			cn.s.Wmu.Lock()
+			cached := cn.s.Stmts.M[q] != nil
+			cn.s.Wmu.Unlock()
 			if !cached {
 				t.Error("Release's reset dropped the statements of a connection whose search_path never changed")
 			}

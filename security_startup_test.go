@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/auth"
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -214,7 +216,7 @@ func TestSecurityStartup_BareConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &Config{Hosts: parsed.Hosts, User: "u", Password: "x"}
-	cfg.cacheMode = cachePrepare
+	cfg.cacheMode = session.CachePrepare
 	c, err := ConnectConfig(testCtx(t), cfg)
 	if err != nil {
 		t.Fatalf("bare Config: %v", err)

@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/auth"
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -50,12 +52,12 @@ func (c *Conn) startup(h HostConfig) error {
 	// max_message_size (1 GiB) is refused rather than allocated whole, as
 	// it would be from anyone on the path before authentication (libpq
 	// caps a startup error at 30,000 bytes).
-	defer c.rd.SetMaxMessageSize(c.rd.SetMaxMessageSize(min(c.rd.MaxMessageSize(), startupMaxMessage)))
+	defer c.s.Rd.SetMaxMessageSize(c.s.Rd.SetMaxMessageSize(min(c.s.Rd.MaxMessageSize(), startupMaxMessage)))
 	msg, err := wire.AppendStartup(nil, startupParams(c.cfg))
 	if err != nil {
 		return fmt.Errorf("startup message: %w", err)
 	}
-	if _, err := c.netConn.Write(msg); err != nil {
+	if _, err := c.s.NetConn.Write(msg); err != nil {
 		return err
 	}
 	// Config.Password, when set (also after ParseConfig), wins over what
@@ -75,23 +77,23 @@ func (c *Conn) startup(h HostConfig) error {
 		return errors.New("channel binding required, but the server authenticated the client without channel binding")
 	}
 	for {
-		typ, body, err := c.rd.Next()
+		typ, body, err := c.s.Rd.Next()
 		if err != nil {
-			return readErr(err)
+			return session.ReadErr(err)
 		}
 		switch typ {
 		case wire.MsgBackendKeyData:
 			k, err := wire.ParseBackendKeyData(body)
 			if err != nil {
-				return protocolErr(err)
+				return session.ProtocolErr(err)
 			}
-			c.pid, c.secretKey = k.ProcessID, k.SecretKey
+			c.s.PID, c.s.SecretKey = k.ProcessID, k.SecretKey
 		case wire.MsgReadyForQuery:
-			return c.readyForQuery(body)
+			return c.s.ReadyForQuery(body)
 		case wire.MsgErrorResponse:
 			return startupPgError(body)
 		case wire.MsgParameterStatus, wire.MsgNoticeResponse, wire.MsgNegotiateProtocolVersion:
-			if err := c.handleAsync(typ, body); err != nil {
+			if err := c.s.HandleAsync(typ, body); err != nil {
 				return err
 			}
 		default:
@@ -136,15 +138,15 @@ func (c *Conn) authenticate(password string) (authMethod, bool, error) {
 	var scram *auth.SCRAM
 	scramPlus, scramDone := false, false
 	for {
-		typ, body, err := c.rd.Next()
+		typ, body, err := c.s.Rd.Next()
 		if err != nil {
-			return "", false, readErr(err)
+			return "", false, session.ReadErr(err)
 		}
 		switch typ {
 		case wire.MsgErrorResponse:
 			return "", false, startupPgError(body)
 		case wire.MsgNoticeResponse, wire.MsgNegotiateProtocolVersion:
-			if err := c.handleAsync(typ, body); err != nil {
+			if err := c.s.HandleAsync(typ, body); err != nil {
 				return "", false, err
 			}
 			continue
@@ -154,7 +156,7 @@ func (c *Conn) authenticate(password string) (authMethod, bool, error) {
 		}
 		a, err := wire.ParseAuthentication(body)
 		if err != nil {
-			return "", false, protocolErr(err)
+			return "", false, session.ProtocolErr(err)
 		}
 		switch a.Type {
 		case wire.AuthOK:
@@ -191,7 +193,7 @@ func (c *Conn) authenticate(password string) (authMethod, bool, error) {
 				return "", false, errors.New("server requested SCRAM-SHA-256 authentication, but no password was supplied")
 			}
 			var cbData []byte
-			if c.tls && c.cfg.ChannelBinding != "disable" {
+			if c.s.TLS && c.cfg.ChannelBinding != "disable" {
 				cbData = c.channelBindingData()
 			}
 			mech, err := auth.ChooseMechanism(a.Mechanisms, c.cfg.ChannelBinding, cbData != nil)
@@ -199,7 +201,7 @@ func (c *Conn) authenticate(password string) (authMethod, bool, error) {
 				return "", false, err
 			}
 			scramPlus = mech == auth.MechSCRAMSHA256Plus
-			supportsCB := auth.ClientSupportsCB(a.Mechanisms, c.cfg.ChannelBinding, c.tls)
+			supportsCB := auth.ClientSupportsCB(a.Mechanisms, c.cfg.ChannelBinding, c.s.TLS)
 			if !scramPlus {
 				cbData = nil
 			}
@@ -272,7 +274,7 @@ func checkRequireAuth(list string, m authMethod) error {
 // channelBindingData returns the tls-server-end-point data of the server's
 // certificate, or nil when it cannot be computed.
 func (c *Conn) channelBindingData() []byte {
-	tc, ok := c.netConn.(*tls.Conn)
+	tc, ok := c.s.NetConn.(*tls.Conn)
 	if !ok {
 		return nil
 	}
@@ -292,15 +294,15 @@ func (c *Conn) sendNow(msg []byte, err error) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.netConn.Write(msg)
+	_, err = c.s.NetConn.Write(msg)
 	return err
 }
 
 // startupPgError decodes an ErrorResponse received during startup.
 func startupPgError(body []byte) error {
-	e, err := parseSrvErr(body)
+	e, err := session.ParseSrvErr(body)
 	if err != nil {
 		return err
 	}
-	return e.err
+	return e.Err
 }

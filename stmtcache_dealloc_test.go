@@ -112,7 +112,7 @@ func TestStatementCacheDeallocateAllStillPrepares(t *testing.T) {
 			if n := rowCount(t, c, "pg_prepared_statements"); n > 8 {
 				t.Errorf("%d prepared statements on the server for 6 texts", n)
 			}
-			if m := c.StatementCacheMode(); m != "prepare" {
+			if m := c.s.StatementCacheMode(); m != "prepare" {
 				t.Errorf("statement cache mode %s after the application's %s", m, stmt)
 			}
 		})

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // spRun runs work on n goroutines until d has passed, then waits for
@@ -238,7 +240,7 @@ func TestSearchPathOwnBatchChangeStillFails(t *testing.T) {
 	b := &Batch{}
 	b.Queue("SET search_path = public")
 	b.Queue("SELECT $1::int4", 1)
-	if err := c.SendBatch(ctx, b).Close(); !errors.Is(err, errPathChanged) {
+	if err := c.SendBatch(ctx, b).Close(); !errors.Is(err, session.ErrPathChanged) {
 		t.Fatalf("%v; want errPathChanged", err)
 	}
 }
@@ -283,7 +285,7 @@ func TestSearchPathDiscardAllInBatch(t *testing.T) {
 			if scanErr == nil {
 				t.Fatalf("after DISCARD ALL in the batch: count %d (public's timestamp compared with a date parameter; want the batch refused), DISCARD: %v", n, discardErr)
 			}
-			if !errors.Is(closeErr, errPathChanged) {
+			if !errors.Is(closeErr, session.ErrPathChanged) {
 				t.Fatalf("batch: %v, %v; want errPathChanged", scanErr, closeErr)
 			}
 			if _, err := c.Exec(ctx, "DISCARD ALL"); err != nil {

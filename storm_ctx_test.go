@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // stormDB is what a storm runs on: a *Conn or a *Pool.
@@ -228,7 +230,7 @@ func runStorm(t *testing.T, db stormDB, workers, opsPer int, table string, kinds
 						cerr = tx.Commit(cctx)
 						st.mu.Lock()
 						switch {
-						case cerr == nil && err1 != nil && SafeToRetry(err1):
+						case cerr == nil && err1 != nil && session.SafeToRetry(err1):
 							// The INSERT never reached the server, and its
 							// error said so: committing the rest is right.
 							st.noIDs[id] = name + " commit without the unsent INSERT"

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // cancelStorm signals pid's statements from another session, with pauses
@@ -124,7 +126,7 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 					switch {
 					case err == nil && got == v:
 					case pgCode(err) == "57014", errors.Is(err, ErrBatchAborted):
-					case errors.Is(err, errRefused) && i < len(vs)-1:
+					case errors.Is(err, session.ErrRefused) && i < len(vs)-1:
 					default:
 						l.fail("batch statement %d: sent %d, got %d, %v", i, v, got, err)
 					}
@@ -133,7 +135,7 @@ func TestCancelStormSharedSyncs(t *testing.T) {
 			l.wait()
 			close(stop)
 			storm.Wait()
-			t.Logf("ok %d, 57014 %d, blocks rolled back %d", oks.Load(), canceled.Load(), c.block.strands.Load())
+			t.Logf("ok %d, 57014 %d, blocks rolled back %d", oks.Load(), canceled.Load(), c.s.Block.Strands.Load())
 			wantUsable(t, ctx, c)
 			if oks.Load() == 0 {
 				t.Fatal("no statement succeeded")
@@ -205,7 +207,7 @@ func TestCancelStormTxEnd(t *testing.T) {
 	l.wait()
 	close(stop)
 	storm.Wait()
-	t.Logf("ok %d, transactions %d, blocks rolled back %d", oks.Load(), txs.Load(), c.block.strands.Load())
+	t.Logf("ok %d, transactions %d, blocks rolled back %d", oks.Load(), txs.Load(), c.s.Block.Strands.Load())
 	wantUsable(t, ctx, c)
 }
 
@@ -257,7 +259,7 @@ func TestStrandRawRollbackBeforeBegin(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d rows of a rolled-back transaction persisted", n)
 	}
-	if s := c.block.strands.Load(); s != 1 {
+	if s := c.s.Block.Strands.Load(); s != 1 {
 		t.Errorf("%d strands, want 1", s)
 	}
 }

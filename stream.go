@@ -23,6 +23,8 @@ import (
 	"io"
 	"unsafe"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/pgtype"
 )
 
@@ -89,14 +91,14 @@ func (p streamPlan) Scan(src []byte, dst any) error {
 // the columns after it are still scanned; an I/O or protocol error closes
 // the connection.
 func (r *Rows) scanBig(dest []any) error {
-	if r.bigScanned {
+	if r.res.BigScanned {
 		return errors.New("pgline: a row larger than the read buffer can be scanned once")
 	}
-	r.bigScanned = true
-	c := &r.c.session
+	r.res.BigScanned = true
+	c := &r.c.s
 	var first error
 	for i, d := range dest {
-		l, err := r.bigColumnLength(c, i)
+		l, err := r.res.BigColumnLength(c, i)
 		if err != nil {
 			return r.bigFail(err)
 		}
@@ -113,13 +115,13 @@ func (r *Rows) scanBig(dest []any) error {
 
 // bigFail ends the rows on an error of a big row's reading (see
 // result.bigFail).
-func (r *Rows) bigFail(err error) error { return r.result.bigFail(&r.c.session, err) }
+func (r *Rows) bigFail(err error) error { return r.res.BigFail(&r.c.s, err) }
 
 // scanBigColumn reads column i, of length l (-1 NULL), into d. fatal
 // reports an error after which the connection cannot go on.
 func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
-	c := &r.c.session
-	f := (*FieldDescription)(&r.sd.fields[i])
+	c := &r.c.s
+	f := (*FieldDescription)(&r.res.Sd.Fields[i])
 	if l == -1 {
 		if d == nil {
 			return nil, false
@@ -128,18 +130,18 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 			sd.N, sd.Null = 0, true
 			return nil, false
 		}
-		return r.scanOne(&r.sd.plans[i], i, nil, d), false
+		return r.scanOne(&r.res.Sd.Plans[i], i, nil, d), false
 	}
 	raw, skip := streamable(f)
 	switch dst := d.(type) {
 	case nil:
-		if err := r.bigDiscard(c, l); err != nil {
+		if err := r.res.BigDiscard(c, l); err != nil {
 			return err, true
 		}
 		return nil, false
 	case *StreamDest:
 		if !raw {
-			if err := r.bigDiscard(c, l); err != nil {
+			if err := r.res.BigDiscard(c, l); err != nil {
 				return err, true
 			}
 			_, err := newStreamPlan(f)
@@ -148,12 +150,12 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 		if l < skip {
 			return &ProtocolError{Msg: "jsonb value without its version byte"}, true
 		}
-		if err := r.bigDiscard(c, skip); err != nil {
+		if err := r.res.BigDiscard(c, skip); err != nil {
 			return err, true
 		}
 		dst.Null = false
 		dst.N = int64(l - skip)
-		rerr, werr := r.bigCopy(c, dst.W, l-skip)
+		rerr, werr := r.res.BigCopy(c, dst.W, l-skip)
 		if rerr != nil {
 			dst.N = 0
 			return rerr, true
@@ -187,8 +189,8 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 		}
 	}
 	var src []byte
-	if l <= scratchSize {
-		if src, err = r.bigScratch(c, l); err != nil {
+	if l <= session.ScratchSize {
+		if src, err = r.res.BigScratch(c, l); err != nil {
 			return err, true
 		}
 	} else {
@@ -198,13 +200,13 @@ func (r *Rows) scanBigColumn(i int, d any, l int) (err error, fatal bool) {
 		}
 		src = b
 	}
-	return r.scanOne(&r.sd.plans[i], i, src, d), false
+	return r.scanOne(&r.res.Sd.Plans[i], i, src, d), false
 }
 
 // readValue reads column i's l bytes into a new slice of exactly that
 // size, refusing (and skipping) a value over the maximum message size.
 func (r *Rows) readValue(i, l int) ([]byte, error, bool) {
-	b, tooBig, err := r.bigValue(&r.c.session, l)
+	b, tooBig, err := r.res.BigValue(&r.c.s, l)
 	if err != nil {
 		return nil, err, true
 	}
@@ -217,10 +219,10 @@ func (r *Rows) readValue(i, l int) ([]byte, error, bool) {
 // materialize makes the current row readable whole, for ScanColumn,
 // Values and RawValues (see result.materialize).
 func (r *Rows) materialize() error {
-	if !r.big && r.row.Check() != nil {
+	if !r.res.Big && r.res.Row.Check() != nil {
 		return r.malformedRow()
 	}
-	return r.result.materialize(&r.c.session)
+	return r.res.Materialize(&r.c.s)
 }
 
 // streams reports whether a destination writes the value elsewhere

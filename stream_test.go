@@ -16,6 +16,8 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -52,7 +54,7 @@ func TestLargeValues(t *testing.T) {
 	}
 	rb, sumB := randomReader(1, bigSize)
 	rt, sumT := randomReader(2, bigSize)
-	if _, err := c.Exec(ctx, "INSERT INTO big VALUES (1, $1, $2)", ReaderArg(rb, bigSize), ReaderArg(rt, bigSize)); err != nil {
+	if _, err := c.Exec(ctx, "INSERT INTO big VALUES (1, $1, $2)", session.ReaderArg(rb, bigSize), session.ReaderArg(rt, bigSize)); err != nil {
 		t.Fatal(err)
 	}
 	var n int
@@ -278,21 +280,21 @@ func TestMaxMessageSizeStreams(t *testing.T) {
 func TestReaderArgShort(t *testing.T) {
 	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
-	_, err := c.Exec(ctx, "SELECT length($1::bytea)", ReaderArg(strings.NewReader("short"), 100))
+	_, err := c.Exec(ctx, "SELECT length($1::bytea)", session.ReaderArg(strings.NewReader("short"), 100))
 	if err == nil || !strings.Contains(err.Error(), "ReaderArg gave 5 of its 100 bytes") {
 		t.Fatalf("short ReaderArg: %v; want the reader's shortfall as the cause", err)
 	}
 	// A reader failing with an error of its own.
 	c3 := connect(t, srv.DSN())
 	bad := io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(errors.New("disk on fire")))
-	if _, err := c3.Exec(ctx, "SELECT length($1::bytea)", ReaderArg(bad, 100)); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+	if _, err := c3.Exec(ctx, "SELECT length($1::bytea)", session.ReaderArg(bad, 100)); err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("failing ReaderArg: %v; want the reader's error", err)
 	}
 	if _, err := c.Exec(ctx, "SELECT 1"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after a short ReaderArg: %v", err)
 	}
 	c2 := connect(t, srv.DSN())
-	if _, err := c2.Exec(ctx, "SELECT $1::int", ReaderArg(strings.NewReader("1"), 1)); err == nil {
+	if _, err := c2.Exec(ctx, "SELECT $1::int", session.ReaderArg(strings.NewReader("1"), 1)); err == nil {
 		t.Fatal("ReaderArg for an int parameter accepted")
 	}
 	if err := c2.Ping(ctx); err != nil {

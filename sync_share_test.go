@@ -8,15 +8,17 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
 // syncCounts returns how many runs gave their Sync away and how many were
 // sent again after their Sync group failed.
 func syncCounts(c *Conn) (shared, resent uint64) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.shared, c.resent
+	c.s.Wmu.Lock()
+	defer c.s.Wmu.Unlock()
+	return c.s.Shared, c.s.Resent
 }
 
 // connectCountingWarnings connects with an OnNotice that counts the
@@ -91,7 +93,7 @@ func testSharedSyncIsolation(t *testing.T, mode string) {
 	if s := c.TxStatus(); s != 'I' {
 		t.Errorf("transaction status %c after the run", s)
 	}
-	if st := commitStateOf(c); mode == "prepare" && st != commitReady {
+	if st := commitStateOf(c); mode == "prepare" && st != session.CommitReady {
 		t.Errorf("named BEGIN and COMMIT in state %d, want ready", st)
 	}
 }
@@ -153,9 +155,9 @@ func reportErrs(t *testing.T, errs chan error) {
 }
 
 func commitStateOf(c *Conn) int {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.commitState
+	c.s.Wmu.Lock()
+	defer c.s.Wmu.Unlock()
+	return c.s.CommitState
 }
 
 // TestSharedSyncCommitFails: a statement whose COMMIT fails (a deferred
@@ -199,7 +201,7 @@ func TestSharedSyncCommitFails(t *testing.T) {
 	}
 	// A COMMIT that fails on a constraint says nothing against the named
 	// BEGIN and COMMIT.
-	if st := commitStateOf(c); st != commitReady {
+	if st := commitStateOf(c); st != session.CommitReady {
 		t.Errorf("named BEGIN and COMMIT in state %d, want ready", st)
 	}
 }
@@ -328,7 +330,7 @@ func TestShareableSQL(t *testing.T) {
 		"BEGINNING":                true,  // not a keyword we know: a syntax error of its own
 		"-- x\rCOMMIT -- \nAND":    false, // PostgreSQL ends a -- comment at \r too
 	} {
-		if got := traitsOf(sql).shareable; got != want {
+		if got := session.TraitsOf(sql).Shareable; got != want {
 			t.Errorf("traitsOf(%q).shareable = %v, want %v", sql, got, want)
 		}
 	}
@@ -359,14 +361,14 @@ func TestSharedSyncAfterDeallocate(t *testing.T) {
 		wg.Wait()
 	}
 	load()
-	if st := commitStateOf(c); st != commitReady {
+	if st := commitStateOf(c); st != session.CommitReady {
 		t.Fatalf("named BEGIN and COMMIT in state %d, want ready", st)
 	}
 	for _, sql := range []string{"DEALLOCATE ALL", "discard   ALL"} {
 		if _, err := c.Exec(ctx, sql); err != nil {
 			t.Fatal(err)
 		}
-		if st := commitStateOf(c); st != commitDisabled {
+		if st := commitStateOf(c); st != session.CommitDisabled {
 			t.Fatalf("after %s: named BEGIN and COMMIT in state %d, want disabled", sql, st)
 		}
 		load()
@@ -377,20 +379,20 @@ func TestSharedSyncAfterDeallocate(t *testing.T) {
 // are marked skipped, and when one of them carried the Parse of the named
 // BEGIN and COMMIT, those count as not prepared again.
 func TestGroupEndedMarksSkipped(t *testing.T) {
-	c := &Conn{session: session{commitState: commitPending}}
-	failed, carrier, last, after := &request{step: -1}, &request{}, &request{}, &request{}
-	carrier.preparesCommit.Store(true)
-	failed.chained.Store(true)
-	carrier.chained.Store(true)
-	failed.next, carrier.next, last.next = carrier, last, after
-	if err := c.groupEnded(failed); err != nil {
+	c := &Conn{s: session.Session{CommitState: session.CommitPending}}
+	failed, carrier, last, after := &session.Request{Step: -1}, &session.Request{}, &session.Request{}, &session.Request{}
+	carrier.PreparesCommit.Store(true)
+	failed.Chained.Store(true)
+	carrier.Chained.Store(true)
+	failed.Next, carrier.Next, last.Next = carrier, last, after
+	if err := c.s.GroupEnded(failed); err != nil {
 		t.Fatal(err)
 	}
-	if !carrier.skipped || !last.skipped || after.skipped {
-		t.Errorf("skipped: carrier %v, last %v, after the group %v", carrier.skipped, last.skipped, after.skipped)
+	if !carrier.Skipped || !last.Skipped || after.Skipped {
+		t.Errorf("skipped: carrier %v, last %v, after the group %v", carrier.Skipped, last.Skipped, after.Skipped)
 	}
-	if c.commitState != commitNone || c.resent != 2 {
-		t.Errorf("commit state %d, resent %d", c.commitState, c.resent)
+	if c.s.CommitState != session.CommitNone || c.s.Resent != 2 {
+		t.Errorf("commit state %d, resent %d", c.s.CommitState, c.s.Resent)
 	}
 }
 
@@ -414,7 +416,7 @@ func TestMayDeallocate(t *testing.T) {
 		"SELECT 'please discard all drafts'":         false,
 		"DO $$BEGIN EXECUTE 'DEALLOCATE ALL'; END$$": true, // dynamic SQL
 	} {
-		if got := traitsOf(sql).deallocates; got != want {
+		if got := session.TraitsOf(sql).Deallocates; got != want {
 			t.Errorf("traitsOf(%q).deallocates = %v, want %v", sql, got, want)
 		}
 	}
@@ -427,30 +429,30 @@ func TestMayDeallocate(t *testing.T) {
 // statement sent again, not the server's 26000). A run queued after a
 // statement that may deallocate them gets no such reading.
 func TestEveryNamedCommitFailureIsAPoolerSign(t *testing.T) {
-	c := &Conn{session: session{commitState: commitReady, proxied: new(atomic.Bool)}}
-	c.stmts = newStmtCache(cachePrepare, 10)
-	c.commitNamed = commitMessages(c.stmts.prefix, false)
-	missing := &srvErr{f: wire.ErrorFields{Code: "26000", Message: `prepared statement "x" does not exist`}}
-	c.wmu.Lock()
-	r1, r2 := &request{step: 1}, &request{step: 1}
-	c.commitMsgsLocked(r1)
-	c.commitMsgsLocked(r2)
-	c.wmu.Unlock()
-	if !c.failed(r1, missing) {
+	c := &Conn{s: session.Session{CommitState: session.CommitReady, Proxied: new(atomic.Bool)}}
+	c.s.Stmts = session.NewStmtCache(session.CachePrepare, 10)
+	c.s.CommitNamed = session.CommitMessages(c.s.Stmts.Prefix, false)
+	missing := &session.SrvErr{F: wire.ErrorFields{Code: "26000", Message: `prepared statement "x" does not exist`}}
+	c.s.Wmu.Lock()
+	r1, r2 := &session.Request{Step: 1}, &session.Request{Step: 1}
+	c.s.CommitMsgsLocked(r1)
+	c.s.CommitMsgsLocked(r2)
+	c.s.Wmu.Unlock()
+	if !c.s.Failed(r1, missing) {
 		t.Fatal("the first run's missing named BEGIN is no pooler sign")
 	}
-	if !c.failed(r2, missing) {
+	if !c.s.Failed(r2, missing) {
 		t.Error("a second run given the named BEGIN before the first failure was read: its failure is no pooler sign")
 	}
 
-	c = &Conn{session: session{commitState: commitReady, proxied: new(atomic.Bool)}}
-	c.stmts = newStmtCache(cachePrepare, 10)
-	c.wmu.Lock()
-	r3 := &request{step: 1}
-	c.commitMsgsLocked(r3)
-	c.noteDeallocateLocked()
-	c.wmu.Unlock()
-	if c.failed(r3, missing) {
+	c = &Conn{s: session.Session{CommitState: session.CommitReady, Proxied: new(atomic.Bool)}}
+	c.s.Stmts = session.NewStmtCache(session.CachePrepare, 10)
+	c.s.Wmu.Lock()
+	r3 := &session.Request{Step: 1}
+	c.s.CommitMsgsLocked(r3)
+	c.s.NoteDeallocateLocked()
+	c.s.Wmu.Unlock()
+	if c.s.Failed(r3, missing) {
 		t.Error("a failure after a DEALLOCATE was queued counts as a pooler sign")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // ErrTxClosed is returned by calls on a transaction that has been
@@ -70,7 +72,7 @@ type Tx struct {
 	onEnd     func()      // called when the outermost transaction ends (a Pool's)
 
 	// Of the outermost transaction, guarded by c.wmu:
-	h holder // its hold on the connection's gate (see gate.go)
+	h session.Holder // its hold on the connection's gate (see gate.go)
 
 	// Of the outermost transaction: the open Rows of its queries and its
 	// nested transactions' (see track), which its end closes.
@@ -154,7 +156,7 @@ func (tx *Tx) closeRows(ctx context.Context) (gaveUp bool, err error) {
 // committing could keep an effect its caller was told failed.
 func (tx *Tx) doom() {
 	if tx != nil {
-		tx.root.h.doomed.Store(true) // see holder.doomed
+		tx.root.h.Doomed.Store(true) // see holder.doomed
 	}
 }
 
@@ -163,7 +165,7 @@ var errDoomed = fmt.Errorf("%w: one of its statements was given up when its ctx 
 
 // owner returns the holder tx's statements are sent for: the outermost
 // transaction's.
-func (tx *Tx) owner() *holder { return &tx.root.h }
+func (tx *Tx) owner() *session.Holder { return &tx.root.h }
 
 // closed reports whether tx, or the transaction it is nested in, ended.
 func (tx *Tx) closed() bool {
@@ -192,9 +194,9 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = whileRefused(ctx, func() (CommandTag, error) {
+	_, err = session.WhileRefused(ctx, func() (CommandTag, error) {
 		tag, err := c.simpleQuery(ctx, &tx.h, sql, nil)
-		if err == nil && c.rolledBackAfter(&tx.h) {
+		if err == nil && c.s.RolledBackAfter(&tx.h) {
 			return tag, errBeginEnded
 		}
 		return tag, err
@@ -208,7 +210,7 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 		// the gate: the last ReadyForQuery read is the BEGIN's, or a
 		// later ROLLBACK's (see rollBackStranded).
 		var pgErr *PgError
-		tx.end(!isNotSent(err) && (!errors.As(err, &pgErr) || c.TxStatus() != 'I'))
+		tx.end(!session.IsNotSent(err) && (!errors.As(err, &pgErr) || c.TxStatus() != 'I'))
 		return nil, err
 	}
 	return tx, nil
@@ -219,7 +221,7 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 // to refuse it (a caller's raw ROLLBACK or COMMIT ended that one in
 // between) and began the Tx's, which that ROLLBACK ends. Like a refusal,
 // it is sent again, behind that ROLLBACK.
-var errBeginEnded = fmt.Errorf("%w: pgline: the transaction's BEGIN ran before the ROLLBACK of a block stranded before it, which ends its block", errRefused)
+var errBeginEnded = fmt.Errorf("%w: pgline: the transaction's BEGIN ran before the ROLLBACK of a block stranded before it, which ends its block", session.ErrRefused)
 
 func beginSQL(opts TxOptions) (string, error) {
 	sql := "BEGIN"
@@ -243,8 +245,8 @@ func beginSQL(opts TxOptions) (string, error) {
 // only, waiting for a transaction that holds it to end.
 func (c *Conn) takeExclusive(ctx context.Context) (*Tx, error) {
 	tx := &Tx{c: c}
-	tx.root, tx.h.block = tx, &tx.h
-	if err := c.holdBlock(ctx, &tx.h); err != nil {
+	tx.root, tx.h.Block = tx, &tx.h
+	if err := c.s.HoldBlock(ctx, &tx.h); err != nil {
 		return nil, err
 	}
 	return tx, nil
@@ -327,10 +329,10 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	// A statement of the transaction still in flight (another
 	// goroutine's) may yet be given up, its caller told it failed: COMMIT
 	// is sent once each has its outcome, or not at all (see doom).
-	if tx.c.settle(ctx, tx.owner()) != nil {
+	if tx.c.s.Settle(ctx, tx.owner()) != nil {
 		tx.doom()
 	}
-	if tx.root.h.doomed.Load() {
+	if tx.root.h.Doomed.Load() {
 		err := errDoomed
 		if gaveUp {
 			err = errRowsGivenUp
@@ -378,8 +380,8 @@ func (tx *Tx) Rollback(ctx context.Context) error {
 func (tx *Tx) endNested(ctx context.Context, verb string) error {
 	defer tx.parent.child.Store(false)
 	_, err := tx.c.simpleQuery(ctx, tx.owner(), verb+tx.savepoint, nil)
-	if isNotSent(err) && verb == "ROLLBACK TO SAVEPOINT " {
-		tx.c.sendWhileHeld(tx.owner(), &tx.root.h, verb+tx.savepoint)
+	if session.IsNotSent(err) && verb == "ROLLBACK TO SAVEPOINT " {
+		tx.c.s.SendWhileHeld(tx.owner(), &tx.root.h, verb+tx.savepoint)
 	}
 	return err
 }
@@ -390,10 +392,10 @@ func (tx *Tx) endNested(ctx context.Context, verb string) error {
 func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 	c := tx.c
 	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceStatement, SQL: sql})
-	tag, err := c.endBlock(ctx, &tx.h, sql)
+	tag, err := c.s.EndBlock(ctx, &tx.h, sql)
 	traceEnd(tctx, c.cfg, ev, CommandTag{s: tag}, err)
 	// Unsent (ctx ended first), the transaction is still open.
-	tx.end(isNotSent(err))
+	tx.end(session.IsNotSent(err))
 	return CommandTag{s: tag}, err
 }
 
@@ -402,7 +404,7 @@ func (tx *Tx) finish(ctx context.Context, sql string) (CommandTag, error) {
 // first, ahead of every other goroutine's statements. When one of the
 // transaction's COPYs holds the connection, the COPY's release ends it.
 func (tx *Tx) end(open bool) {
-	tx.c.releaseBlock(&tx.h, open)
+	tx.c.s.ReleaseBlock(&tx.h, open)
 	if tx.onEnd != nil {
 		tx.onEnd()
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // Transactions whose ending statement never reached the server, or whose
@@ -289,7 +291,7 @@ func TestReaderArgWaitsForTx(t *testing.T) {
 	if _, err := c.Exec(ctx, "SELECT length($1::bytea)", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, "INSERT INTO reader_tx VALUES ($1)", ReaderArg(strings.NewReader("warm"), 4)); err != nil {
+	if _, err := c.Exec(ctx, "INSERT INTO reader_tx VALUES ($1)", session.ReaderArg(strings.NewReader("warm"), 4)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Exec(ctx, "TRUNCATE reader_tx"); err != nil {
@@ -303,7 +305,7 @@ func TestReaderArgWaitsForTx(t *testing.T) {
 	go func() { _, err := c.Exec(ctx, "SELECT length($1::bytea)", make([]byte, 64<<20)); errs <- err }()
 	time.Sleep(100 * time.Millisecond)
 	go func() {
-		_, err := c.Exec(ctx, "INSERT INTO reader_tx VALUES ($1)", ReaderArg(strings.NewReader("streamed"), 8))
+		_, err := c.Exec(ctx, "INSERT INTO reader_tx VALUES ($1)", session.ReaderArg(strings.NewReader("streamed"), 8))
 		errs <- err
 	}()
 	time.Sleep(50 * time.Millisecond)

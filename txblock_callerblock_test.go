@@ -201,13 +201,13 @@ func TestCallerBlockBegunInStrandGroup(t *testing.T) {
 				}
 				steps = append(steps, callStep(fmt.Sprintf("INSERT %d", k), f))
 			}
-			c.wmu.Lock()
-			shared := c.shared
-			c.wmu.Unlock()
+			c.s.Wmu.Lock()
+			shared := c.s.Shared
+			c.s.Wmu.Unlock()
 			errs := strandRefusing(t, c, nil, steps...)
-			c.wmu.Lock()
-			shared = c.shared - shared
-			c.wmu.Unlock()
+			c.s.Wmu.Lock()
+			shared = c.s.Shared - shared
+			c.s.Wmu.Unlock()
 			t.Logf("group: %v; INSERT 2: %v; INSERT 3: %v; runs that took a Sync: %d", errs[0], errs[1], errs[2], shared)
 			if pgCode(errs[0]) != "22012" {
 				t.Fatalf("the group: %v, want 22012", errs[0])
@@ -277,7 +277,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 	ctx := testCtx(t)
 	tbl := intTable(t, "txblk_double")
 	c := connect(t, srv.DSN())
-	strands := c.block.strands.Load()
+	strands := c.s.Block.Strands.Load()
 
 	var wg sync.WaitGroup
 	var errS, errA error
@@ -305,7 +305,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 	waitQueued(t, c, 2)
 	// S's ReadyForQuery: the ROLLBACK of its block is queued (held) behind A.
 	deadline := time.Now().Add(3 * time.Second)
-	for c.block.strands.Load() == strands {
+	for c.s.Block.Strands.Load() == strands {
 		if time.Now().After(deadline) {
 			t.Fatal("S did not strand")
 		}
@@ -323,7 +323,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 	if errB != nil {
 		t.Fatalf("Begin: %v", errB)
 	}
-	t.Logf("in the Tx: TxStatus %c, rollbacks in flight %d, blocks rolled back %d", c.TxStatus(), c.block.rollbacks.Load(), c.block.strands.Load()-strands)
+	t.Logf("in the Tx: TxStatus %c, rollbacks in flight %d, blocks rolled back %d", c.TxStatus(), c.s.Block.Rollbacks.Load(), c.s.Block.Strands.Load()-strands)
 	if _, err := tx.Exec(ctx, "INSERT INTO "+tbl+" VALUES (1)"); err != nil {
 		t.Fatalf("tx insert: %v", err)
 	}
@@ -335,7 +335,7 @@ func TestCallerTxBehindRefusedText(t *testing.T) {
 		t.Fatalf("Rollback: %v", err)
 	}
 	wg.Wait()
-	t.Logf("S: %v; A: %v; blocks rolled back %d", errS, errA, c.block.strands.Load()-strands)
+	t.Logf("S: %v; A: %v; blocks rolled back %d", errS, errA, c.s.Block.Strands.Load()-strands)
 	var inTx, a int64
 	if err := c.QueryRow(ctx, "SELECT count(*) FILTER (WHERE a < 100), count(*) FILTER (WHERE a = 100) FROM "+tbl).Scan(&inTx, &a); err != nil {
 		t.Fatal(err)
@@ -360,7 +360,7 @@ func TestCallerTxBehindRefusedTextConcurrent(t *testing.T) {
 	ctx := testCtx(t)
 	tbl := intTable(t, "txblk_dstorm")
 	c := connect(t, srv.DSN())
-	strands := c.block.strands.Load()
+	strands := c.s.Block.Strands.Load()
 	end := time.Now().Add(1500 * time.Millisecond)
 	var wg sync.WaitGroup
 	var txs, texts, fails int64
@@ -415,7 +415,7 @@ func TestCallerTxBehindRefusedTextConcurrent(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM "+tbl+" WHERE a > 0").Scan(&leaked); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("rolled-back Tx %d, texts %d (failed %d), blocks rolled back %d; rows of rolled-back Tx committed: %d", txs, texts, fails, c.block.strands.Load()-strands, leaked)
+	t.Logf("rolled-back Tx %d, texts %d (failed %d), blocks rolled back %d; rows of rolled-back Tx committed: %d", txs, texts, fails, c.s.Block.Strands.Load()-strands, leaked)
 	if leaked > 0 {
 		t.Errorf("%d rows of rolled-back transactions were committed", leaked)
 	}

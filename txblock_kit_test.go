@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // createDeallocFunc creates, once per test binary, the function that
@@ -53,9 +55,9 @@ func strandConn(t *testing.T, extra ...string) *Conn {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN(append([]string{"statement_cache_mode=prepare"}, extra...)...))
 	for range 200 {
-		c.wmu.Lock()
-		ready := c.commitState == commitReady
-		c.wmu.Unlock()
+		c.s.Wmu.Lock()
+		ready := c.s.CommitState == session.CommitReady
+		c.s.Wmu.Unlock()
 		if ready {
 			// Described now: queued with writes held, it must not wait
 			// for its describe.
@@ -85,18 +87,18 @@ func strandConn(t *testing.T, extra ...string) *Conn {
 // holdWrites holds the connection's writes back as a CancelRequest
 // in flight does; releaseWrites ends the hold.
 func holdWrites(c *Conn) {
-	c.wmu.Lock()
-	c.writer.pauseLocked()
-	c.wmu.Unlock()
+	c.s.Wmu.Lock()
+	c.s.Writer.PauseLocked()
+	c.s.Wmu.Unlock()
 }
 
-func releaseWrites(c *Conn) { c.writer.resume() }
+func releaseWrites(c *Conn) { c.s.Writer.Resume() }
 
 // queuedRequests returns how many requests wait for their reply.
 func queuedRequests(c *Conn) int {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return int(c.queued)
+	c.s.Wmu.Lock()
+	defer c.s.Wmu.Unlock()
+	return int(c.s.Queued)
 }
 
 // waitQueued waits until n requests are queued.
@@ -128,7 +130,7 @@ type queuedStep struct {
 func strandThenSteps(t *testing.T, c *Conn, steps ...queuedStep) {
 	t.Helper()
 	ctx := testCtx(t)
-	strands := c.block.strands.Load()
+	strands := c.s.Block.Strands.Load()
 	base := queuedRequests(c)
 	if base != 0 {
 		t.Fatalf("%d requests queued before the test", base)
@@ -146,7 +148,7 @@ func strandThenSteps(t *testing.T, c *Conn, steps ...queuedStep) {
 	go func() {
 		defer wg.Done()
 		var n int64
-		errs[0] = c.QueryRow(ctx, "SELECT strand_dealloc($1)", c.stmts.prefix+"commit").Scan(&n)
+		errs[0] = c.QueryRow(ctx, "SELECT strand_dealloc($1)", c.s.Stmts.Prefix+"commit").Scan(&n)
 	}()
 	want := 1
 	waitQueued(t, c, want)
@@ -163,9 +165,9 @@ func strandThenSteps(t *testing.T, c *Conn, steps ...queuedStep) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	c.wmu.Lock()
-	chained := c.shared
-	c.wmu.Unlock()
+	c.s.Wmu.Lock()
+	chained := c.s.Shared
+	c.s.Wmu.Unlock()
 	releaseWrites(c)
 	released = true
 	done := make(chan struct{})
@@ -175,10 +177,10 @@ func strandThenSteps(t *testing.T, c *Conn, steps ...queuedStep) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the callers hang")
 	}
-	if c.block.strands.Load() == strands {
+	if c.s.Block.Strands.Load() == strands {
 		t.Fatalf("no block was stranded (the stranding run's error: %v; runs chained so far %d)", errs[0], chained)
 	}
-	t.Logf("stranding run: %v; blocks rolled back %d", errs[0], c.block.strands.Load()-strands)
+	t.Logf("stranding run: %v; blocks rolled back %d", errs[0], c.s.Block.Strands.Load()-strands)
 	for i, s := range steps {
 		if errs[i+1] != nil {
 			t.Errorf("%s: %v", s.name, errs[i+1])
@@ -215,7 +217,7 @@ func strandRefusing(t *testing.T, c *Conn, strand func(context.Context) error, s
 	if n := queuedRequests(c); n != 0 {
 		t.Fatalf("%d requests queued before the test", n)
 	}
-	strands := c.block.strands.Load()
+	strands := c.s.Block.Strands.Load()
 	holdWrites(c)
 	released := false
 	defer func() {
@@ -250,7 +252,7 @@ func strandRefusing(t *testing.T, c *Conn, strand func(context.Context) error, s
 	case <-time.After(10 * time.Second):
 		t.Fatal("the callers hang")
 	}
-	if c.block.strands.Load() == strands {
+	if c.s.Block.Strands.Load() == strands {
 		t.Fatal("no block was stranded")
 	}
 	return errs
@@ -293,7 +295,7 @@ func runsOutsideBlock(t *testing.T, ctx context.Context, q interface {
 // (failing loudly), or, skipped by its Sync group's failure in that block,
 // errSkippedInBlock (not sent again outside it).
 func isFailedInBlock(err error) bool {
-	return pgCode(err) == "25P02" || errors.Is(err, ErrClosed) || errors.Is(err, errSkippedInBlock)
+	return pgCode(err) == "25P02" || errors.Is(err, ErrClosed) || errors.Is(err, session.ErrSkippedInBlock)
 }
 
 // wantCommitFailed runs the block's COMMIT and fails the test when it

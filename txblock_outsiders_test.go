@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestTxOutsidersNeverInBlock: other goroutines' statements on the Conn
@@ -250,7 +252,7 @@ func TestTxOutsidersCtxEndsStorm(t *testing.T) {
 				t.Errorf("tx %d: Commit nil kept row %d of a statement whose caller got an error", i, id)
 			}
 		}
-		if anyPresent && (!r.doCommit || r.commit != nil && (SafeToRetry(r.commit) || errors.Is(r.commit, ErrTxRolledBack))) {
+		if anyPresent && (!r.doCommit || r.commit != nil && (session.SafeToRetry(r.commit) || errors.Is(r.commit, ErrTxRolledBack))) {
 			t.Errorf("tx %d (commit=%v): rows present though %v", i, r.doCommit, r.commit)
 		}
 		if r.doCommit && r.commit == nil {

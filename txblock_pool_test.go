@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestPoolStrandKeepsConn: one stranded block on a Pool's only
@@ -38,9 +40,9 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 		if c == nil {
 			continue
 		}
-		c.wmu.Lock()
-		ready := c.commitState == commitReady
-		c.wmu.Unlock()
+		c.s.Wmu.Lock()
+		ready := c.s.CommitState == session.CommitReady
+		c.s.Wmu.Unlock()
 		if ready {
 			break
 		}
@@ -52,7 +54,7 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 	pid := c.PID()
 	holdWrites(c)
 	done := make(chan error, 2)
-	go func() { done <- p.QueryRow(ctx, "SELECT strand_dealloc($1)", c.stmts.prefix+"commit").Scan(&n) }()
+	go func() { done <- p.QueryRow(ctx, "SELECT strand_dealloc($1)", c.s.Stmts.Prefix+"commit").Scan(&n) }()
 	waitQueued(t, c, 1)
 	go func() {
 		var v int64
@@ -68,8 +70,8 @@ func TestPoolStrandKeepsConn(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("echo behind: %v", err)
 	}
-	if c.block.strands.Load() != 1 {
-		t.Fatalf("strands %d", c.block.strands.Load())
+	if c.s.Block.Strands.Load() != 1 {
+		t.Fatalf("strands %d", c.s.Block.Strands.Load())
 	}
 	var v int64
 	if err := p.QueryRow(ctx, "SELECT 1::int8").Scan(&v); err != nil {
@@ -141,7 +143,7 @@ func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
 			ctx := testCtx(t)
 			p := newTestPool(t, "pool_max_conns=1")
 			c := poolOnlyConn(t, p)
-			strands := c.block.strands.Load()
+			strands := c.s.Block.Strands.Load()
 			var errS, errB error
 			if held {
 				holdWrites(c)
@@ -156,11 +158,11 @@ func TestPoolRawBeginAfterStrandRefused(t *testing.T) {
 				_, errS = p.Exec(ctx, stranderSQL)
 				_, errB = p.Exec(ctx, "BEGIN")
 			}
-			t.Logf("strander: %v; BEGIN: %v; conn TxStatus %c closed %v; strands +%d", errS, errB, c.TxStatus(), c.IsClosed(), c.block.strands.Load()-strands)
+			t.Logf("strander: %v; BEGIN: %v; conn TxStatus %c closed %v; strands +%d", errS, errB, c.TxStatus(), c.IsClosed(), c.s.Block.Strands.Load()-strands)
 			if !errors.Is(errB, ErrRoutedBlock) {
 				t.Fatalf("BEGIN: %v, want ErrRoutedBlock", errB)
 			}
-			if c.block.strands.Load() == strands {
+			if c.s.Block.Strands.Load() == strands {
 				t.Fatal("no strand")
 			}
 			// Whatever connection the Pool routes to next, the statement must
@@ -335,7 +337,7 @@ func TestPoolRefusedBatchSentAgain(t *testing.T) {
 				return fmt.Errorf("statement %d: %w", i, err)
 			}
 		}
-		resends = int(br.resends.interfered)
+		resends = int(br.rep.Resends.Interfered)
 		return br.Close()
 	}}
 	errs := strandRefusing(t, c, func(ctx context.Context) error { _, err := p.Exec(ctx, stranderSQL); return err }, step)
@@ -380,11 +382,11 @@ func TestBatchSendAgainFailedFreesPoolSlot(t *testing.T) {
 	b.Queue("SELECT 1")
 	b.Queue("SELECT 2")
 	br := p.SendBatch(ctx, &b)
-	if br.pooled == nil || br.req == nil {
+	if br.pooled == nil || br.rep.Req == nil {
 		t.Fatalf("the batch holds no pool connection (%v)", br.err)
 	}
 	// The state resendRefused leaves when the second send fails.
-	if err := br.release(&br.c.session); err != nil {
+	if err := br.rep.Release(&br.c.s); err != nil {
 		t.Fatal(err)
 	}
 	sendErr := errors.New("the batch sent again failed")

@@ -89,7 +89,7 @@ func TestRawTxTextKeepsBlock(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			strands := c.block.strands.Load()
+			strands := c.s.Block.Strands.Load()
 			_, err := c.Exec(ctx, tc.sql)
 			if err != nil {
 				t.Fatalf("%q: %v", tc.sql, err)
@@ -98,8 +98,8 @@ func TestRawTxTextKeepsBlock(t *testing.T) {
 			// SAVEPOINT is allowed.
 			_, spErr := c.Exec(ctx, "SAVEPOINT block_probe")
 			info := sqllex.Scan(tc.sql)
-			if spErr != nil || c.block.strands.Load() != strands {
-				t.Errorf("%q (EndsBlock=%v): the caller's block was rolled back (strands +%d, probe: %v)", tc.sql, info.EndsBlock, c.block.strands.Load()-strands, spErr)
+			if spErr != nil || c.s.Block.Strands.Load() != strands {
+				t.Errorf("%q (EndsBlock=%v): the caller's block was rolled back (strands +%d, probe: %v)", tc.sql, info.EndsBlock, c.s.Block.Strands.Load()-strands, spErr)
 			}
 			c.Exec(ctx, "ROLLBACK")
 		})
@@ -165,7 +165,7 @@ func TestRawTxLibpqSequences(t *testing.T) {
 		}
 		return tag
 	}
-	strands := c.block.strands.Load()
+	strands := c.s.Block.Strands.Load()
 
 	// BEGIN, 1/0, ROLLBACK: 22012, then 25P02 for the next statement in the block, ROLLBACK ok.
 	must("BEGIN")
@@ -241,7 +241,7 @@ func TestRawTxLibpqSequences(t *testing.T) {
 	must("ROLLBACK TRANSACTION TO a")
 	must("RELEASE a")
 	must("COMMIT")
-	if got := c.block.strands.Load() - strands; got != 0 {
+	if got := c.s.Block.Strands.Load() - strands; got != 0 {
 		t.Errorf("pgline rolled back %d blocks in a libpq-style sequence", got)
 	}
 	var got []int64
@@ -329,7 +329,7 @@ func TestRawTxPrepareTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("max_prepared_transactions = %s", max)
-	strands := c.block.strands.Load()
+	strands := c.s.Block.Strands.Load()
 	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestRawTxPrepareTransaction(t *testing.T) {
 	t.Logf("PREPARE TRANSACTION: %v, TxStatus %c", err, c.TxStatus())
 	if max == "0" {
 		// A failed PREPARE TRANSACTION ends the block itself (status I).
-		if c.block.strands.Load() != strands {
+		if c.s.Block.Strands.Load() != strands {
 			t.Errorf("pgline rolled back a block after PREPARE TRANSACTION")
 		}
 	} else {
@@ -345,8 +345,8 @@ func TestRawTxPrepareTransaction(t *testing.T) {
 	}
 	_, err = c.Exec(ctx, "COMMIT PREPARED 'txblk_none'")
 	t.Logf("COMMIT PREPARED of nothing: %v, TxStatus %c", err, c.TxStatus())
-	if c.block.strands.Load() != strands {
-		t.Errorf("pgline rolled back %d blocks", c.block.strands.Load()-strands)
+	if c.s.Block.Strands.Load() != strands {
+		t.Errorf("pgline rolled back %d blocks", c.s.Block.Strands.Load()-strands)
 	}
 	wantUsable(t, ctx, c)
 }
@@ -375,7 +375,7 @@ func TestRawTxAtomicBodyInBlock(t *testing.T) {
 		c2.Exec(ctx, "DROP TABLE IF EXISTS "+tbl)
 		c2.Exec(ctx, "DROP FUNCTION IF EXISTS "+fn+"()")
 	})
-	strands := c.block.strands.Load()
+	strands := c.s.Block.Strands.Load()
 	for _, sql := range []string{"BEGIN", "CREATE TABLE " + tbl + " (a int)", fmt.Sprintf(atomicFnSQL, fn)} {
 		if _, err := c.Exec(ctx, sql); err != nil {
 			t.Fatalf("%q: %v", sql, err)
@@ -392,9 +392,9 @@ func TestRawTxAtomicBodyInBlock(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT (SELECT count(*) FROM pg_class WHERE relname = $1), (SELECT count(*) FROM pg_proc WHERE proname = $2)", tbl, fn).Scan(&tables, &funcs); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("after COMMIT: table %d, function %d; blocks pgline rolled back: %d", tables, funcs, c.block.strands.Load()-strands)
+	t.Logf("after COMMIT: table %d, function %d; blocks pgline rolled back: %d", tables, funcs, c.s.Block.Strands.Load()-strands)
 	if tables != 1 || funcs != 1 {
-		t.Errorf("the caller's block was rolled back behind its back: table %d, function %d after a COMMIT (pgline rolled back %d blocks)", tables, funcs, c.block.strands.Load()-strands)
+		t.Errorf("the caller's block was rolled back behind its back: table %d, function %d after a COMMIT (pgline rolled back %d blocks)", tables, funcs, c.s.Block.Strands.Load()-strands)
 	}
 }
 

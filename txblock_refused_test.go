@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestRefusedBatchWithTxControl: a batch refused by the stranded block, with
@@ -121,7 +123,7 @@ func TestRefusedBatchSessionEffectsOnce(t *testing.T) {
 				b := &Batch{AllOrNothing: all}
 				build(b)
 				br := c.SendBatch(ctx, b)
-				defer func() { resends = int(br.resends.interfered) }()
+				defer func() { resends = int(br.rep.Resends.Interfered) }()
 				var err error
 				switch read {
 				case "exec":
@@ -224,7 +226,7 @@ func TestRefusedBatchPrepareFailedFirst(t *testing.T) {
 			for i := range errs {
 				_, errs[i] = br.Exec()
 			}
-			resends = int(br.resends.interfered)
+			resends = int(br.rep.Resends.Interfered)
 			br.Close()
 		}()
 		waitQueued(t, c, 1)
@@ -267,7 +269,7 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 	tbl, admin := refusalTable(t, "again")
 	ctx := testCtx(t)
 	build := twoInsertsBatch(t, c, tbl)
-	strands := c.block.strands.Load()
+	strands := c.s.Block.Strands.Load()
 	holdWrites(c)
 	head, goOn := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
@@ -287,7 +289,7 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 		for i := range errs {
 			_, errs[i] = br.Exec()
 		}
-		resends = int(br.resends.interfered)
+		resends = int(br.rep.Resends.Interfered)
 		br.Close()
 	}()
 	waitQueued(t, c, 2)
@@ -306,8 +308,8 @@ func TestRefusedBatchRefusedAgain(t *testing.T) {
 			t.Errorf("statement %d: %v", i, err)
 		}
 	}
-	if resends != 2 || c.block.strands.Load()-strands != 2 {
-		t.Errorf("sent again %d times, blocks stranded %d; want 2, 2", resends, c.block.strands.Load()-strands)
+	if resends != 2 || c.s.Block.Strands.Load()-strands != 2 {
+		t.Errorf("sent again %d times, blocks stranded %d; want 2, 2", resends, c.s.Block.Strands.Load()-strands)
 	}
 	if got := fmt.Sprint(kValues(t, admin, tbl)); got != "[1 2]" {
 		t.Errorf("rows %s, want [1 2]", got)
@@ -336,19 +338,19 @@ func TestRefusedBatchResendsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Exec(ctx, "SELECT 1/0")
-	end, state := c.block.end, c.block.strand
-	c.block.end, c.block.strand = 1<<62, strandOpen
+	end, state := c.s.Block.End, c.s.Block.Strand
+	c.s.Block.End, c.s.Block.Strand = 1<<62, session.StrandOpen
 	br := c.SendBatch(ctx, build())
 	for i := range 3 {
-		if _, err := br.Exec(); !errors.Is(err, errRefused) {
+		if _, err := br.Exec(); !errors.Is(err, session.ErrRefused) {
 			t.Errorf("statement %d: %v, want errRefused", i, err)
 		}
 	}
 	br.Close()
-	if br.resends.interfered != maxCancelRetries {
-		t.Errorf("sent again %d times, want %d", br.resends.interfered, maxCancelRetries)
+	if br.rep.Resends.Interfered != session.MaxCancelRetries {
+		t.Errorf("sent again %d times, want %d", br.rep.Resends.Interfered, session.MaxCancelRetries)
 	}
-	c.block.end, c.block.strand = end, state
+	c.s.Block.End, c.s.Block.Strand = end, state
 	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
@@ -522,5 +524,5 @@ func TestStrayCancelBatchResendOrder(t *testing.T) {
 			t.Errorf("iter %d: batch INSERT then UPDATE: UPDATE tag %q, v = %d: the INSERT ran after the UPDATE", i, tag2, v)
 		}
 	}
-	t.Logf("cancels %d", c.cancelClock.Load())
+	t.Logf("cancels %d", c.s.CancelClock.Load())
 }

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestStrandSignalsInsertsOnceStorm: INSERTs by QueryRow, Exec with
@@ -90,7 +92,7 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 					case 2:
 						_, err = c.Exec(qctx, "INSERT INTO "+tbl+" VALUES ("+strconv.FormatInt(v, 10)+")")
 					}
-					if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
+					if pgCode(err) == "25P02" && !errors.Is(err, session.ErrRefused) {
 						l.fail("insert %d: a 25P02 from a block it did not open: %v", v, err)
 					}
 					o.note(v, qctx, err)
@@ -98,7 +100,7 @@ func TestStrandSignalsInsertsOnceStorm(t *testing.T) {
 				l.wait()
 				close(stop)
 				storm.Wait()
-				t.Logf("blocks rolled back %d", c.block.strands.Load())
+				t.Logf("blocks rolled back %d", c.s.Block.Strands.Load())
 				wantUsable(t, ctx, c)
 				o.check(t, ctx, admin, tbl)
 			})
@@ -160,7 +162,7 @@ func TestStrandSignalsCommitCtx(t *testing.T) {
 	l.wait()
 	close(stop)
 	storm.Wait()
-	t.Logf("blocks rolled back %d", c.block.strands.Load())
+	t.Logf("blocks rolled back %d", c.s.Block.Strands.Load())
 	wantUsable(t, ctx, c)
 	o.check(t, ctx, admin, tbl)
 }
@@ -247,7 +249,7 @@ func TestStrandSignalsNestedTx(t *testing.T) {
 			t.Errorf("row %d exists %v, want %v", k, have[k], w)
 		}
 	}
-	t.Logf("transactions %d, blocks rolled back %d", len(want)/2, c.block.strands.Load())
+	t.Logf("transactions %d, blocks rolled back %d", len(want)/2, c.s.Block.Strands.Load())
 }
 
 // TestStrandSignalsRawTxText: the same with no error of the caller's
@@ -385,7 +387,7 @@ func TestStrandSignalsListenStorm(t *testing.T) {
 			dup++
 		}
 	}
-	t.Logf("notifications sent %d, received %d distinct, blocks rolled back %d", sent.Load(), len(got), c.block.strands.Load())
+	t.Logf("notifications sent %d, received %d distinct, blocks rolled back %d", sent.Load(), len(got), c.s.Block.Strands.Load())
 	if missing+dup > 0 {
 		t.Errorf("%d notifications missing, %d received twice", missing, dup)
 	}
@@ -457,7 +459,7 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 						l.fail("echo %d: %v", v, err)
 					}
 				}
-				if pgCode(err) == "25P02" && !errors.Is(err, errRefused) {
+				if pgCode(err) == "25P02" && !errors.Is(err, session.ErrRefused) {
 					l.fail("%d: 25P02 from a block it did not open: %v", v, err)
 				}
 			})
@@ -465,7 +467,7 @@ func TestStrandSignalsBouncerStorm(t *testing.T) {
 			l.wait()
 			close(stop)
 			<-stormDone
-			t.Logf("signals %d, blocks rolled back %d", signals.Load(), c.block.strands.Load())
+			t.Logf("signals %d, blocks rolled back %d", signals.Load(), c.s.Block.Strands.Load())
 			wantUsable(t, ctx, c)
 			time.Sleep(50 * time.Millisecond)
 			var stuck int64

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestStrandedCallersGetOwnValues: the stranding run, a run chained to it
@@ -135,7 +137,7 @@ func TestStrandedBatchSentAgainWhole(t *testing.T) {
 		withCommit(&b)
 		br := c.SendBatch(ctx, &b)
 		defer br.Close()
-		if _, err := br.Exec(); !errors.Is(err, errRefused) {
+		if _, err := br.Exec(); !errors.Is(err, session.ErrRefused) {
 			return fmt.Errorf("statement 0: %v, want errRefused", err)
 		}
 		if _, err := br.Exec(); err != nil {

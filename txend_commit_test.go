@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestCommitDeferredConstraintFails: a deferred unique constraint that
@@ -46,7 +48,7 @@ func TestCommitDeferredConstraintFails(t *testing.T) {
 		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
 			t.Fatalf("Commit = %v, want 23505", err)
 		}
-		if SafeToRetry(err) {
+		if session.SafeToRetry(err) {
 			t.Fatalf("Commit error SafeToRetry")
 		}
 		if n := rowCount(t, connect(t, srv.DSN()), tbl); n != 0 {
@@ -169,7 +171,7 @@ func TestCommitChainedDeferredFailure(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("shared syncs %d, resent %d", c.shared, c.resent)
+	t.Logf("shared syncs %d, resent %d", c.s.Shared, c.s.Resent)
 }
 
 // TestCommitSerializationFailure: two serializable transactions whose
@@ -322,7 +324,7 @@ func TestCommitAfterCtxEndsMidTx(t *testing.T) {
 			tx.Rollback(ctx)
 			continue
 		}
-		if SafeToRetry(err) {
+		if session.SafeToRetry(err) {
 			t.Errorf("round %d: abandoned statement error SafeToRetry: %v", round, err)
 		}
 		// Another goroutine's statement, queued while the tx is open.
@@ -437,11 +439,11 @@ func TestCommitCtxEnds(t *testing.T) {
 		if err := c.QueryRow(ctx, "SELECT count(*)::int FROM "+tbl).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("round %d: Commit %v (SafeToRetry %v), rows %d", round, cerr, SafeToRetry(cerr), n)
+		t.Logf("round %d: Commit %v (SafeToRetry %v), rows %d", round, cerr, session.SafeToRetry(cerr), n)
 		switch {
 		case cerr == nil && n != 1:
 			t.Errorf("round %d: Commit nil, %d rows", round, n)
-		case cerr != nil && SafeToRetry(cerr) && n != 0:
+		case cerr != nil && session.SafeToRetry(cerr) && n != 0:
 			t.Errorf("round %d: Commit SafeToRetry but committed", round)
 		case errors.Is(cerr, ErrTxRolledBack) && n != 0:
 			t.Errorf("round %d: ErrTxRolledBack but committed", round)

@@ -48,7 +48,7 @@ func TestDetachedRollbackThenBegin(t *testing.T) {
 			err = tx.Commit(ctx)
 		}
 		if i < 3 {
-			t.Logf("end %d: %v; TxStatus %c, rollbacks %d", i%3, err, c.TxStatus(), c.block.rollbacks.Load())
+			t.Logf("end %d: %v; TxStatus %c, rollbacks %d", i%3, err, c.TxStatus(), c.s.Block.Rollbacks.Load())
 		}
 		tx2, err := c.Begin(ctx)
 		if err != nil {
@@ -100,7 +100,7 @@ func TestDetachedRollbackBeginBehindStrand(t *testing.T) {
 			t.Fatalf("strander %v, Begin %v", errS, errB)
 		}
 		if s := c.TxStatus(); s != 'T' {
-			t.Errorf("%d: TxStatus in the Tx: %c (rollbacks %d)", i, s, c.block.rollbacks.Load())
+			t.Errorf("%d: TxStatus in the Tx: %c (rollbacks %d)", i, s, c.s.Block.Rollbacks.Load())
 		}
 		if runsOutsideBlock(t, ctx, tx) {
 			t.Errorf("%d: the Tx's statement runs in a transaction of its own", i)
@@ -153,7 +153,7 @@ func TestDetachedRollbackTxStatusIdle(t *testing.T) {
 			sawT++
 		}
 	}
-	t.Logf("transactions %d, blocks rolled back %d, TxStatus 'E' right after the call %d, 'T' %d", txs, c.block.strands.Load(), sawE, sawT)
+	t.Logf("transactions %d, blocks rolled back %d, TxStatus 'E' right after the call %d, 'T' %d", txs, c.s.Block.Strands.Load(), sawE, sawT)
 	if sawE+sawT > 0 {
 		t.Errorf("TxStatus reported an open transaction %d times after the transaction's call had returned (nobody holds one: pgline's own ROLLBACK was still in flight)", sawE+sawT)
 	}

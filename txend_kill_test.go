@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/pgtest"
 )
 
@@ -95,7 +97,7 @@ func TestKillDuringCommitOutcome(t *testing.T) {
 			if execErr != nil {
 				t.Errorf("iter %d mode %d: Commit nil but the tx's INSERT failed: %v", i, mode, execErr)
 			}
-		case SafeToRetry(cerr):
+		case session.SafeToRetry(cerr):
 			retryable++
 			if rows != 0 {
 				t.Errorf("iter %d mode %d: Commit SafeToRetry (%v) but committed", i, mode, cerr)
@@ -106,7 +108,7 @@ func TestKillDuringCommitOutcome(t *testing.T) {
 				t.Errorf("iter %d mode %d: ErrTxRolledBack but committed", i, mode)
 			}
 		}
-		if rows == 1 && execErr != nil && SafeToRetry(execErr) {
+		if rows == 1 && execErr != nil && session.SafeToRetry(execErr) {
 			t.Errorf("iter %d mode %d: INSERT SafeToRetry (%v) but it committed", i, mode, execErr)
 		}
 		c.Close()
@@ -221,7 +223,7 @@ func killPoolStorm(t *testing.T, extra string) {
 				t.Errorf("id %d kind %d: success but %d rows", rs.id, rs.kind, got)
 				fails++
 			}
-		case SafeToRetry(rs.err):
+		case session.SafeToRetry(rs.err):
 			nRetry++
 			if got != 0 {
 				t.Errorf("id %d kind %d: SafeToRetry error %v but %d rows", rs.id, rs.kind, rs.err, got)
@@ -320,7 +322,7 @@ func TestKillCreateIndexConcurrentlyNotResent(t *testing.T) {
 			htx.Rollback(ctx)
 			var valid *bool
 			mon.QueryRow(ctx, "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)", idx).Scan(&valid)
-			t.Logf("%s: error %v (SafeToRetry %v); index valid: %v", mode, cerr, SafeToRetry(cerr), fmtBoolPtr(valid))
+			t.Logf("%s: error %v (SafeToRetry %v); index valid: %v", mode, cerr, session.SafeToRetry(cerr), fmtBoolPtr(valid))
 			if valid == nil {
 				t.Fatalf("no index left behind: the scenario did not happen")
 			}
@@ -330,7 +332,7 @@ func TestKillCreateIndexConcurrentlyNotResent(t *testing.T) {
 			if pe, ok := cerr.(*PgError); ok && pe.Code == "42P07" {
 				t.Errorf("%s: the caller's one CREATE INDEX CONCURRENTLY failed with %v: pgline sent it a second time", mode, cerr)
 			}
-			if cerr != nil && SafeToRetry(cerr) {
+			if cerr != nil && session.SafeToRetry(cerr) {
 				t.Errorf("%s: error claims nothing ran (SafeToRetry) but the killed statement committed an INVALID index: %v", mode, cerr)
 			}
 		})
@@ -422,11 +424,11 @@ func TestKillDblinkNotResent(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		var n int
 		mon.QueryRow(ctx, "SELECT count(*)::int FROM remote_log").Scan(&n)
-		t.Logf("%s: err %v (SafeToRetry %v), remote rows %d", mode, cerr, SafeToRetry(cerr), n)
+		t.Logf("%s: err %v (SafeToRetry %v), remote rows %d", mode, cerr, session.SafeToRetry(cerr), n)
 		if n > 1 {
 			t.Errorf("%s: the statement ran %d times: pgline sent it again after the FATAL", mode, n)
 		}
-		if cerr != nil && SafeToRetry(cerr) {
+		if cerr != nil && session.SafeToRetry(cerr) {
 			t.Errorf("%s: error claims nothing ran (SafeToRetry), but its dblink_exec committed: %v", mode, cerr)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestTxIdleInTransactionTimeout: a Tx idle past
@@ -96,7 +98,7 @@ func TestTxStatementAndLockTimeout(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%s: blocked UPDATE succeeded", setup)
 		}
-		if errors.Is(err, ErrCanceledByOther) || SafeToRetry(err) {
+		if errors.Is(err, ErrCanceledByOther) || session.SafeToRetry(err) {
 			t.Errorf("%s: error %v", setup, err)
 		}
 		cerr := tx.Commit(ctx)

@@ -9,10 +9,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 func TestStmtName(t *testing.T) {
-	p1, p2 := stmtPrefix(), stmtPrefix()
+	p1, p2 := session.StmtPrefix(), session.StmtPrefix()
 	if p1 == p2 {
 		t.Fatalf("two connections got the same prefix %q", p1)
 	}
@@ -30,7 +32,7 @@ func TestStmtName(t *testing.T) {
 		{"SELECT $1", []uint32{20}},
 		{"SELECT $1, $2", []uint32{23, 23}},
 	} {
-		n := stmtName(p1, c.sql, c.types)
+		n := session.StmtName(p1, c.sql, c.types)
 		if !shape.MatchString(n) || len(n) > 63 {
 			t.Errorf("stmtName(%q, %v) = %q: not pgline_<tag>_<hash> within 63 bytes", c.sql, c.types, n)
 		}
@@ -41,10 +43,10 @@ func TestStmtName(t *testing.T) {
 			}
 		}
 		names[key] = n
-		if again := stmtName(p1, c.sql, c.types); again != n {
+		if again := session.StmtName(p1, c.sql, c.types); again != n {
 			t.Errorf("stmtName is not stable: %q then %q", n, again)
 		}
-		if stmtName(p2, c.sql, c.types) == n {
+		if session.StmtName(p2, c.sql, c.types) == n {
 			t.Errorf("two connections name %s alike", key)
 		}
 	}
@@ -78,7 +80,7 @@ func preparedNames(t *testing.T, ctx context.Context, c *Conn) []string {
 func TestStatementNamesIdentifyText(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN("statement_cache_capacity=3"))
-	if m := c.StatementCacheMode(); m != cachePrepare {
+	if m := c.s.StatementCacheMode(); m != session.CachePrepare {
 		t.Fatalf("direct connection runs in %q mode, want prepare", m)
 	}
 	var v int
@@ -89,8 +91,8 @@ func TestStatementNamesIdentifyText(t *testing.T) {
 	}
 	names := preparedNames(t, ctx, c)
 	want := map[string]bool{
-		stmtName(c.stmts.prefix, "SELECT $1::int + 1", nil): true,
-		stmtName(c.stmts.prefix, "SELECT $1::int + 2", nil): true,
+		session.StmtName(c.s.Stmts.Prefix, "SELECT $1::int + 1", nil): true,
+		session.StmtName(c.s.Stmts.Prefix, "SELECT $1::int + 2", nil): true,
 	}
 	for _, n := range names {
 		delete(want, n)
@@ -127,7 +129,7 @@ func TestDeallocateIsNoPoolerSign(t *testing.T) {
 		if err := c.QueryRow(ctx, "SELECT $1::int * 2", 21).Scan(&v); err != nil || v != 42 {
 			t.Fatalf("after %s: %d %v", sql, v, err)
 		}
-		if m := c.StatementCacheMode(); m != cachePrepare {
+		if m := c.s.StatementCacheMode(); m != session.CachePrepare {
 			t.Fatalf("after %s the connection switched to %q", sql, m)
 		}
 	}
@@ -152,7 +154,7 @@ func TestPoolerDetectedAtConnect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m := c.StatementCacheMode(); m != cacheDescribe {
+			if m := c.s.StatementCacheMode(); m != session.CacheDescribe {
 				t.Errorf("Conn through PgBouncer runs in %q mode, want describe", m)
 			}
 			c.Close()
@@ -185,7 +187,7 @@ func TestPoolerDetectedAtConnect(t *testing.T) {
 			}
 
 			explicit := connect(t, b.DSN("statement_cache_mode=prepare"))
-			if m := explicit.StatementCacheMode(); m != cachePrepare {
+			if m := explicit.s.StatementCacheMode(); m != session.CachePrepare {
 				t.Errorf("statement_cache_mode=prepare gave %q", m)
 			}
 		})
@@ -253,7 +255,7 @@ func TestPoolerDetectedByMissingStatement(t *testing.T) {
 		t.Fatalf("the statement run on another session: %d %q %v", v, s, err)
 	}
 	otx.Rollback(ctx)
-	if m := a.StatementCacheMode(); m != cacheDescribe {
+	if m := a.s.StatementCacheMode(); m != session.CacheDescribe {
 		t.Fatalf("after its statement went missing the connection runs in %q mode, want describe", m)
 	}
 
@@ -280,7 +282,7 @@ func TestPoolerDetectedByMissingStatement(t *testing.T) {
 					err2 := br.QueryRow().Scan(&v2, &s2)
 					br.Close()
 					switch {
-					case errors.Is(err, errPooler) && err2 == nil:
+					case errors.Is(err, session.ErrPooler) && err2 == nil:
 						// The batch's first statement found its statement
 						// missing (the pooler's sign): not sent again after
 						// the second had run (only a batch's last statement
@@ -305,7 +307,7 @@ func TestPoolerDetectedByMissingStatement(t *testing.T) {
 	tally.check(t)
 	switched := 0
 	for _, c := range conns {
-		if c.StatementCacheMode() == cacheDescribe {
+		if c.s.StatementCacheMode() == session.CacheDescribe {
 			switched++
 		}
 	}

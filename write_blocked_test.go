@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/session"
+
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -174,9 +176,9 @@ func TestWriteCloseWhileFlusherBlocked(t *testing.T) {
 			// under -race on a busy machine: up to 10 s).
 			flushing := false
 			for wait := time.Now(); !flushing && time.Since(wait) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
-				c.wmu.Lock()
-				flushing = c.writer.taken && len(c.writer.wbuf) > 0
-				c.wmu.Unlock()
+				c.s.Wmu.Lock()
+				flushing = c.s.Writer.Taken && len(c.s.Writer.Wbuf) > 0
+				c.s.Wmu.Unlock()
 			}
 			if !flushing {
 				t.Error("no writer blocked before Close: the scenario was not reached")
@@ -283,9 +285,9 @@ func TestWriteFullSocketKeepsDeadline(t *testing.T) {
 				head <- err
 			}()
 			for queued := false; !queued; time.Sleep(time.Millisecond) {
-				c.wmu.Lock()
-				queued = c.tail != nil && !c.writer.taken && len(c.writer.wbuf) == 0
-				c.wmu.Unlock()
+				c.s.Wmu.Lock()
+				queued = c.s.Tail != nil && !c.s.Writer.Taken && len(c.s.Writer.Wbuf) == 0
+				c.s.Wmu.Unlock()
 			}
 			time.Sleep(50 * time.Millisecond) // the sleep has started on the server
 			const callers, deadline = 250, 300 * time.Millisecond
@@ -438,7 +440,7 @@ func TestFakeServerNotReadingReaderArg(t *testing.T) {
 	c := connect(t, dsn+" cancel_timeout=1s")
 	const size = 64 << 20
 	call := startDeadlineCall("Exec with a 64 MiB ReaderArg", 2*time.Second, func(ctx context.Context) error {
-		_, err := c.Exec(ctx, "SELECT $1", ReaderArg(io.LimitReader(zeroReader{}, size), size))
+		_, err := c.Exec(ctx, "SELECT $1", session.ReaderArg(io.LimitReader(zeroReader{}, size), size))
 		return err
 	})
 	call.checkDeadline(t)

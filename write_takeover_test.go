@@ -21,13 +21,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // writerTakeovers reads c.writer.takeovers under wmu.
 func writerTakeovers(c *Conn) uint64 {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.writer.takeovers
+	c.s.Wmu.Lock()
+	defer c.s.Wmu.Unlock()
+	return c.s.Writer.Takeovers
 }
 
 // waitWriterIdle waits for the connection to go idle and checks the
@@ -36,9 +38,9 @@ func waitWriterIdle(t *testing.T, c *Conn) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		c.wmu.Lock()
-		q, f, y, tail, w := c.queued, c.writer.taken, c.writer.yielding, c.tail, len(c.writer.wbuf)
-		c.wmu.Unlock()
+		c.s.Wmu.Lock()
+		q, f, y, tail, w := c.s.Queued, c.s.Writer.Taken, c.s.Writer.Yielding, c.s.Tail, len(c.s.Writer.Wbuf)
+		c.s.Wmu.Unlock()
 		if q == 0 && !f && !y && tail == nil && w == 0 {
 			return
 		}
@@ -340,7 +342,7 @@ func TestWriterTakeoverExactlyOnce(t *testing.T) {
 				t.Errorf("table has %d rows, %d inserts succeeded (%v)", n, inserted.Load(), err)
 			}
 			waitWriterIdle(t, c)
-			t.Logf("inserted %d, failed %d, shared syncs %d, takeovers %d", inserted.Load(), failed.Load(), c.shared, writerTakeovers(c))
+			t.Logf("inserted %d, failed %d, shared syncs %d, takeovers %d", inserted.Load(), failed.Load(), c.s.Shared, writerTakeovers(c))
 			if writerTakeovers(c) == 0 {
 				t.Errorf("no takeover happened")
 			}
@@ -548,7 +550,7 @@ func writerTakeoverMix(t *testing.T, extra string, listen bool) {
 		v := seq.Add(1)
 		var got string
 		var gotV int64
-		err := c.QueryRow(ctx, "SELECT md5($1::bytea), $2::int8", ReaderArg(bytes.NewReader(big), int64(len(big))), v).Scan(&got, &gotV)
+		err := c.QueryRow(ctx, "SELECT md5($1::bytea), $2::int8", session.ReaderArg(bytes.NewReader(big), int64(len(big))), v).Scan(&got, &gotV)
 		if err != nil || got != hex.EncodeToString(sum[:]) || gotV != v {
 			fail("streamed: %s %d (want %d) %v", got, gotV, v, err)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/pgline/pgline/internal/session"
 )
 
 // TestWriteAfterServerEndedIsSafeToRetry: the server ends an idle session
@@ -41,8 +43,8 @@ func TestWriteAfterServerEndedIsSafeToRetry(t *testing.T) {
 	for range 2 {
 		select {
 		case err := <-errs:
-			if err == nil || !SafeToRetry(err) {
-				t.Errorf("a statement sent after the server ended the session: %v, SafeToRetry %v; want SafeToRetry", err, SafeToRetry(err))
+			if err == nil || !session.SafeToRetry(err) {
+				t.Errorf("a statement sent after the server ended the session: %v, SafeToRetry %v; want SafeToRetry", err, session.SafeToRetry(err))
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("a statement did not return")

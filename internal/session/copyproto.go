@@ -1,4 +1,4 @@
-package pgline
+package session
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 // data is read from its reply (readCopyOut). The API (copy.go) encodes
 // and decodes the data.
 
-// copyHold is the connection held alone for one COPY: no request but the
+// CopyHold is the connection held alone for one COPY: no request but the
 // COPY's own is queued until release, not even from the transaction the
 // COPY runs in (its other goroutines wait too).
-type copyHold struct {
-	c        *session
-	h        holder  // the COPY's hold; its requests are sent for it
-	prev     *holder // the holder before (its transaction's), restored by release
+type CopyHold struct {
+	c        *Session
+	H        Holder  // the COPY's hold; its requests are sent for it
+	prev     *Holder // the holder before (its transaction's), restored by release
 	prevFree chan struct{}
 	// kept: the COPY's request was abandoned while it waited for its
 	// turn; whoever drains its reply releases the hold (see waitTurn).
@@ -35,13 +35,13 @@ type copyHold struct {
 // data. The hold then lasts until the goroutine that drains the reply has
 // refused the COPY (refuseCopyIn), instead of ending with the caller
 // (onDrained; see waitTurn).
-func (h *copyHold) spec() *reqSpec {
-	return &reqSpec{owner: &h.h, onDrained: h.releaseNow}
+func (h *CopyHold) spec() *ReqSpec {
+	return &ReqSpec{owner: &h.H, onDrained: h.releaseNow}
 }
 
 // waitTurn is Conn.waitTurn for a request of the COPY (submitted with
 // spec): when ctx ends first, the hold is kept for the drain.
-func (h *copyHold) waitTurn(ctx context.Context, req *request) error {
+func (h *CopyHold) waitTurn(ctx context.Context, req *Request) error {
 	if err := h.c.waitTurn(ctx, req); err != nil {
 		h.kept = true
 		return err
@@ -49,50 +49,50 @@ func (h *copyHold) waitTurn(ctx context.Context, req *request) error {
 	return nil
 }
 
-// holdForCopy waits until owner may use the connection (nil: no
+// HoldForCopy waits until owner may use the connection (nil: no
 // transaction holds it) and takes it for a COPY. Every COPY FROM STDIN
 // runs under one, whether from CopyFrom or a statement given to Exec,
 // Query or a simple query: in copy mode the server takes any message
 // pipelined behind the COPY as its own, so the COPY must be alone.
-func (c *session) holdForCopy(ctx context.Context, owner *holder) (*copyHold, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+func (c *Session) HoldForCopy(ctx context.Context, owner *Holder) (*CopyHold, error) {
+	c.Wmu.Lock()
+	defer c.Wmu.Unlock()
 	if err := c.gateLocked(ctx, owner); err != nil {
-		return nil, notSent(err)
+		return nil, NotSent(err)
 	}
-	h := &copyHold{c: c}
+	h := &CopyHold{c: c}
 	if owner != nil {
-		h.h.block = owner.block // a given-up COPY dooms its transaction
+		h.H.Block = owner.Block // a given-up COPY dooms its transaction
 	}
-	h.prev, h.prevFree = c.gate.takeLocked(&h.h)
+	h.prev, h.prevFree = c.gate.takeLocked(&h.H)
 	return h, nil
 }
 
-// release gives the connection back to its previous holder (a
+// Release gives the connection back to its previous holder (a
 // transaction, or everyone) and wakes those waiting.
-func (h *copyHold) release() {
+func (h *CopyHold) Release() {
 	if !h.kept {
 		h.releaseNow()
 	}
 }
 
 // releaseNow ends the hold.
-func (h *copyHold) releaseNow() {
+func (h *CopyHold) releaseNow() {
 	c := h.c
-	c.wmu.Lock()
+	c.Wmu.Lock()
 	c.gate.releaseLocked(h.prev, h.prevFree)
 	if h.prev != nil && h.prev.endOnRelease {
 		// The transaction ended while its COPY ran (Tx.end): end it on
 		// the server too before anyone else may use the connection.
 		c.endTxLocked(h.prev.rollbackOnRelease)
 	}
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 }
 
-// readCopyOut reads the reply of a COPY TO STDOUT up to ReadyForQuery,
+// ReadCopyOut reads the reply of a COPY TO STDOUT up to ReadyForQuery,
 // writing each CopyData payload to w. After a failed Write the statement
 // is cancelled and the rest of the data discarded.
-func (c *session) readCopyOut(req *request, w io.Writer) (string, error) {
+func (c *Session) ReadCopyOut(req *Request, w io.Writer) (string, error) {
 	var tag string
 	var firstErr, werr error
 	copied := false
@@ -111,22 +111,22 @@ func (c *session) readCopyOut(req *request, w io.Writer) (string, error) {
 		case wire.MsgCopyData:
 			// Streamed to w a buffer at a time, whatever its size.
 			if werr != nil || firstErr != nil {
-				if err := c.rd.Discard(size); err != nil {
-					return "", c.fail(readErr(err))
+				if err := c.Rd.Discard(size); err != nil {
+					return "", c.fail(ReadErr(err))
 				}
 				continue
 			}
-			before := c.rd.Remaining()
-			err := c.rd.CopyN(w, size)
-			if err != nil && (c.rd.Err() != nil || before-c.rd.Remaining() < size) {
+			before := c.Rd.Remaining()
+			err := c.Rd.CopyN(w, size)
+			if err != nil && (c.Rd.Err() != nil || before-c.Rd.Remaining() < size) {
 				// The read failed, not the writer.
 				if cancelled != nil {
 					<-cancelled
 				}
 				if c.stoppedByCtx(req, err) {
-					return "", errInterrupted // the rest is drained
+					return "", ErrInterrupted // the rest is drained
 				}
-				return "", c.fail(readErr(err))
+				return "", c.fail(ReadErr(err))
 			}
 			if err != nil {
 				werr = fmt.Errorf("pgline: CopyTo: writing: %w", err)
@@ -139,7 +139,7 @@ func (c *session) readCopyOut(req *request, w io.Writer) (string, error) {
 		case wire.MsgCommandComplete:
 			t, err := wire.ParseCommandComplete(body)
 			if err != nil {
-				return "", c.fail(protocolErr(err))
+				return "", c.fail(ProtocolErr(err))
 			}
 			tag = string(t)
 		case wire.MsgErrorResponse:
@@ -170,22 +170,22 @@ func (c *session) readCopyOut(req *request, w io.Writer) (string, error) {
 		case wire.MsgRowDescription, wire.MsgEmptyQueryResponse, wire.MsgDataRow, wire.MsgCopyDone, wire.MsgCloseComplete:
 			// Of statements before the COPY in sql.
 		default:
-			return "", c.fail(apiErrors.protocol(fmt.Sprintf("unexpected message %q in the reply to a COPY", typ)))
+			return "", c.fail(APIErrors.Protocol(fmt.Sprintf("unexpected message %q in the reply to a COPY", typ)))
 		}
 	}
 }
 
-// describeColumns returns the types of the result columns of sql,
+// DescribeColumns returns the types of the result columns of sql,
 // described afresh on the unnamed statement (a cached description would
 // go stale when the table is altered).
-func (c *session) describeColumns(ctx context.Context, owner *holder, sql string) ([]uint32, error) {
-	return whileRefused(ctx, func() ([]uint32, error) { return c.describeColumnsOnce(ctx, owner, sql) })
+func (c *Session) DescribeColumns(ctx context.Context, owner *Holder, sql string) ([]uint32, error) {
+	return WhileRefused(ctx, func() ([]uint32, error) { return c.describeColumnsOnce(ctx, owner, sql) })
 }
 
-func (c *session) describeColumnsOnce(ctx context.Context, owner *holder, sql string) ([]uint32, error) {
-	sd := &stmtDesc{sql: sql, ready: make(chan struct{})}
+func (c *Session) describeColumnsOnce(ctx context.Context, owner *Holder, sql string) ([]uint32, error) {
+	sd := &StmtDesc{sql: sql, ready: make(chan struct{})}
 	// A describe request (its reply has no completion).
-	req, err := c.send(ctx, &reqSpec{owner: owner, describes: []*stmtDesc{sd}}, func(buf []byte) ([]byte, error) {
+	req, err := c.send(ctx, &ReqSpec{owner: owner, describes: []*StmtDesc{sd}}, func(buf []byte) ([]byte, error) {
 		buf, err := wire.AppendParse(buf, "", sql, nil)
 		if err == nil {
 			buf, err = wire.AppendDescribe(buf, 'S', "")
@@ -201,11 +201,11 @@ func (c *session) describeColumnsOnce(ctx context.Context, owner *holder, sql st
 	if _, err := c.readReply(ctx, req, c.readDescribeReply); err != nil {
 		return nil, err
 	}
-	if sd.err != nil {
-		return nil, sd.err
+	if sd.Err != nil {
+		return nil, sd.Err
 	}
-	oids := make([]uint32, len(sd.fields))
-	for i, f := range sd.fields {
+	oids := make([]uint32, len(sd.Fields))
+	for i, f := range sd.Fields {
 		oids[i] = f.DataTypeOID
 	}
 	return oids, nil
@@ -215,8 +215,8 @@ func (c *session) describeColumnsOnce(ctx context.Context, owner *holder, sql st
 // straight to the socket (it holds the writer's role, see writer.claim)
 // while another reads the reply.
 type copyIn struct {
-	c     *session
-	req   *request
+	c     *Session
+	req   *Request
 	watch *ctxWatch
 	done  chan struct{} // closed when the reply was read up to ReadyForQuery
 	tag   string        // set before done is closed
@@ -225,27 +225,27 @@ type copyIn struct {
 	over  bool          // finish was called
 }
 
-// abortOnPanic, deferred by the goroutine that sends a COPY's data, ends
+// AbortOnPanic, deferred by the goroutine that sends a COPY's data, ends
 // the COPY with CopyFail when a panic (a row source's, a Valuer's, a
 // reader's) unwinds through it, so that the server rolls it back and the
 // connection serves the requests behind it, then lets the panic go on.
-func (ci *copyIn) abortOnPanic() {
+func (ci *copyIn) AbortOnPanic() {
 	p := recover()
 	if p == nil {
 		return
 	}
 	if !ci.over {
-		ci.finish(make([]byte, wire.CopyDataHeaderSize), fmt.Errorf("pgline: COPY FROM STDIN aborted by a panic: %v", p))
+		ci.Finish(make([]byte, wire.CopyDataHeaderSize), fmt.Errorf("pgline: COPY FROM STDIN aborted by a panic: %v", p))
 	}
 	panic(p)
 }
 
-// startCopyIn sends sql and reads up to its CopyInResponse, under h.
-func (c *session) startCopyIn(ctx context.Context, h *copyHold, sql string) (*copyIn, error) {
-	return whileRefused(ctx, func() (*copyIn, error) { return c.startCopyInOnce(ctx, h, sql) })
+// StartCopyIn sends sql and reads up to its CopyInResponse, under h.
+func (c *Session) StartCopyIn(ctx context.Context, h *CopyHold, sql string) (*copyIn, error) {
+	return WhileRefused(ctx, func() (*copyIn, error) { return c.startCopyInOnce(ctx, h, sql) })
 }
 
-func (c *session) startCopyInOnce(ctx context.Context, h *copyHold, sql string) (*copyIn, error) {
+func (c *Session) startCopyInOnce(ctx context.Context, h *CopyHold, sql string) (*copyIn, error) {
 	req, err := c.send(ctx, h.spec(), func(buf []byte) ([]byte, error) { return wire.AppendQuery(buf, sql) })
 	if err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func (c *session) startCopyInOnce(ctx context.Context, h *copyHold, sql string) 
 		switch typ {
 		case wire.MsgCopyInResponse:
 			if _, err := wire.ParseCopyResponse(body); err != nil {
-				return end(c.fail(protocolErr(err)))
+				return end(c.fail(ProtocolErr(err)))
 			}
 			started = true
 		case wire.MsgErrorResponse:
@@ -288,7 +288,7 @@ func (c *session) startCopyInOnce(ctx context.Context, h *copyHold, sql string) 
 			// Results of statements before the COPY in sql.
 		}
 	}
-	if err := c.writer.claim(); err != nil {
+	if err := c.Writer.claim(); err != nil {
 		// The connection failed: the reply cannot be read any more.
 		return end(err)
 	}
@@ -315,9 +315,9 @@ func (ci *copyIn) ended() bool {
 	}
 }
 
-// send writes buf, a 5-byte header then the payload, as one CopyData
+// Send writes buf, a 5-byte header then the payload, as one CopyData
 // message. It reports false when the COPY cannot go on (see ended).
-func (ci *copyIn) send(buf []byte) bool {
+func (ci *copyIn) Send(buf []byte) bool {
 	if ci.ended() {
 		return false
 	}
@@ -329,7 +329,7 @@ func (ci *copyIn) send(buf []byte) bool {
 		err = fmt.Errorf("pgline: COPY data of %d bytes: %w", len(buf)-wire.CopyDataHeaderSize, err)
 		ci.c.fail(err)
 	} else {
-		err = ci.c.writer.write(buf)
+		err = ci.c.Writer.write(buf)
 	}
 	if err != nil {
 		ci.werr = err
@@ -338,11 +338,11 @@ func (ci *copyIn) send(buf []byte) bool {
 	return true
 }
 
-// finish ends the COPY: with the data left in buf (header and payload)
+// Finish ends the COPY: with the data left in buf (header and payload)
 // and CopyDone, or, when failure is set, with CopyFail. It waits for the
 // reply and gives the turn to the next request. It returns failure when
 // set, else the server's tag or error.
-func (ci *copyIn) finish(buf []byte, failure error) (string, error) {
+func (ci *copyIn) Finish(buf []byte, failure error) (string, error) {
 	c := ci.c
 	ci.over = true
 	if !ci.ended() {
@@ -364,13 +364,13 @@ func (ci *copyIn) finish(buf []byte, failure error) (string, error) {
 			out = wire.AppendCopyDone(out)
 		}
 		if err == nil {
-			err = c.writer.write(out)
+			err = c.Writer.write(out)
 		}
 		if err != nil {
 			ci.werr = err
 		}
 	}
-	c.writer.release()
+	c.Writer.release()
 	<-ci.done
 	ci.watch.stop()
 	werr, err := ci.watch.wrap(ci.werr), ci.watch.wrap(ci.err)

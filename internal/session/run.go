@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // Protocol flow of a statement's run (extended protocol):
 //
@@ -23,7 +23,7 @@ import (
 	"github.com/pgline/pgline/pgtype"
 )
 
-// run runs sql with args for owner (nil, or the transaction or COPY
+// Run runs sql with args for owner (nil, or the transaction or COPY
 // holding the connection) and leaves res at the head of the queue, its
 // reply read up to the first row (see result.start). A run refused
 // because its cached statement went stale (its result type changed, or
@@ -34,21 +34,21 @@ import (
 // queued, and so never sent (errPathChanged), is described again and
 // sent, up to maxPathRetries times: a budget of its own. budget is the
 // call's (see retry.go), kept by its caller across attempts.
-func (c *session) run(ctx context.Context, owner *holder, res *result, budget *resends, sql string, args []any) error {
+func (c *Session) Run(ctx context.Context, owner *Holder, res *Result, budget *Resends, sql string, args []any) error {
 	streamed := hasReaderArg(args)
 	// A run sent again after its Sync group failed does not join a group
 	// again, so that a run of failures cannot hold it back for ever.
 	share := !streamed
-	var hold *copyHold // the connection is held for a COPY FROM STDIN
+	var hold *CopyHold // the connection is held for a COPY FROM STDIN
 	for {
-		sd, err := c.prepare(ctx, owner, sql)
+		sd, err := c.Prepare(ctx, owner, sql)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 				// The ctx ended while the statement was being prepared:
 				// it was never sent, and the error says so.
-				return notSent(err)
+				return NotSent(err)
 			}
-			if redescribe(err) && owner == nil && budget.again(ctx, resendInterfered) {
+			if redescribe(err) && owner == nil && budget.Again(ctx, ResendInterfered) {
 				continue // prepared again (in describe mode, after a pooler)
 			}
 			return err
@@ -56,17 +56,17 @@ func (c *session) run(ctx context.Context, owner *holder, res *result, budget *r
 		if sd.traits.copyIn && hold == nil {
 			// COPY FROM STDIN runs alone (see holdForCopy), even among
 			// its transaction's goroutines.
-			hold, err = c.holdForCopy(ctx, owner)
+			hold, err = c.HoldForCopy(ctx, owner)
 			if err != nil {
-				c.unpin(sd)
+				c.Unpin(sd)
 				return err
 			}
-			defer hold.release() // once: held from now on
-			owner = &hold.h
+			defer hold.Release() // once: held from now on
+			owner = &hold.H
 		}
-		if len(args) != len(sd.paramOIDs) {
-			c.unpin(sd)
-			return notSent(fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.paramOIDs), len(args)))
+		if len(args) != len(sd.ParamOIDs) {
+			c.Unpin(sd)
+			return NotSent(fmt.Errorf("pgline: statement has %d parameters, but %d arguments were given", len(sd.ParamOIDs), len(args)))
 		}
 		// Unpinned as its Bind is queued (build runs under wmu), or after
 		// a send that failed before.
@@ -82,7 +82,7 @@ func (c *session) run(ctx context.Context, owner *holder, res *result, budget *r
 			}
 			return c.appendRun(buf, sd, args, true, holes)
 		}
-		spec := reqSpec{
+		spec := ReqSpec{
 			owner: owner, extended: true, oneStmt: true,
 			endsBlock: owner == nil && sd.traits.endsBlock, // a COMMIT given to Query: see blockTraits.leavesStranded
 			txControl: owner == nil && sd.traits.txControl,
@@ -90,16 +90,16 @@ func (c *session) run(ctx context.Context, owner *holder, res *result, budget *r
 		if hold != nil {
 			spec.onDrained = hold.releaseNow // see copyHold.spec
 		}
-		var req *request
+		var req *Request
 		if streamed {
 			req, err = c.sendStreamed(ctx, &spec, build)
 		} else {
-			req, err = c.sendRun(ctx, &spec, func(buf []byte) ([]byte, error) { return build(buf, nil) }, share && sd.traits.shareable)
+			req, err = c.sendRun(ctx, &spec, func(buf []byte) ([]byte, error) { return build(buf, nil) }, share && sd.traits.Shareable)
 		}
 		if pinned {
-			c.unpin(sd)
+			c.Unpin(sd)
 		}
-		if errors.Is(err, errPathChanged) && budget.again(ctx, resendPathChanged) {
+		if errors.Is(err, ErrPathChanged) && budget.Again(ctx, ResendPathChanged) {
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil {
@@ -113,42 +113,42 @@ func (c *session) run(ctx context.Context, owner *holder, res *result, budget *r
 		if err != nil {
 			return err
 		}
-		if req.skipped {
+		if req.Skipped {
 			// A statement before it in its Sync group failed: the server
 			// skipped it (see pipeline.go).
 			inBlock := req.skippedInBlock
 			c.handoff(req)
 			if inBlock {
-				return errSkippedInBlock
+				return ErrSkippedInBlock
 			}
 			share = false
 			continue
 		}
-		*res = result{sd: sd, req: req}
+		*res = Result{Sd: sd, Req: req}
 		if hold != nil {
 			res.watched = c.watchCopy(ctx, req) != nil // alone on the connection
 		} else {
-			res.watched = c.watch(ctx, req) != nil
+			res.watched = c.Watch(ctx, req) != nil
 		}
-		err = res.start(c)
+		err = res.Start(c)
 		if err == nil {
 			return nil
 		}
-		res.end(c)
-		err = res.err
-		code, message, ok := apiErrors.serverCode(err)
+		res.End(c)
+		err = res.Err
+		code, message, ok := APIErrors.ServerCode(err)
 		if !ok {
 			return err
 		}
 		if c.dropOutdated(sd, code, message) {
 			// Nothing ran: prepare again and retry, outside a
 			// transaction (inside one, the error aborted it).
-			if res.txStatus == 'I' && budget.again(ctx, resendStale) {
+			if res.TxStatus == 'I' && budget.Again(ctx, ResendStale) {
 				continue
 			}
 			return err
 		}
-		if resendable(owner, sql, err, res.txStatus) && budget.again(ctx, resendInterfered) {
+		if Resendable(owner, sql, err, res.TxStatus) && budget.Again(ctx, ResendInterfered) {
 			continue // a cancel meant for another request
 		}
 		return err
@@ -161,17 +161,17 @@ func (c *session) run(ctx context.Context, owner *holder, res *result, budget *r
 // another request may have replaced it since it was described. The caller
 // holds wmu (it builds a request) and has bound sd (boundLocked), which
 // notes what queuing it does to the cache.
-func (c *session) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool, holes *[]hole) ([]byte, error) {
+func (c *Session) appendRun(buf []byte, sd *StmtDesc, args []any, sync bool, holes *[]hole) ([]byte, error) {
 	var err error
-	if sd.name == "" {
-		if buf, err = wire.AppendParse(buf, "", sd.sql, sd.paramOIDs); err != nil {
+	if sd.Name == "" {
+		if buf, err = wire.AppendParse(buf, "", sd.sql, sd.ParamOIDs); err != nil {
 			return nil, err
 		}
 	}
 	if buf, err = c.appendBind(buf, sd, args, holes); err != nil {
 		return nil, err
 	}
-	if sd.name == "" {
+	if sd.Name == "" {
 		// The unnamed statement is parsed afresh on every run, so its
 		// result columns may differ from the cached description (ALTER
 		// TABLE): the portal's description, read before the rows, says
@@ -193,9 +193,9 @@ func (c *session) appendRun(buf []byte, sd *stmtDesc, args []any, sync bool, hol
 // formats and lengths are patched in once each value is written (see
 // wire.BindBuilder). A ReaderArg's bytes are left out and its hole
 // recorded; the message length counts them.
-func (c *session) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole) ([]byte, error) {
-	if len(args) > maxParams {
-		return buf, tooManyParams(len(args), "arguments") // refused before (Conn.query, Conn.prepareAllUnlock)
+func (c *Session) appendBind(buf []byte, sd *StmtDesc, args []any, holes *[]hole) ([]byte, error) {
+	if len(args) > MaxParams {
+		return buf, TooManyParams(len(args), "arguments") // refused before (Conn.query, Conn.prepareAllUnlock)
 	}
 	if len(sd.formats) > math.MaxUint16 {
 		return buf, errors.New("pgline: too many result columns")
@@ -203,14 +203,14 @@ func (c *session) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole
 	// The statement's name is pgline's own ("" or pgline_N), the portal
 	// unnamed: Begin cannot fail.
 	var b wire.BindBuilder
-	buf, err := b.Begin(buf, "", sd.name, len(args))
+	buf, err := b.Begin(buf, "", sd.Name, len(args))
 	if err != nil {
 		return buf, err
 	}
 	for i, arg := range args {
 		buf = b.BeginParam(buf)
 		if rv, ok := arg.(*ReaderValue); ok {
-			format, err := rv.format(sd.paramOIDs[i], holes != nil)
+			format, err := rv.format(sd.ParamOIDs[i], holes != nil)
 			if err == nil {
 				buf, err = b.DeferParam(buf, format, rv.n)
 			}
@@ -220,7 +220,7 @@ func (c *session) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole
 			*holes = append(*holes, hole{pos: len(buf), r: rv.r, n: rv.n})
 			continue
 		}
-		out, format, null, err := c.types.Encode(sd.paramOIDs[i], arg, buf)
+		out, format, null, err := c.Types.Encode(sd.ParamOIDs[i], arg, buf)
 		if err != nil {
 			return b.Abort(buf), fmt.Errorf("pgline: argument $%d: %w", i+1, err)
 		}
@@ -231,22 +231,15 @@ func (c *session) appendBind(buf []byte, sd *stmtDesc, args []any, holes *[]hole
 	return b.Finish(buf, sd.formats)
 }
 
-// ReaderValue is a query argument whose value is read from a reader while
-// the statement is written to the server, never held in memory whole. Make
-// one with ReaderArg.
+// ReaderValue is pgline.ReaderValue: a query argument whose value is
+// read from a reader while the statement is written (see
+// session.appendBind).
 type ReaderValue struct {
 	r io.Reader
 	n int64
 }
 
-// ReaderArg returns an argument that sends exactly n bytes read from r as
-// the value of a bytea parameter (raw bytes), or of a text, varchar, json
-// or jsonb parameter (the text, UTF-8). The bytes go from r to the socket
-// a chunk at a time, without being buffered; meanwhile other goroutines'
-// statements on the connection queue behind this one. If r ends before n
-// bytes, the message cannot be completed and the connection is closed. r
-// is read in the calling goroutine: a Read that blocks is not interrupted
-// by the statement's ctx, as with CopyFromReader.
+// ReaderArg is pgline.ReaderArg.
 func ReaderArg(r io.Reader, n int64) *ReaderValue { return &ReaderValue{r: r, n: n} }
 
 // format returns the format the value is sent in for a parameter of type

@@ -1,4 +1,4 @@
-package pgline
+package session
 
 import (
 	"context"
@@ -23,21 +23,21 @@ import (
 
 // gate is the connection's gate. Its fields are guarded by Conn.wmu.
 type gate struct {
-	holder *holder       // nil when free
+	holder *Holder       // nil when free
 	free   chan struct{} // closed when holder lets go
 }
 
-// holder is one holder of the gate: a transaction (Tx.h, of the outermost
+// Holder is one holder of the gate: a transaction (Tx.h, of the outermost
 // Tx) or a COPY (copyHold.h).
-type holder struct {
-	// block is the holder of the transaction the holder's statements run
+type Holder struct {
+	// Block is the holder of the transaction the holder's statements run
 	// in: the holder itself for a transaction, its transaction's for a
 	// COPY in one, nil outside a transaction.
-	block *holder
-	// doomed, of a transaction's holder: a statement of the transaction
+	Block *Holder
+	// Doomed, of a transaction's holder: a statement of the transaction
 	// was given up when its ctx ended; it may still run, or have run,
 	// without its caller knowing. Commit rolls back instead (see Tx.doom).
-	doomed atomic.Bool
+	Doomed atomic.Bool
 	// Of a transaction's holder, guarded by wmu: endOnRelease, the
 	// transaction ended while one of its COPYs held the connection (the
 	// COPY's release ends it, with a ROLLBACK when rollbackOnRelease is
@@ -62,30 +62,30 @@ type holder struct {
 // statements run in, if any: its statements are described for each run
 // from now on, and never cached (see Conn.notePathLocked). The caller
 // holds wmu.
-func (h *holder) notePathLocked() {
-	if h != nil && h.block != nil {
-		h.block.pathQueued = true
+func (h *Holder) notePathLocked() {
+	if h != nil && h.Block != nil {
+		h.Block.pathQueued = true
 	}
 }
 
 // pathChanged reports whether notePathLocked was called for the
 // transaction h's statements run in. The caller holds wmu.
-func (h *holder) pathChanged() bool {
-	return h != nil && h.block != nil && h.block.pathQueued
+func (h *Holder) pathChanged() bool {
+	return h != nil && h.Block != nil && h.Block.pathQueued
 }
 
 // doom dooms the transaction the holder's statements run in, if any (see
 // Tx.doom). A nil holder is nobody's.
-func (h *holder) doom() {
-	if h != nil && h.block != nil {
-		h.block.doomed.Store(true)
+func (h *Holder) doom() {
+	if h != nil && h.Block != nil {
+		h.Block.Doomed.Store(true)
 	}
 }
 
 // takeLocked gives the gate to h; the caller holds wmu and has passed the
 // gate (gateLocked) as h's predecessor, if any. It returns the holder and
 // free channel it replaces, for a holder that gives the gate back.
-func (g *gate) takeLocked(h *holder) (prev *holder, prevFree chan struct{}) {
+func (g *gate) takeLocked(h *Holder) (prev *Holder, prevFree chan struct{}) {
 	prev, prevFree = g.holder, g.free
 	g.holder, g.free = h, make(chan struct{})
 	return prev, prevFree
@@ -93,7 +93,7 @@ func (g *gate) takeLocked(h *holder) (prev *holder, prevFree chan struct{}) {
 
 // releaseLocked gives the gate to prev (nil: everyone), as takeLocked
 // returned, and wakes the goroutines waiting at it. The caller holds wmu.
-func (g *gate) releaseLocked(prev *holder, prevFree chan struct{}) {
+func (g *gate) releaseLocked(prev *Holder, prevFree chan struct{}) {
 	free := g.free
 	g.holder, g.free = prev, prevFree
 	close(free)
@@ -101,42 +101,42 @@ func (g *gate) releaseLocked(prev *holder, prevFree chan struct{}) {
 
 // gateLocked waits, with wmu held, until requests of owner may be queued:
 // while the gate is held, only its holder's may.
-func (c *session) gateLocked(ctx context.Context, owner *holder) error {
-	for c.gate.holder != nil && c.gate.holder != owner && !c.closed.Load() {
+func (c *Session) gateLocked(ctx context.Context, owner *Holder) error {
+	for c.gate.holder != nil && c.gate.holder != owner && !c.Closed.Load() {
 		free := c.gate.free
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 		select {
 		case <-free:
 		case <-c.dead:
 		case <-ctx.Done():
-			c.wmu.Lock()
+			c.Wmu.Lock()
 			return ctx.Err()
 		}
-		c.wmu.Lock()
+		c.Wmu.Lock()
 	}
-	if c.closed.Load() {
+	if c.Closed.Load() {
 		return c.closedErr()
 	}
 	if owner != nil && owner.closing {
-		return apiErrors.txClosed
+		return APIErrors.TxClosed
 	}
 	return nil
 }
 
-// settle waits until every request sent for h has been handed on (its
+// Settle waits until every request sent for h has been handed on (its
 // caller has its reply, or gave up and the transaction is doomed), or
 // until ctx ends.
-func (c *session) settle(ctx context.Context, h *holder) error {
-	c.wmu.Lock()
+func (c *Session) Settle(ctx context.Context, h *Holder) error {
+	c.Wmu.Lock()
 	if h.pending == 0 {
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 		return nil
 	}
 	if h.settled == nil {
 		h.settled = make(chan struct{})
 	}
 	ch := h.settled
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 	select {
 	case <-ch:
 		return nil
@@ -145,39 +145,39 @@ func (c *session) settle(ctx context.Context, h *holder) error {
 	}
 }
 
-// holdBlock gives the gate to h, the holder of a transaction about to
+// HoldBlock gives the gate to h, the holder of a transaction about to
 // begin, once no other holds it: from then on only h's requests are
 // queued. Nothing is sent; a ctx that ends first leaves it untaken.
-func (c *session) holdBlock(ctx context.Context, h *holder) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+func (c *Session) HoldBlock(ctx context.Context, h *Holder) error {
+	c.Wmu.Lock()
+	defer c.Wmu.Unlock()
 	if err := c.gateLocked(ctx, nil); err != nil {
-		return notSent(err)
+		return NotSent(err)
 	}
 	c.gate.takeLocked(h) // nobody held it: nothing to give back
 	return nil
 }
 
-// endBlock sends sql, the COMMIT or ROLLBACK that ends h's transaction
+// EndBlock sends sql, the COMMIT or ROLLBACK that ends h's transaction
 // block, and returns its command tag. From the moment it is queued h is
 // closing: the transaction's statements are refused (ErrTxClosed) rather
 // than run after it, outside the transaction. Nobody holds the block
 // after it (given up, its reply is read after the connection is let go):
 // endsBlock.
-func (c *session) endBlock(ctx context.Context, h *holder, sql string) (string, error) {
-	return c.exchange(ctx, &reqSpec{owner: h, endsBlock: true}, func(buf []byte) ([]byte, error) {
+func (c *Session) EndBlock(ctx context.Context, h *Holder, sql string) (string, error) {
+	return c.exchange(ctx, &ReqSpec{owner: h, endsBlock: true}, func(buf []byte) ([]byte, error) {
 		h.closing = true // the caller holds wmu
 		return wire.AppendQuery(buf, sql)
-	}, func(req *request) (string, error) { return c.readSimple(req, nil, false) })
+	}, func(req *Request) (string, error) { return c.readSimple(req, nil, false) })
 }
 
-// releaseBlock lets the connection go from h, a transaction that ended;
+// ReleaseBlock lets the connection go from h, a transaction that ended;
 // open says the server may be in its block still: a ROLLBACK is queued
 // first, ahead of every other goroutine's statements. When one of the
 // transaction's COPYs holds the gate, the COPY's release ends it.
-func (c *session) releaseBlock(h *holder, open bool) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+func (c *Session) ReleaseBlock(h *Holder, open bool) {
+	c.Wmu.Lock()
+	defer c.Wmu.Unlock()
 	h.closing = true
 	if c.gate.holder == h {
 		c.endTxLocked(open)
@@ -186,34 +186,34 @@ func (c *session) releaseBlock(h *holder, open bool) {
 	}
 }
 
-// sendWhileHeld sends sql detached from its caller (see
+// SendWhileHeld sends sql detached from its caller (see
 // sendDetachedUnlock) when owner holds the gate and root, the holder of
 // its outermost transaction, is not closing: a nested transaction's
 // ROLLBACK TO that its ctx left unsent.
-func (c *session) sendWhileHeld(owner, root *holder, sql string) {
-	c.wmu.Lock()
+func (c *Session) SendWhileHeld(owner, root *Holder, sql string) {
+	c.Wmu.Lock()
 	if c.gate.holder == owner && !root.closing {
 		c.sendDetachedUnlock(sql)
 		return
 	}
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 }
 
-// rolledBackAfter reports whether a ROLLBACK pgline queued detached from
+// RolledBackAfter reports whether a ROLLBACK pgline queued detached from
 // any caller (see sendDetachedUnlock) was queued after h's last request.
-func (c *session) rolledBackAfter(h *holder) bool {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.block.lastRollback > h.lastSeq
+func (c *Session) RolledBackAfter(h *Holder) bool {
+	c.Wmu.Lock()
+	defer c.Wmu.Unlock()
+	return c.Block.LastRollback > h.lastSeq
 }
 
 // endTxLocked releases the connection from a transaction that ended,
 // queuing a ROLLBACK first when the server may be in it still (rollback).
 // The caller holds wmu, and holds it again on return.
-func (c *session) endTxLocked(rollback bool) {
-	if rollback && !c.closed.Load() {
+func (c *Session) endTxLocked(rollback bool) {
+	if rollback && !c.Closed.Load() {
 		c.sendDetachedUnlock("ROLLBACK")
-		c.wmu.Lock()
+		c.Wmu.Lock()
 	}
 	c.gate.releaseLocked(nil, nil) // everyone may use the connection again
 }

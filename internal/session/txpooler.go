@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // Transaction poolers (PgBouncer in pool_mode=transaction, and the like)
 // hand each transaction, and each Sync group outside one, to whichever
@@ -34,29 +34,29 @@ import (
 	"sync/atomic"
 )
 
-// errPooler is wrapped, with the server's error, by the error of a
+// ErrPooler is wrapped, with the server's error, by the error of a
 // statement whose named statement was missing (or already present) on the
 // server session that received it: the connection goes through a
 // transaction pooler. Nothing of the statement ran.
-var errPooler = errors.New("pgline: the connection goes through a transaction pooler (switched to statement_cache_mode=describe)")
+var ErrPooler = errors.New("pgline: the connection goes through a transaction pooler (switched to statement_cache_mode=describe)")
 
 // nameEncoding writes the parts of statement names: lower case letters
 // and digits, so that a name needs no quoting in SQL (DEALLOCATE).
 var nameEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// stmtPrefix returns a new connection's prefix of statement names,
+// StmtPrefix returns a new connection's prefix of statement names,
 // "pgline_" and a random tag of 32 bits (7 characters).
-func stmtPrefix() string {
+func StmtPrefix() string {
 	var b [4]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
 	return "pgline_" + nameEncoding.EncodeToString(b[:])
 }
 
-// stmtName names the statement of sql parsed with paramOIDs: prefix and
+// StmtName names the statement of sql parsed with paramOIDs: prefix and
 // 64 bits of SHA-256 of the text and the types (13 characters), 27 bytes
 // in all. Names are written with every run (Bind): short ones cost the
 // pipeline less.
-func stmtName(prefix, sql string, paramOIDs []uint32) string {
+func StmtName(prefix, sql string, paramOIDs []uint32) string {
 	h := sha256.New()
 	h.Write([]byte(sql))
 	var b [5]byte // a NUL (never in a text the server accepts), then the types
@@ -69,16 +69,16 @@ func stmtName(prefix, sql string, paramOIDs []uint32) string {
 	return prefix + nameEncoding.EncodeToString(h.Sum(sum[:0])[:8])
 }
 
-// proxyFlags holds, per host, whether connections to it go through a
+// ProxyFlags holds, per host, whether connections to it go through a
 // pooler. A Pool shares one among its connections; a lone Conn has its
 // own flag.
-type proxyFlags struct {
+type ProxyFlags struct {
 	mu sync.Mutex
 	m  map[string]*atomic.Bool
 }
 
-// flag returns host's flag.
-func (f *proxyFlags) flag(host string) *atomic.Bool {
+// Flag returns host's flag.
+func (f *ProxyFlags) Flag(host string) *atomic.Bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
@@ -92,8 +92,8 @@ func (f *proxyFlags) flag(host string) *atomic.Bool {
 	return b
 }
 
-// hosts returns the hosts found behind a pooler.
-func (f *proxyFlags) hosts() []string {
+// Hosts returns the hosts found behind a pooler.
+func (f *ProxyFlags) Hosts() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var hs []string
@@ -110,37 +110,37 @@ func (f *proxyFlags) hosts() []string {
 // connection, still cached (not closed by pgline), and no statement that
 // may deallocate it was sent since it was prepared. The connection then
 // switches to describe mode.
-func (c *session) poolerSign(sd *stmtDesc, e *srvErr) bool {
-	if e.f.Code != "26000" && e.f.Code != "42P05" || sd == nil || sd.name == "" {
+func (c *Session) poolerSign(sd *StmtDesc, e *SrvErr) bool {
+	if e.F.Code != "26000" && e.F.Code != "42P05" || sd == nil || sd.Name == "" {
 		return false
 	}
 	sd = sd.origin()
-	c.wmu.Lock()
-	sign := !sd.closed && sd.deallocs == c.stmts.deallocs
-	c.wmu.Unlock()
+	c.Wmu.Lock()
+	sign := !sd.closed && sd.deallocs == c.Stmts.deallocs
+	c.Wmu.Unlock()
 	if sign {
-		c.toDescribeMode(fmt.Sprintf("statement %s: %s (SQLSTATE %s)", sd.name, e.f.Message, e.f.Code))
+		c.ToDescribeMode(fmt.Sprintf("statement %s: %s (SQLSTATE %s)", sd.Name, e.F.Message, e.F.Code))
 	}
 	return sign
 }
 
-// toDescribeMode switches the connection, and every connection of its
+// ToDescribeMode switches the connection, and every connection of its
 // Pool to the same host, to describe mode; why (empty when the Pool knew
 // already) is reported to the Tracer once per connection.
-func (c *session) toDescribeMode(why string) {
-	c.proxied.Store(true)
-	c.wmu.Lock()
+func (c *Session) ToDescribeMode(why string) {
+	c.Proxied.Store(true)
+	c.Wmu.Lock()
 	switched := c.toDescribeModeLocked()
-	c.wmu.Unlock()
-	if switched && why != "" && c.opts.onPooler != nil {
-		c.opts.onPooler(why)
+	c.Wmu.Unlock()
+	if switched && why != "" && c.opts.OnPooler != nil {
+		c.opts.OnPooler(why)
 	}
 }
 
 // followPoolerLocked switches to describe mode when another connection to
 // the host found a pooler. The caller holds wmu.
-func (c *session) followPoolerLocked() {
-	if c.proxied.Load() {
+func (c *Session) followPoolerLocked() {
+	if c.Proxied.Load() {
 		c.toDescribeModeLocked()
 	}
 }
@@ -150,24 +150,22 @@ func (c *session) followPoolerLocked() {
 // any session, and one in the write buffer could precede a Bind of a
 // statement a batch has pinned), and the named BEGIN and COMMIT are no
 // longer used. The caller holds wmu.
-func (c *session) toDescribeModeLocked() bool {
-	if c.stmts.mode != cachePrepare {
+func (c *Session) toDescribeModeLocked() bool {
+	if c.Stmts.mode != CachePrepare {
 		return false
 	}
-	c.stmts.mode = cacheDescribe
-	for _, sd := range c.stmts.m {
-		if sd.name != "" {
-			c.stmts.forget(sd)
+	c.Stmts.mode = CacheDescribe
+	for _, sd := range c.Stmts.M {
+		if sd.Name != "" {
+			c.Stmts.forget(sd)
 		}
 	}
 	return true
 }
 
-// StatementCacheMode returns how the connection runs statements now:
-// "prepare", "describe" (the mode statement_cache_mode=auto switches to
-// behind a transaction pooler) or "none".
-func (c *session) StatementCacheMode() string {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.stmts.mode
+// StatementCacheMode is Conn.StatementCacheMode.
+func (c *Session) StatementCacheMode() string {
+	c.Wmu.Lock()
+	defer c.Wmu.Unlock()
+	return c.Stmts.mode
 }

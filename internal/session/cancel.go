@@ -1,4 +1,4 @@
-package pgline
+package session
 
 import (
 	"context"
@@ -21,16 +21,16 @@ const (
 )
 
 // cancelTimeout is Config.CancelTimeout or its default.
-func (c *session) cancelTimeout() time.Duration {
-	if d := c.opts.cancelTimeout; d > 0 {
+func (c *Session) cancelTimeout() time.Duration {
+	if d := c.opts.CancelTimeout; d > 0 {
 		return d
 	}
 	return defaultCancelTimeout
 }
 
 // cancelGrace is Config.CancelGrace or its default.
-func (c *session) cancelGrace() time.Duration {
-	if d := c.opts.cancelGrace; d > 0 {
+func (c *Session) cancelGrace() time.Duration {
+	if d := c.opts.CancelGrace; d > 0 {
 		return d
 	}
 	return defaultCancelGrace
@@ -45,18 +45,18 @@ func (c *session) cancelGrace() time.Duration {
 // the socket closed if the statement has not ended within the cancel
 // timeout.
 type ctxWatch struct {
-	c          *session
-	ctx        context.Context
-	cancelFn   func() // fire, bound once: requests are reused, and their watch with them
+	c          *Session
+	Ctx        context.Context // the request's
+	cancelFn   func()          // fire, bound once: requests are reused, and their watch with them
 	stopAfter  func() bool
-	interrupts bool      // the pipeline's mode (see above); false for a COPY
+	Interrupts bool      // the pipeline's mode (see above); false for a COPY
 	start      time.Time // when the watch was armed: the reply's first wait on the socket
 	fired      atomic.Bool
 	cancelled  sync.WaitGroup // done when fire has finished
 	timer      *time.Timer    // a COPY's: closes the socket after the cancel timeout
 }
 
-// watch starts watching ctx for req, the request at the head of the
+// Watch starts watching ctx for req, the request at the head of the
 // queue, in req's own ctxWatch, in the pipeline's mode. It returns nil
 // when ctx can never end. The watch must be ended (end, or stop and
 // wrap, or Conn.abandon) before req is handed off: req is then reused.
@@ -66,19 +66,19 @@ type ctxWatch struct {
 // already in the read buffer, as most are when requests are pipelined, is
 // read with no registration on ctx, and Conn.next checks ctx before each
 // message instead.
-func (c *session) watch(ctx context.Context, req *request) *ctxWatch {
+func (c *Session) Watch(ctx context.Context, req *Request) *ctxWatch {
 	return c.startWatch(ctx, req, true)
 }
 
 // watchCopy is watch for a COPY: a CancelRequest is sent as soon as ctx
 // ends (nothing else is queued while a COPY holds the connection).
-func (c *session) watchCopy(ctx context.Context, req *request) *ctxWatch {
+func (c *Session) watchCopy(ctx context.Context, req *Request) *ctxWatch {
 	return c.startWatch(ctx, req, false)
 }
 
-func (c *session) startWatch(ctx context.Context, req *request, interrupts bool) *ctxWatch {
-	w := &req.watch
-	w.c, w.ctx, w.timer, w.interrupts = c, ctx, nil, interrupts
+func (c *Session) startWatch(ctx context.Context, req *Request, interrupts bool) *ctxWatch {
+	w := &req.Watch
+	w.c, w.Ctx, w.timer, w.Interrupts = c, ctx, nil, interrupts
 	if ctx.Done() == nil {
 		return nil
 	}
@@ -95,21 +95,22 @@ func (c *session) startWatch(ctx context.Context, req *request, interrupts bool)
 func (w *ctxWatch) arm() {
 	w.start = time.Now()
 	w.cancelled.Add(1) // Done by fire, or by stop when fire will never run
-	w.stopAfter = context.AfterFunc(w.ctx, w.cancelFn)
+	w.stopAfter = context.AfterFunc(w.Ctx, w.cancelFn)
 }
 
 // socketReader is what the reply reader reads from: the socket, arming
 // first the watch of the request reading (Conn.unarmed), whose read may
 // now block.
-type socketReader struct{ c *session }
+type socketReader struct{ c *Session }
 
+// Read reads the socket (see socketReader).
 func (s socketReader) Read(p []byte) (int, error) {
 	c := s.c
 	if w := c.unarmed; w != nil {
 		c.unarmed = nil
 		w.arm()
 	}
-	return c.netConn.Read(p)
+	return c.NetConn.Read(p)
 }
 
 // fire runs when ctx ends.
@@ -117,12 +118,12 @@ func (w *ctxWatch) fire() {
 	defer w.cancelled.Done()
 	w.fired.Store(true)
 	c := w.c // the timer below holds c, not w: it may fire after w's request was reused
-	if w.interrupts {
-		c.netConn.SetReadDeadline(time.Unix(1, 0))
+	if w.Interrupts {
+		c.NetConn.SetReadDeadline(time.Unix(1, 0))
 		return
 	}
 	wait := c.cancelTimeout()
-	w.timer = time.AfterFunc(wait, func() { c.netConn.SetDeadline(time.Unix(1, 0)) })
+	w.timer = time.AfterFunc(wait, func() { c.NetConn.SetDeadline(time.Unix(1, 0)) })
 	c.cancelSession(wait) // an error leaves the timer to close the connection
 }
 
@@ -146,10 +147,10 @@ func (w *ctxWatch) stop() bool {
 		return false
 	}
 	w.cancelled.Wait()
-	if w.interrupts {
-		w.c.netConn.SetReadDeadline(time.Time{})
+	if w.Interrupts {
+		w.c.NetConn.SetReadDeadline(time.Time{})
 	} else if !w.timer.Stop() {
-		w.c.netConn.SetDeadline(time.Time{})
+		w.c.NetConn.SetDeadline(time.Time{})
 	}
 	return true
 }
@@ -163,7 +164,7 @@ func (w *ctxWatch) end(err error) error {
 // ended reports whether the watched ctx ended, whether or not the watch
 // was armed then (fire runs only after ctx ended).
 func (w *ctxWatch) ended() bool {
-	return w.ctx != nil && w.ctx.Err() != nil
+	return w.Ctx != nil && w.Ctx.Err() != nil
 }
 
 // wrap returns the error for a request whose ctx may have ended: when it
@@ -173,7 +174,7 @@ func (w *ctxWatch) wrap(err error) error {
 	if err == nil || w == nil || !w.ended() {
 		return err
 	}
-	ctxErr := w.ctx.Err()
+	ctxErr := w.Ctx.Err()
 	if errors.Is(err, ctxErr) {
 		return err
 	}
@@ -188,10 +189,10 @@ func (w *ctxWatch) wrap(err error) error {
 // clock ticks before the request is sent and once it is delivered, so
 // that a request queued before the delivery that fails with 57014 knows a
 // CancelRequest meant for another may have hit it (strayCancel).
-func (c *session) cancelSession(wait time.Duration) error {
-	c.cancelClock.Add(1)
+func (c *Session) cancelSession(wait time.Duration) error {
+	c.CancelClock.Add(1)
 	err := c.sendCancel(wait)
-	c.cancelClock.Add(1)
+	c.CancelClock.Add(1)
 	return err
 }
 
@@ -199,10 +200,10 @@ func (c *session) cancelSession(wait time.Duration) error {
 // the same host, with TLS when the session uses TLS, and waits (up to wait)
 // for the server to close that connection, which it does once the signal is
 // delivered.
-func (c *session) sendCancel(wait time.Duration) error {
+func (c *Session) sendCancel(wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	nc, err := c.opts.dialCancel(ctx)
+	nc, err := c.opts.DialCancel(ctx)
 	if err != nil {
 		return err
 	}
@@ -210,7 +211,7 @@ func (c *session) sendCancel(wait time.Duration) error {
 	deadline, _ := ctx.Deadline()
 	nc.SetDeadline(deadline)
 	var conn net.Conn = nc
-	if c.tls {
+	if c.TLS {
 		if _, err := nc.Write(wire.AppendSSLRequest(nil)); err != nil {
 			return err
 		}
@@ -221,7 +222,7 @@ func (c *session) sendCancel(wait time.Duration) error {
 		if b[0] != 'S' {
 			return errors.New("server refused TLS for the cancel request")
 		}
-		tc, err := c.opts.cancelTLS()
+		tc, err := c.opts.CancelTLS()
 		if err != nil {
 			return err
 		}
@@ -231,7 +232,7 @@ func (c *session) sendCancel(wait time.Duration) error {
 		}
 		conn = t
 	}
-	if _, err := conn.Write(wire.AppendCancelRequest(nil, c.pid, c.secretKey)); err != nil {
+	if _, err := conn.Write(wire.AppendCancelRequest(nil, c.PID, c.SecretKey)); err != nil {
 		return err
 	}
 	// The server answers nothing and closes the connection.

@@ -1,4 +1,4 @@
-package pgline
+package session
 
 import (
 	"context"
@@ -53,19 +53,19 @@ import (
 // connection is used) and unsentFrom (atomic). The writer reads the
 // queue's fields (Conn.tail, seqNext, queued, syncHolder) under wmu too.
 type writer struct {
-	c *session
+	c *Session
 	// sock writes to the socket without waiting (see writeUnlock); set
 	// once the startup is done, when netConn is the socket itself.
 	sock sockWriter
 
-	wbuf  []byte // frontend messages are appended here, then written
+	Wbuf  []byte // frontend messages are appended here, then written
 	spare []byte // the other write buffer, while wbuf is written
-	taken bool   // a goroutine holds the writer's role
-	// yielding: the holder yields the processor before writing (see
+	Taken bool   // a goroutine holds the writer's role
+	// Yielding: the holder yields the processor before writing (see
 	// flushUnlock); a caller may take its role over, which bumps
 	// takeovers so that the yielder, back, knows it has lost the role.
-	yielding  bool
-	takeovers uint64
+	Yielding  bool
+	Takeovers uint64
 	// paused: a CancelRequest is in flight, or its target's reply has
 	// not ended: nothing is written (see pauseLocked).
 	paused bool
@@ -81,29 +81,29 @@ type writer struct {
 }
 
 // init makes w the write side of c, before c is used.
-func (w *writer) init(c *session) {
+func (w *writer) init(c *Session) {
 	w.c = c
-	w.idle = sync.NewCond(&c.wmu)
+	w.idle = sync.NewCond(&c.Wmu)
 }
 
 // buf returns the bytes queued and not yet written, for the caller to
 // append a request's messages to; the caller holds wmu and gives the
 // result to queue (or drops it: nothing is queued then).
-func (w *writer) buf() []byte { return w.wbuf }
+func (w *writer) buf() []byte { return w.Wbuf }
 
 // queue makes buf, returned by buf with messages appended, the bytes to
 // write; the caller holds wmu.
-func (w *writer) queue(buf []byte) { w.wbuf = buf }
+func (w *writer) queue(buf []byte) { w.Wbuf = buf }
 
-// takeLocked makes the caller the connection's one writer and reports
+// TakeLocked makes the caller the connection's one writer and reports
 // whether it did: not while another goroutine holds the role, nor while
 // a cancel holds writes (see pauseLocked). The caller holds wmu and gives
 // the role back with dropLocked (or hands it to a flusher).
-func (w *writer) takeLocked() bool {
-	if w.taken || w.paused {
+func (w *writer) TakeLocked() bool {
+	if w.Taken || w.paused {
 		return false
 	}
-	w.taken = true
+	w.Taken = true
 	return true
 }
 
@@ -120,10 +120,10 @@ func (w *writer) awaitLocked(pass func() error) error {
 				return err
 			}
 		}
-		if w.takeLocked() {
+		if w.TakeLocked() {
 			return nil
 		}
-		if w.c.closed.Load() {
+		if w.c.Closed.Load() {
 			return w.c.closedErr()
 		}
 		w.idle.Wait() // signalled when a writer stops or a cancel was delivered
@@ -133,13 +133,13 @@ func (w *writer) awaitLocked(pass func() error) error {
 // dropLocked gives up the writer's role and wakes those waiting for it
 // (awaitLocked); the caller holds wmu.
 func (w *writer) dropLocked() {
-	w.taken = false
+	w.Taken = false
 	w.idle.Broadcast()
 }
 
 // busyLocked reports whether a goroutine holds the writer's role (it
 // writes, or is about to); the caller holds wmu.
-func (w *writer) busyLocked() bool { return w.taken }
+func (w *writer) busyLocked() bool { return w.Taken }
 
 // sentLocked reports whether the bytes of the request numbered seq have
 // all reached the socket; the caller holds wmu.
@@ -152,21 +152,21 @@ func (w *writer) neverSent(seq uint64) bool {
 	return u != 0 && seq >= u
 }
 
-// pauseLocked holds writes back from now until resume: a drain is about
+// PauseLocked holds writes back from now until resume: a drain is about
 // to send a CancelRequest (see drainTick). The caller holds wmu.
-func (w *writer) pauseLocked() { w.paused = true }
+func (w *writer) PauseLocked() { w.paused = true }
 
-// resume ends the hold of pauseLocked: what was queued meanwhile is
+// Resume ends the hold of pauseLocked: what was queued meanwhile is
 // written by a flusher, and the goroutines waiting for the role
 // (awaitLocked) try again.
-func (w *writer) resume() {
-	w.c.wmu.Lock()
+func (w *writer) Resume() {
+	w.c.Wmu.Lock()
 	w.paused = false
-	if len(w.wbuf) > 0 && w.takeLocked() {
-		go w.flushLoop()
+	if len(w.Wbuf) > 0 && w.TakeLocked() {
+		go w.FlushLoop()
 	}
 	w.idle.Broadcast()
-	w.c.wmu.Unlock()
+	w.c.Wmu.Unlock()
 }
 
 // flushUnlock gets the write buffer written, for a caller that has just
@@ -186,40 +186,40 @@ func (w *writer) resume() {
 // server is then reading, unless it misbehaves), and leaves the rest to a
 // flusher; every other write is a flusher's, and the caller waits for its
 // reply, where its ctx is watched.
-func (w *writer) flushUnlock(req *request, patient bool) {
+func (w *writer) flushUnlock(req *Request, patient bool) {
 	c := w.c
-	if !w.takeLocked() {
-		if w.yielding && !w.paused && w.overdueLocked() {
+	if !w.TakeLocked() {
+		if w.Yielding && !w.paused && w.overdueLocked() {
 			// The writer is still yielding, and half of what is queued
 			// waits for it: take its role over and write now.
-			w.yielding = false
-			w.takeovers++
+			w.Yielding = false
+			w.Takeovers++
 			w.writeUnlock(false, callerPasses)
 			return
 		}
-		c.wmu.Unlock() // the writer writes these bytes too, or the cancel's end
+		c.Wmu.Unlock() // the writer writes these bytes too, or the cancel's end
 		return
 	}
-	alone := c.tail == req && req.state.Load() == reqHead
+	alone := c.Tail == req && req.state.Load() == reqHead
 	switch {
 	case !w.sock.ok() && alone && patient:
 		w.writeUnlock(true, 1) // nothing in flight before it: the server reads
 	case !w.sock.ok():
-		c.wmu.Unlock()
-		go w.flushLoop()
+		c.Wmu.Unlock()
+		go w.FlushLoop()
 	case alone:
 		w.writeUnlock(false, callerPasses)
 	default:
-		w.yielding = true
-		takeovers := w.takeovers
-		c.wmu.Unlock()
+		w.Yielding = true
+		takeovers := w.Takeovers
+		c.Wmu.Unlock()
 		runtime.Gosched()
-		c.wmu.Lock()
-		if w.takeovers != takeovers {
-			c.wmu.Unlock() // a caller took the role over (overdueLocked)
+		c.Wmu.Lock()
+		if w.Takeovers != takeovers {
+			c.Wmu.Unlock() // a caller took the role over (overdueLocked)
 			return
 		}
-		w.yielding = false
+		w.Yielding = false
 		w.writeUnlock(false, callerPasses)
 	}
 }
@@ -236,8 +236,8 @@ func (w *writer) flushUnlock(req *request, patient bool) {
 // while the other works). Written by a caller at half, they keep the
 // server busy with one half while the other is read and queued.
 func (w *writer) overdueLocked() bool {
-	waiting := w.c.seqNext - w.swappedSeq
-	return waiting >= 2 && 2*waiting >= uint64(w.c.queued)
+	waiting := w.c.SeqNext - w.swappedSeq
+	return waiting >= 2 && 2*waiting >= uint64(w.c.Queued)
 }
 
 // writeUnlock writes the write buffer until it is empty, as the writer
@@ -249,10 +249,10 @@ func (w *writer) overdueLocked() bool {
 // (and its ctx) while others keep queueing.
 func (w *writer) writeUnlock(wait bool, passes int) {
 	c := w.c
-	for pass := 0; len(w.wbuf) > 0 && !w.paused; pass++ {
+	for pass := 0; len(w.Wbuf) > 0 && !w.paused; pass++ {
 		if passes > 0 && pass == passes {
-			c.wmu.Unlock()
-			go w.flushLoop()
+			c.Wmu.Unlock()
+			go w.FlushLoop()
 			return
 		}
 		if wait {
@@ -262,7 +262,7 @@ func (w *writer) writeUnlock(wait bool, passes int) {
 			continue
 		}
 		buf, from, to := w.swapLocked()
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 		n, err := w.sock.writeNoWait(buf)
 		if err == nil && n < len(buf) {
 			// The rest waits for the socket: a flusher's, with the
@@ -273,7 +273,7 @@ func (w *writer) writeUnlock(wait bool, passes int) {
 		if err != nil {
 			w.writeFailed(n, from, err)
 		}
-		c.wmu.Lock()
+		c.Wmu.Lock()
 		w.spare = buf[:0]
 		if err != nil {
 			break
@@ -281,7 +281,7 @@ func (w *writer) writeUnlock(wait bool, passes int) {
 		w.wroteLocked(to)
 	}
 	w.dropLocked()
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 }
 
 // writePassLocked writes the write buffer once, waiting for the socket,
@@ -289,9 +289,9 @@ func (w *writer) writeUnlock(wait bool, passes int) {
 // it. A failure has been handled (writeFailed) when it returns.
 func (w *writer) writePassLocked() error {
 	buf, from, to := w.swapLocked()
-	w.c.wmu.Unlock()
+	w.c.Wmu.Unlock()
 	err := w.writeQueued(buf, 0, from)
-	w.c.wmu.Lock()
+	w.c.Wmu.Lock()
 	w.spare = buf[:0]
 	if err == nil {
 		w.wroteLocked(to)
@@ -306,13 +306,13 @@ func (w *writer) writePassLocked() error {
 // after the seventh.
 const callerPasses = 2
 
-// flushLoop writes the write buffer until it is empty, as the writer,
+// FlushLoop writes the write buffer until it is empty, as the writer,
 // from a goroutine that waits for no reply.
-func (w *writer) flushLoop() {
+func (w *writer) FlushLoop() {
 	// Other requests are in flight: let the goroutines about to queue
 	// theirs do so first, so that one syscall writes them all.
 	runtime.Gosched()
-	w.c.wmu.Lock()
+	w.c.Wmu.Lock()
 	w.writeUnlock(true, 0)
 }
 
@@ -321,11 +321,11 @@ func (w *writer) flushLoop() {
 // from a goroutine that waits for no reply.
 func (w *writer) flushRest(buf []byte, off int, from, to uint64) {
 	err := w.writeQueued(buf, off, from)
-	w.c.wmu.Lock()
+	w.c.Wmu.Lock()
 	w.spare = buf[:0]
 	if err != nil {
 		w.dropLocked()
-		w.c.wmu.Unlock()
+		w.c.Wmu.Unlock()
 		return
 	}
 	w.wroteLocked(to)
@@ -339,10 +339,10 @@ func (w *writer) flushRest(buf []byte, off int, from, to uint64) {
 // buf may hold (see writeQueued) and of the last (see wroteLocked).
 func (w *writer) swapLocked() (buf []byte, from, to uint64) {
 	w.c.syncHolder = nil // its Sync is on its way
-	buf = w.wbuf
-	w.wbuf, w.spare = w.spare, nil
+	buf = w.Wbuf
+	w.Wbuf, w.spare = w.spare, nil
 	from = w.swappedSeq + 1
-	w.swappedSeq = w.c.seqNext
+	w.swappedSeq = w.c.SeqNext
 	return buf, from, w.swappedSeq
 }
 
@@ -355,7 +355,7 @@ func (w *writer) wroteLocked(to uint64) {
 // writeQueued writes buf[off:], buf taken by swapLocked with from and its
 // first off bytes written already.
 func (w *writer) writeQueued(buf []byte, off int, from uint64) error {
-	n, err := w.c.netConn.Write(buf[off:])
+	n, err := w.c.NetConn.Write(buf[off:])
 	if err != nil {
 		w.writeFailed(off+n, from, err)
 	}
@@ -379,9 +379,9 @@ func (w *writer) writeFailed(n int, from uint64, err error) {
 		w.unsentFrom.CompareAndSwap(0, from)
 	}
 	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
-		c.wmu.Lock()
-		reading := c.tail != nil
-		c.wmu.Unlock()
+		c.Wmu.Lock()
+		reading := c.Tail != nil
+		c.Wmu.Unlock()
 		if reading {
 			return
 		}
@@ -393,7 +393,7 @@ func (w *writer) writeFailed(n int, from uint64, err error) {
 // (claim, streamUnlock); a failure closes the connection, and every
 // queued request then fails when it reads.
 func (w *writer) write(buf []byte) error {
-	if _, err := w.c.netConn.Write(buf); err != nil {
+	if _, err := w.c.NetConn.Write(buf); err != nil {
 		w.c.fail(err)
 		return err
 	}
@@ -407,27 +407,27 @@ func (w *writer) write(buf []byte) error {
 // else appends requests meanwhile. On error the role is given back.
 func (w *writer) claim() error {
 	c := w.c
-	c.wmu.Lock()
+	c.Wmu.Lock()
 	if err := w.awaitLocked(nil); err != nil {
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 		return err
 	}
 	var pending []byte
 	var to uint64
-	if len(w.wbuf) > 0 {
+	if len(w.Wbuf) > 0 {
 		pending, _, to = w.swapLocked()
 	}
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 	if pending == nil {
 		return nil
 	}
 	err := w.write(pending)
-	c.wmu.Lock()
+	c.Wmu.Lock()
 	w.spare = pending[:0]
 	if err == nil {
 		w.wroteLocked(to)
 	}
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 	if err != nil {
 		w.release()
 		return err
@@ -437,7 +437,7 @@ func (w *writer) claim() error {
 
 // release gives up the writer's role taken by claim, writing whatever was
 // appended meanwhile (a CopyFail of readSimple refusing a second COPY).
-func (w *writer) release() { w.flushLoop() }
+func (w *writer) release() { w.FlushLoop() }
 
 // streamUnlock writes the write buffer, whose last request holds ReaderArg
 // values, as the writer (taken with awaitLocked), and releases wmu: each
@@ -448,21 +448,21 @@ func (w *writer) release() { w.flushLoop() }
 func (w *writer) streamUnlock(ctx context.Context, holes []hole) {
 	c := w.c
 	buf, _, to := w.swapLocked() // written here, piece by piece (not writeQueued)
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 
 	werr := w.writeWithStop(ctx, func() error { return w.writeWithHoles(buf, holes) })
 
-	c.wmu.Lock()
+	c.Wmu.Lock()
 	w.spare = buf[:0]
 	if werr == nil {
 		w.wroteLocked(to)
 	}
-	if werr == nil && len(w.wbuf) > 0 {
-		c.wmu.Unlock()
-		go w.flushLoop()
+	if werr == nil && len(w.Wbuf) > 0 {
+		c.Wmu.Unlock()
+		go w.FlushLoop()
 	} else {
 		w.dropLocked()
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 	}
 }
 
@@ -475,7 +475,7 @@ func (w *writer) writeWithStop(ctx context.Context, write func() error) error {
 	if ctx.Done() == nil {
 		return write()
 	}
-	nc := w.c.netConn
+	nc := w.c.NetConn
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		nc.SetWriteDeadline(time.Unix(1, 0))
@@ -500,7 +500,7 @@ func (w *writer) writeWithHoles(buf []byte, holes []hole) error {
 		if err := w.write(buf[prev:h.pos]); err != nil {
 			return err
 		}
-		n, err := io.CopyN(c.netConn, h.r, h.n)
+		n, err := io.CopyN(c.NetConn, h.r, h.n)
 		if err != nil {
 			if n < h.n && (err == io.EOF || c.fatal.Load() == nil) {
 				err = fmt.Errorf("pgline: ReaderArg gave %d of its %d bytes: %w", n, h.n, err)
@@ -526,19 +526,19 @@ func (w *writer) writeWithHoles(buf []byte, holes []hole) error {
 // cancel_timeout closed the connection.
 func (w *writer) flushPastHoldUnlock() {
 	c := w.c
-	if w.paused && !w.taken {
-		w.taken = true
+	if w.paused && !w.Taken {
+		w.Taken = true
 		w.writePassLocked()
 		w.dropLocked()
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 		return
 	}
-	if !w.takeLocked() {
-		c.wmu.Unlock() // written by the writer, or after the cancel (resume)
+	if !w.TakeLocked() {
+		c.Wmu.Unlock() // written by the writer, or after the cancel (resume)
 		return
 	}
-	c.wmu.Unlock()
-	w.flushLoop()
+	c.Wmu.Unlock()
+	w.FlushLoop()
 }
 
 // terminate writes Terminate, for Close, when no request is in flight and
@@ -548,18 +548,18 @@ func (w *writer) flushPastHoldUnlock() {
 // written: the socket is closed under them.
 func (w *writer) terminate() {
 	c := w.c
-	c.wmu.Lock()
-	idle := c.tail == nil && !w.taken
-	w.taken = w.taken || idle
-	c.wmu.Unlock()
+	c.Wmu.Lock()
+	idle := c.Tail == nil && !w.Taken
+	w.Taken = w.Taken || idle
+	c.Wmu.Unlock()
 	if !idle {
 		return
 	}
-	c.netConn.SetWriteDeadline(time.Now().Add(time.Second))
-	c.netConn.Write(wire.AppendTerminate(nil))
-	c.wmu.Lock()
+	c.NetConn.SetWriteDeadline(time.Now().Add(time.Second))
+	c.NetConn.Write(wire.AppendTerminate(nil))
+	c.Wmu.Lock()
 	w.dropLocked()
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 }
 
 // hole marks where the bytes of a ReaderArg go in a message being written.

@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // The reply reader: the one way every read path of the pipeline (rows,
 // simple queries, describes, batches, COPY, the drain of abandoned
@@ -32,10 +32,10 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// errInterrupted is returned by Conn.next when the ctx of the request
+// ErrInterrupted is returned by Conn.next when the ctx of the request
 // reading its reply ended: the caller must give the request to abandon
 // and return its ctx's error.
-var errInterrupted = errors.New("pgline: reply interrupted by its ctx")
+var ErrInterrupted = errors.New("pgline: reply interrupted by its ctx")
 
 // readMode selects how Conn.next takes a message's body.
 type readMode int8
@@ -54,30 +54,30 @@ const (
 // next returns the next message of req's reply (req may be nil outside
 // the pipeline). Its error is errInterrupted, or one the connection has
 // already failed with (see the file comment).
-func (c *session) next(req *request, mode readMode) (typ byte, body []byte, n int, err error) {
+func (c *Session) next(req *Request, mode readMode) (typ byte, body []byte, n int, err error) {
 	for {
 		if c.fatal.Load() != nil {
 			return 0, nil, 0, c.errFor(req, c.failedErr())
 		}
-		if req != nil && req.watch.interrupts && req.watch.ctx.Err() != nil {
-			return 0, nil, 0, errInterrupted // answered at once, whatever is buffered
+		if req != nil && req.Watch.Interrupts && req.Watch.Ctx.Err() != nil {
+			return 0, nil, 0, ErrInterrupted // answered at once, whatever is buffered
 		}
 		switch mode {
 		case readWhole:
-			typ, body, err = c.rd.Next()
+			typ, body, err = c.Rd.Next()
 			n = len(body)
 		case readDiscarding:
-			typ, body, err = c.rd.NextDiscarding()
+			typ, body, err = c.Rd.NextDiscarding()
 			n = len(body)
 		case readHeader:
-			if body, ok := c.rd.BufferedDataRow(); ok {
+			if body, ok := c.Rd.BufferedDataRow(); ok {
 				// Most rows of a reply arrive whole in the read buffer:
 				// taken in one step.
 				return wire.MsgDataRow, body, len(body), nil
 			}
-			typ, n, err = c.rd.NextHeader()
-			if err == nil && typ != wire.MsgCopyData && (typ != wire.MsgDataRow || n <= c.rd.Size()) {
-				body, err = c.rd.Body()
+			typ, n, err = c.Rd.NextHeader()
+			if err == nil && typ != wire.MsgCopyData && (typ != wire.MsgDataRow || n <= c.Rd.Size()) {
+				body, err = c.Rd.Body()
 			}
 		}
 		if err != nil {
@@ -88,7 +88,7 @@ func (c *session) next(req *request, mode readMode) (typ byte, body []byte, n in
 		}
 		switch typ {
 		case wire.MsgParameterStatus, wire.MsgNoticeResponse, wire.MsgNotificationResponse:
-			if err := c.handleAsync(typ, body); err != nil {
+			if err := c.HandleAsync(typ, body); err != nil {
 				return 0, nil, 0, c.fail(err)
 			}
 			continue
@@ -100,10 +100,10 @@ func (c *session) next(req *request, mode readMode) (typ byte, body []byte, n in
 				// Every statement ends with a completion before its
 				// ReadyForQuery: this one would end the reply early and
 				// hand its rest to the next request.
-				return 0, nil, 0, c.fail(apiErrors.protocol("ReadyForQuery before the statement's completion"))
+				return 0, nil, 0, c.fail(APIErrors.Protocol("ReadyForQuery before the statement's completion"))
 			}
 			if req == nil {
-				c.block.status.Store(uint32(body[0]))
+				c.Block.Status.Store(uint32(body[0]))
 			} else if err := c.replyGroupEnded(req, body[0]); err != nil {
 				return 0, nil, 0, err
 			}
@@ -120,44 +120,44 @@ func (c *session) next(req *request, mode readMode) (typ byte, body []byte, n in
 // readFailed turns a read error into next's error: errInterrupted when
 // the read deadline set for the request's ended ctx stopped it (nothing
 // was consumed), nil after a tick of a drain, else the connection fails.
-func (c *session) readFailed(req *request, err error) error {
+func (c *Session) readFailed(req *Request, err error) error {
 	switch {
 	case req != nil && req.draining && c.timedOut(err):
 		return c.drainTick(req)
 	case c.stoppedByCtx(req, err):
-		return errInterrupted
+		return ErrInterrupted
 	}
-	return c.errFor(req, c.fail(readErr(err)))
+	return c.errFor(req, c.fail(ReadErr(err)))
 }
 
 // stoppedByCtx reports whether err, a read error, is the past read
 // deadline set when req's ctx ended (ctxWatch.fire), with the reader
 // still usable: nothing of the reply is lost, and the rest of it can be
 // drained (see abandon).
-func (c *session) stoppedByCtx(req *request, err error) bool {
-	return req != nil && req.watch.interrupts && req.watch.fired.Load() && c.timedOut(err)
+func (c *Session) stoppedByCtx(req *Request, err error) bool {
+	return req != nil && req.Watch.Interrupts && req.Watch.fired.Load() && c.timedOut(err)
 }
 
 // timedOut reports whether err is a read deadline's, with the reader
 // still usable (see wire.Reader).
-func (c *session) timedOut(err error) bool {
+func (c *Session) timedOut(err error) bool {
 	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil
+	return errors.As(err, &ne) && ne.Timeout() && c.Rd.Err() == nil
 }
 
-// readyForQuery checks and records a ReadyForQuery's transaction status.
-func (c *session) readyForQuery(body []byte) error {
+// ReadyForQuery checks and records a ReadyForQuery's transaction status.
+func (c *Session) ReadyForQuery(body []byte) error {
 	if err := checkReadyForQuery(body); err != nil {
 		return c.fail(err)
 	}
-	c.block.status.Store(uint32(body[0]))
+	c.Block.Status.Store(uint32(body[0]))
 	return nil
 }
 
 // checkReadyForQuery checks a ReadyForQuery's transaction status.
 func checkReadyForQuery(body []byte) error {
 	if len(body) != 1 || body[0] != 'I' && body[0] != 'T' && body[0] != 'E' {
-		return apiErrors.protocol(fmt.Sprintf("ReadyForQuery with transaction status %q", body))
+		return APIErrors.Protocol(fmt.Sprintf("ReadyForQuery with transaction status %q", body))
 	}
 	return nil
 }
@@ -168,39 +168,39 @@ func checkReadyForQuery(body []byte) error {
 // c.block.rollbacks) before the status is stored, and the count of a
 // ROLLBACK pgline queued is taken back after its own status is: TxStatus
 // never shows a block that such a ROLLBACK ends.
-func (c *session) replyGroupEnded(req *request, status byte) error {
+func (c *Session) replyGroupEnded(req *Request, status byte) error {
 	req.rfqs++
 	req.status = status
 	t := req.blockTraits()
-	strands, err := c.block.readyForQuery(t, status)
+	strands, err := c.Block.ReadyForQuery(t, status)
 	if err != nil {
 		return c.fail(err)
 	}
 	if strands {
 		c.rollBackStranded(req)
 	}
-	c.block.stored(t, status)
-	return c.groupEnded(req)
+	c.Block.Stored(t, status)
+	return c.GroupEnded(req)
 }
 
-// errSkippedInBlock is the error of a run the server skipped, its Sync
+// ErrSkippedInBlock is the error of a run the server skipped, its Sync
 // group failed, in a transaction block a caller's raw BEGIN began before
 // pgline's ROLLBACK for a stranded block, which ends that block (see
 // request.skippedInBlock). Nothing of it ran.
-var errSkippedInBlock = errors.New("pgline: statement not run: the statement before it in its Sync group failed in a transaction block a caller's BEGIN began, which a ROLLBACK pgline queued for a block nobody held ends; sent again it would run outside that block")
+var ErrSkippedInBlock = errors.New("pgline: statement not run: the statement before it in its Sync group failed in a transaction block a caller's BEGIN began, which a ROLLBACK pgline queued for a block nobody held ends; sent again it would run outside that block")
 
 // replyEnded reports whether nothing of req's reply is left to run on
 // the server: the message that ends its statement (or, for a reply of
 // several statements, its last ReadyForQuery) has been read or is in the
 // read buffer. A CancelRequest for req would then hit whatever the
 // server runs next. The caller owns the reader.
-func (c *session) replyEnded(req *request) bool {
+func (c *Session) replyEnded(req *Request) bool {
 	completions, rfqs := req.completions, req.rfqs
 	ended := func() bool { return rfqs >= req.syncs || req.oneStmt && completions > 0 }
 	if ended() {
 		return true
 	}
-	c.rd.BufferedTypes(func(typ byte) bool {
+	c.Rd.BufferedTypes(func(typ byte) bool {
 		switch typ {
 		case wire.MsgReadyForQuery:
 			rfqs++
@@ -231,8 +231,8 @@ const drainProbeTime = 2 * time.Millisecond
 // the reply, to a goroutine that drains the rest of the reply and hands
 // the turn on. It returns the caller's error: its ctx's. Nothing may use
 // req afterwards.
-func (c *session) abandon(req *request) error {
-	err := req.watch.ctx.Err()
+func (c *Session) abandon(req *Request) error {
+	err := req.Watch.Ctx.Err()
 	req.owner.doom()
 	go c.drainAbandoned(req)
 	return err
@@ -249,33 +249,33 @@ func (c *session) abandon(req *request) error {
 // written (see drainTick). When the server has not ended the reply
 // CancelTimeout after the cancel, the connection is closed, and the
 // requests behind fail.
-func (c *session) drainAbandoned(req *request) {
+func (c *Session) drainAbandoned(req *Request) {
 	// Doomed before its hand-off: a Commit waiting for it (see
 	// Conn.settle) must not commit what its caller was told failed.
 	req.owner.doom()
-	req.watch.stop() // clears the deadline that interrupted the caller
-	req.watch.interrupts = false
+	req.Watch.stop() // clears the deadline that interrupted the caller
+	req.Watch.Interrupts = false
 	now := time.Now()
 	if req.detached {
 		// Never canceled, but not waited for for ever either.
 		req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
 	} else {
-		start := req.watch.start // zero when its reply never waited on the socket
+		start := req.Watch.start // zero when its reply never waited on the socket
 		if start.IsZero() {
 			start = now
 		}
 		req.graceEnd = start.Add(c.cancelGrace())
 		req.giveUpAt = req.graceEnd.Add(c.cancelTimeout())
-		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.rd.InputBytes()
+		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.Rd.InputBytes()
 	}
 	req.draining = true
-	c.netConn.SetReadDeadline(req.phaseAt)
+	c.NetConn.SetReadDeadline(req.phaseAt)
 	c.drain(req)
 	if c.fatal.Load() == nil {
-		c.netConn.SetReadDeadline(time.Time{})
+		c.NetConn.SetReadDeadline(time.Time{})
 	}
 	if req.phase == drainCancel {
-		c.writer.resume()
+		c.Writer.Resume()
 	}
 	c.handoff(req)
 }
@@ -283,47 +283,47 @@ func (c *session) drainAbandoned(req *request) {
 // drainTick runs when a read of a drain times out (see drainAbandoned):
 // it moves the drain to its next phase and sets the next deadline. Its
 // error closes the connection.
-func (c *session) drainTick(req *request) error {
+func (c *Session) drainTick(req *Request) error {
 	now := time.Now()
 	if now.Before(req.phaseAt) {
 		// A deadline set before this phase (or a spurious wake-up).
-		c.netConn.SetReadDeadline(req.phaseAt)
+		c.NetConn.SetReadDeadline(req.phaseAt)
 		return nil
 	}
 	switch req.phase {
 	case drainGrace:
-		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.rd.InputBytes()
+		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.Rd.InputBytes()
 	case drainProbe:
 		if c.replyEnded(req) {
 			req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
 			break
 		}
-		c.wmu.Lock()
-		if !c.writer.sentLocked(req.seq) {
+		c.Wmu.Lock()
+		if !c.Writer.sentLocked(req.seq) {
 			// Its statement has not all reached the server (a flusher is
 			// writing it): there is nothing to cancel yet, and holding
 			// writes (the drain's cancel, drainTick) would keep it from ever arriving.
-			c.wmu.Unlock()
+			c.Wmu.Unlock()
 			if now.After(req.giveUpAt) {
 				return c.fail(fmt.Errorf("pgline: a statement whose ctx ended was not sent within cancel_timeout (%v) after cancel_grace", c.cancelTimeout()))
 			}
-			req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.rd.InputBytes()
+			req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.Rd.InputBytes()
 			break
 		}
-		if req.next != nil {
+		if req.Next != nil {
 			// Requests wait behind: cancel only a statement that has run
 			// for the grace period and whose reply is not arriving (its
 			// end may be among bytes still on their way).
-			early, arriving := now.Before(req.graceEnd), c.rd.InputBytes() != req.probeFrom
+			early, arriving := now.Before(req.graceEnd), c.Rd.InputBytes() != req.probeFrom
 			if early || arriving {
-				c.wmu.Unlock()
+				c.Wmu.Unlock()
 				switch {
 				case early:
 					req.phase, req.phaseAt = drainGrace, req.graceEnd
 				case now.After(req.giveUpAt):
 					return c.fail(fmt.Errorf("pgline: a statement whose ctx ended went on for cancel_timeout (%v) after cancel_grace with requests waiting behind it", c.cancelTimeout()))
 				default:
-					req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.rd.InputBytes()
+					req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.Rd.InputBytes()
 				}
 				break
 			}
@@ -335,14 +335,14 @@ func (c *session) drainTick(req *request) error {
 		// backend twice (its pid and its process group); the second
 		// signal may come after the first has ended the statement, and is
 		// harmless only while the backend waits for input.
-		c.writer.pauseLocked()
-		c.wmu.Unlock()
+		c.Writer.PauseLocked()
+		c.Wmu.Unlock()
 		c.cancelSession(c.cancelTimeout()) // a failure leaves the drain's deadline to close the connection
 		req.phase, req.phaseAt = drainCancel, now.Add(c.cancelTimeout())
 	default:
 		return c.fail(fmt.Errorf("pgline: the server did not end a canceled statement within cancel_timeout (%v)", c.cancelTimeout()))
 	}
-	c.netConn.SetReadDeadline(req.phaseAt)
+	c.NetConn.SetReadDeadline(req.phaseAt)
 	return nil
 }
 
@@ -353,29 +353,29 @@ func (c *session) drainTick(req *request) error {
 // itself refused, or a transaction that ended behind it queued one):
 // another, later, could end a block begun after that one, a
 // transaction's. The requests queued so far count as refused either way.
-func (c *session) rollBackStranded(req *request) {
-	c.wmu.Lock()
-	if c.closed.Load() {
-		c.block.strandedClosed()
-		c.wmu.Unlock()
+func (c *Session) rollBackStranded(req *Request) {
+	c.Wmu.Lock()
+	if c.Closed.Load() {
+		c.Block.StrandedClosed()
+		c.Wmu.Unlock()
 		return
 	}
-	if c.block.lastRollback > req.seq {
-		c.block.stranded(c.block.lastRollback, false)
-		c.wmu.Unlock()
+	if c.Block.LastRollback > req.seq {
+		c.Block.Stranded(c.Block.LastRollback, false)
+		c.Wmu.Unlock()
 		return
 	}
-	c.block.stranded(c.seqNext+1, true) // the ROLLBACK's seq
+	c.Block.Stranded(c.SeqNext+1, true) // the ROLLBACK's seq
 	c.sendDetachedUnlock("ROLLBACK")
 }
 
 // failedErr is the error of a request that reads after the connection
 // failed: ErrClosed wrapping the first cause, and SafeToRetry when the
 // server ended the session (FATAL) before the request's turn.
-func (c *session) failedErr() error {
+func (c *Session) failedErr() error {
 	err := c.closedErr()
 	if fe := c.serverFatal.Load(); fe != nil && fe.nothingRanAfter() {
-		err = notSent(err)
+		err = NotSent(err)
 	}
 	return err
 }
@@ -385,8 +385,8 @@ func (c *session) failedErr() error {
 // read deadline does not stop a read already under way, so the bytes may
 // be the reply of a request queued meanwhile, which must be left to it.
 // The one read of the connection outside next, with readIdle.
-func (c *session) peekIdle() error {
-	_, err := c.rd.PeekType()
+func (c *Session) peekIdle() error {
+	_, err := c.Rd.PeekType()
 	return err
 }
 
@@ -395,14 +395,14 @@ func (c *session) peekIdle() error {
 // parameter status, a notice), handled as next handles them, or a FATAL
 // error, which closes the connection. Unlike next, it returns after one
 // message: nothing else is expected.
-func (c *session) readIdle() error {
-	typ, body, err := c.rd.Next()
+func (c *Session) readIdle() error {
+	typ, body, err := c.Rd.Next()
 	if err != nil {
-		return c.fail(readErr(err))
+		return c.fail(ReadErr(err))
 	}
 	switch typ {
 	case wire.MsgNotificationResponse, wire.MsgParameterStatus, wire.MsgNoticeResponse:
-		if err := c.handleAsync(typ, body); err != nil {
+		if err := c.HandleAsync(typ, body); err != nil {
 			return c.fail(err)
 		}
 		return nil
@@ -412,13 +412,13 @@ func (c *session) readIdle() error {
 		if err != nil {
 			return c.fail(err)
 		}
-		return c.fail(pgErr.err)
+		return c.fail(pgErr.Err)
 	}
-	return c.fail(apiErrors.protocol("unexpected message " + string(typ) + " while idle"))
+	return c.fail(APIErrors.Protocol("unexpected message " + string(typ) + " while idle"))
 }
 
-// readErr converts a read error from the wire layer.
-func readErr(err error) error {
+// ReadErr converts a read error from the wire layer.
+func ReadErr(err error) error {
 	var pe *wire.ProtocolError
 	if errors.Is(err, io.EOF) || errors.As(err, &pe) && errors.Is(pe.Err, io.ErrUnexpectedEOF) {
 		// Never a bare io.EOF: database/sql (and many a loop) takes it
@@ -426,7 +426,7 @@ func readErr(err error) error {
 		return errSocketEnded
 	}
 	if pe != nil {
-		return apiErrors.protocol(pe.Msg)
+		return APIErrors.Protocol(pe.Msg)
 	}
 	return err
 }
@@ -436,34 +436,34 @@ func readErr(err error) error {
 // proxy in front of it, closed the connection or crashed.
 var errSocketEnded = fmt.Errorf("pgline: the server closed the connection: %w", io.ErrUnexpectedEOF)
 
-// waitOnce takes the head of the queue without sending anything and reads
+// WaitOnce takes the head of the queue without sending anything and reads
 // one message (a notification, a parameter status or a notice), until one
 // arrives, ctx ends, or another request is queued (then it steps aside).
-func (c *session) waitOnce(ctx context.Context) error {
-	c.wmu.Lock()
+func (c *Session) WaitOnce(ctx context.Context) error {
+	c.Wmu.Lock()
 	if err := c.gateLocked(ctx, nil); err != nil {
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 		return err
 	}
-	req := c.submitLocked(&reqSpec{listens: true}) // nothing is sent: a drain reads nothing for it
-	c.wmu.Unlock()
+	req := c.submitLocked(&ReqSpec{listens: true}) // nothing is sent: a drain reads nothing for it
+	c.Wmu.Unlock()
 	if err := c.waitTurn(ctx, req); err != nil {
 		return err // abandoned: nothing to drain, as nothing was sent
 	}
 	defer c.handoff(req)
 
-	c.wmu.Lock()
-	if othersQueued(req) || c.writer.busyLocked() || c.hasNotification() {
-		c.wmu.Unlock()
+	c.Wmu.Lock()
+	if othersQueued(req) || c.Writer.busyLocked() || c.hasNotification() {
+		c.Wmu.Unlock()
 		// Others are waiting: let them go first; or a notification came
 		// in another's reply while this waited for its turn.
 		return nil
 	}
 	c.listener = req
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 	deadlineSet := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		c.netConn.SetReadDeadline(time.Unix(1, 0))
+		c.NetConn.SetReadDeadline(time.Unix(1, 0))
 		close(deadlineSet)
 	})
 
@@ -477,16 +477,16 @@ func (c *session) waitOnce(ctx context.Context) error {
 		// own; the deadline is cleared only after it has set it.
 		<-deadlineSet
 	}
-	c.wmu.Lock()
+	c.Wmu.Lock()
 	c.listener = nil
-	c.netConn.SetReadDeadline(time.Time{})
+	c.NetConn.SetReadDeadline(time.Time{})
 	queued := othersQueued(req)
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 	if err != nil {
 		if c.timedOut(err) {
 			return ctx.Err() // interrupted (ctx, or a request queued): nothing consumed
 		}
-		return c.fail(readErr(err))
+		return c.fail(ReadErr(err))
 	}
 	if queued {
 		return nil // maybe the queued request's reply: step aside
@@ -500,8 +500,8 @@ func (c *session) waitOnce(ctx context.Context) error {
 // behind req; another WaitForNotification's turn, which sends nothing,
 // does not count (the two would step aside for each other for ever). The
 // caller holds wmu.
-func othersQueued(req *request) bool {
-	for r := req.next; r != nil; r = r.next {
+func othersQueued(req *Request) bool {
+	for r := req.Next; r != nil; r = r.Next {
 		if !r.listens {
 			return true
 		}

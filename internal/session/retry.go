@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // When a statement is sent again: the one retry policy. A call's attempt
 // is sent again only when nothing of it took effect (or its effect was
@@ -39,45 +39,49 @@ import (
 	"github.com/pgline/pgline/internal/sqllex"
 )
 
-// resendReason is why a call's failed attempt may be sent again (see the
+// ResendReason is why a call's failed attempt may be sent again (see the
 // file comment).
-type resendReason uint8
+type ResendReason uint8
 
+// The reasons an attempt is sent again, each with its own budget (see the
+// file comment): hit by a cancel meant for another request (or refused, or
+// a pooler's sign); its cached statement stale; described before a
+// search_path change it was queued after.
 const (
-	resendInterfered resendReason = iota
-	resendStale
-	resendPathChanged
+	ResendInterfered ResendReason = iota
+	ResendStale
+	ResendPathChanged
 )
 
-// resends is a call's retry budget: what it has used of each reason's
+// Resends is a call's retry budget: what it has used of each reason's
 // (see the file comment). The zero value is a call's first attempt. A
 // call that goes through several loops (Row.Scan around Conn.run, a
 // batch's resends) carries one resends through them.
-type resends struct {
-	interfered, stale int8
+type Resends struct {
+	Interfered, stale int8 // used of ResendInterfered's and ResendStale's budgets
 	path              int16
 }
 
-// again reports whether an attempt that failed for reason may be sent
+// Again reports whether an attempt that failed for reason may be sent
 // again: the call's ctx is alive and the reason's budget not used up. It
 // counts the attempt when it may.
-func (b *resends) again(ctx context.Context, reason resendReason) bool {
+func (b *Resends) Again(ctx context.Context, reason ResendReason) bool {
 	if ctx.Err() != nil {
 		return false
 	}
 	switch reason {
-	case resendInterfered:
-		if b.interfered < maxCancelRetries {
-			b.interfered++
+	case ResendInterfered:
+		if b.Interfered < MaxCancelRetries {
+			b.Interfered++
 			return true
 		}
-	case resendStale:
+	case ResendStale:
 		if b.stale < 1 {
 			b.stale++
 			return true
 		}
-	case resendPathChanged:
-		if b.path < maxPathRetries {
+	case ResendPathChanged:
+		if b.path < MaxPathRetries {
 			b.path++
 			return true
 		}
@@ -85,11 +89,11 @@ func (b *resends) again(ctx context.Context, reason resendReason) bool {
 	return false
 }
 
-// maxCancelRetries bounds how often a statement hit by CancelRequests
+// MaxCancelRetries bounds how often a statement hit by CancelRequests
 // meant for other statements is sent again.
-const maxCancelRetries = 5
+const MaxCancelRetries = 5
 
-// maxPathRetries bounds how often a statement (or a batch) that was
+// MaxPathRetries bounds how often a statement (or a batch) that was
 // never sent, because a statement that may change search_path was queued
 // between its describe and its Bind (errPathChanged), is described again
 // and sent. It is its own budget, not maxCancelRetries: cancels and
@@ -109,9 +113,9 @@ const maxCancelRetries = 5
 // thousand), and a caller whose ctx has no deadline then gets
 // errPathChanged (SafeToRetry) instead of waiting as long as that
 // goroutine runs. The ctx bounds the retries too (see Conn.run).
-const maxPathRetries = 1000
+const MaxPathRetries = 1000
 
-// resendable reports whether sql, which failed with err, may be sent
+// Resendable reports whether sql, which failed with err, may be sent
 // again because a CancelRequest meant for another statement reached it
 // (ErrCanceledByOther), or a transaction pooler gave it to a session
 // that lacked its prepared statement (errPooler), or an aborted block
@@ -121,14 +125,14 @@ const maxPathRetries = 1000
 // which may commit) ran all or nothing, so nothing of it persisted,
 // unless it calls a function whose effect outlives the rollback (a
 // session-level advisory lock: sqllex.Info.SessionEffects).
-func resendable(owner *holder, sql string, err error, status byte) bool {
+func Resendable(owner *Holder, sql string, err error, status byte) bool {
 	if owner != nil {
 		return false
 	}
-	if errors.Is(err, errRefused) {
+	if errors.Is(err, ErrRefused) {
 		return true // nothing of it ran, whatever its text
 	}
-	if !errors.Is(err, apiErrors.canceledByOther) && !errors.Is(err, errPooler) || status != 'I' {
+	if !errors.Is(err, APIErrors.CanceledByOther) && !errors.Is(err, ErrPooler) || status != 'I' {
 		return false
 	}
 	info := sqllex.Scan(sql)
@@ -141,7 +145,7 @@ func resendable(owner *holder, sql string, err error, status byte) bool {
 // statement (ErrCanceledByOther). Callers ask it outside a transaction
 // only: inside one, the failed describe has aborted it.
 func redescribe(err error) bool {
-	return errors.Is(err, errPooler) || errors.Is(err, apiErrors.canceledByOther) || errors.Is(err, errRefused)
+	return errors.Is(err, ErrPooler) || errors.Is(err, APIErrors.CanceledByOther) || errors.Is(err, ErrRefused)
 }
 
 // describeAgain reports whether owner (a transaction, or nil) describes sd's
@@ -149,14 +153,14 @@ func redescribe(err error) bool {
 // describe need not meet (redescribe, outside a transaction), or in a
 // describe another owner queued — inside a transaction (aborted, or with
 // SET LOCAL) or outside owner's — whose failure is not owner's outcome.
-func describeAgain(sd *stmtDesc, owner *holder) bool {
-	return sd.err != nil && (sd.owner != owner || owner == nil && redescribe(sd.err))
+func describeAgain(sd *StmtDesc, owner *Holder) bool {
+	return sd.Err != nil && (sd.owner != owner || owner == nil && redescribe(sd.Err))
 }
 
-// staleStatement reports errors that mean a cached statement no longer
+// StaleStatement reports errors that mean a cached statement no longer
 // fits the server: its result type changed under it (ALTER TABLE), or it
 // was deallocated (DISCARD ALL, DEALLOCATE).
-func staleStatement(code, message string) bool {
+func StaleStatement(code, message string) bool {
 	switch code {
 	case "0A000":
 		return strings.Contains(message, "cached plan must not change result type")
@@ -175,12 +179,12 @@ func staleStatement(code, message string) bool {
 // result types; analysisFailed: parameter types that no longer fit), so
 // that the next use prepares or describes it anew, in a transaction too.
 // It reports whether the statement is stale, and so did not run.
-func (c *session) dropOutdated(sd *stmtDesc, code, message string) (stale bool) {
-	stale = staleStatement(code, message)
+func (c *Session) dropOutdated(sd *StmtDesc, code, message string) (stale bool) {
+	stale = StaleStatement(code, message)
 	if stale || analysisFailed(code) {
-		c.wmu.Lock()
-		c.stmts.remove(sd.origin())
-		c.wmu.Unlock()
+		c.Wmu.Lock()
+		c.Stmts.remove(sd.origin())
+		c.Wmu.Unlock()
 	}
 	return stale
 }
@@ -198,11 +202,11 @@ func analysisFailed(code string) bool {
 // whether its caller gave it up, its statements' texts and their
 // descriptions.
 type batchSent struct {
-	owner          *holder
+	owner          *Holder
 	all, abandoned bool
 	n              int                // the statements sent
 	sql            func(i int) string // statement i's text, i < n
-	sds            []*stmtDesc
+	sds            []*StmtDesc
 }
 
 // mayResend reports whether statement i, which failed with err before any
@@ -216,7 +220,7 @@ type batchSent struct {
 // that nothing of it ran. (A batch that a stranded transaction block
 // refused is sent again whole when it can be: see mayResendRefused.)
 func (b batchSent) mayResend(i int, err error, status byte) bool {
-	return !b.all && !b.abandoned && i == len(b.sds)-1 && resendable(b.owner, b.sql(i), err, status)
+	return !b.all && !b.abandoned && i == len(b.sds)-1 && Resendable(b.owner, b.sql(i), err, status)
 }
 
 // mayResendRefused reports whether the batch may be sent again from
@@ -234,11 +238,11 @@ func (b batchSent) mayResend(i int, err error, status byte) bool {
 // a block, and sent again behind the ROLLBACK that ends the block, they
 // run once, in their order.
 func (b batchSent) mayResendRefused(i int, err error) bool {
-	if !errors.Is(err, errRefused) || b.owner != nil || b.abandoned {
+	if !errors.Is(err, ErrRefused) || b.owner != nil || b.abandoned {
 		return false
 	}
 	for _, sd := range b.sds[:i] {
-		if sd.err == nil {
+		if sd.Err == nil {
 			return false // sent, and its result read
 		}
 	}
@@ -253,15 +257,15 @@ func (b batchSent) mayResendRefused(i int, err error) bool {
 	return true
 }
 
-// whileRefused runs op again while it fails with errRefused (nothing of
+// WhileRefused runs op again while it fails with errRefused (nothing of
 // it ran) and ctx is alive, up to maxCancelRetries times: for the
 // requests sent on behalf of a holder of the gate (a BEGIN, a COPY),
 // whose order with the requests of others does not matter.
-func whileRefused[T any](ctx context.Context, op func() (T, error)) (T, error) {
-	var budget resends
+func WhileRefused[T any](ctx context.Context, op func() (T, error)) (T, error) {
+	var budget Resends
 	for {
 		v, err := op()
-		if !errors.Is(err, errRefused) || !budget.again(ctx, resendInterfered) {
+		if !errors.Is(err, ErrRefused) || !budget.Again(ctx, ResendInterfered) {
 			return v, err
 		}
 	}

@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // Describing statements (Parse, Describe, Sync) and the rules that keep
 // the statement cache true as requests are queued: a description is
@@ -17,7 +17,7 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// prepare returns the description of sql, from the cache or by asking the
+// Prepare returns the description of sql, from the cache or by asking the
 // server (Parse, Describe, Sync). A statement counts as prepared when its
 // Parse is queued: a concurrent use of the same SQL waits for that
 // description instead of sending a second Parse, and gets the original
@@ -25,17 +25,17 @@ import (
 // prepares again). The description returned is pinned (the cache does not
 // evict it, see stmtDesc.pins): the caller unpins it once its Bind is
 // queued, so that no Close of the statement goes out before the Bind.
-func (c *session) prepare(ctx context.Context, owner *holder, sql string) (*stmtDesc, error) {
-	c.wmu.Lock()
+func (c *Session) Prepare(ctx context.Context, owner *Holder, sql string) (*StmtDesc, error) {
+	c.Wmu.Lock()
 	c.followPoolerLocked()
 	if sd := c.cachedLocked(owner, sql); sd != nil {
 		sd.pins++
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 		ready, err := waitReady(ctx, sd)
 		if err == nil {
 			return sd, nil
 		}
-		c.unpin(sd)
+		c.Unpin(sd)
 		// Not ready: sd.err may yet be set by whoever reads the reply.
 		if !ready || !describeAgain(sd, owner) || redescribe(err) {
 			return nil, err // redescribe: the caller's run describes again
@@ -43,25 +43,25 @@ func (c *session) prepare(ctx context.Context, owner *holder, sql string) (*stmt
 		// Another's describe failed, maybe for its transaction's state:
 		// the caller describes the statement itself (the failed
 		// description has left the cache).
-		c.wmu.Lock()
+		c.Wmu.Lock()
 		c.followPoolerLocked()
 	}
 	sds, err := c.prepareAllUnlock(ctx, owner, []string{sql}, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := sds[0].err; err != nil {
-		c.unpin(sds[0])
+	if err := sds[0].Err; err != nil {
+		c.Unpin(sds[0])
 		return nil, err
 	}
 	return sds[0], nil
 }
 
-// unpin undoes a pin of sd (see prepare).
-func (c *session) unpin(sd *stmtDesc) {
-	c.wmu.Lock()
+// Unpin undoes a pin of sd (see prepare).
+func (c *Session) Unpin(sd *StmtDesc) {
+	c.Wmu.Lock()
 	sd.pins--
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 }
 
 // prepareAllUnlock returns the descriptions of sqls, describing those not cached
@@ -69,13 +69,13 @@ func (c *session) unpin(sd *stmtDesc) {
 // affect the others). A statement the server could not describe has its
 // error in its err; the error returned is ctx's or the connection's. The
 // caller holds wmu; it is released.
-func (c *session) prepareAllUnlock(ctx context.Context, owner *holder, sqls []string, pin bool) ([]*stmtDesc, error) {
-	sds := make([]*stmtDesc, len(sqls))
-	var req *request
+func (c *Session) prepareAllUnlock(ctx context.Context, owner *Holder, sqls []string, pin bool) ([]*StmtDesc, error) {
+	sds := make([]*StmtDesc, len(sqls))
+	var req *Request
 	err := c.gateLocked(ctx, owner)
 	if err == nil {
-		buf := c.appendClosesLocked(c.writer.buf())
-		var describes []*stmtDesc
+		buf := c.appendClosesLocked(c.Writer.buf())
+		var describes []*StmtDesc
 		uncached := owner.pathChanged()
 		for i, sql := range sqls {
 			if sds[i] = c.cachedLocked(owner, sql); sds[i] != nil {
@@ -84,14 +84,14 @@ func (c *session) prepareAllUnlock(ctx context.Context, owner *holder, sqls []st
 				}
 				continue
 			}
-			if n := sqllex.HighestParam(sql, maxParams); n > 0 {
-				err = tooManyParams(n, "parameters")
+			if n := sqllex.HighestParam(sql, MaxParams); n > 0 {
+				err = TooManyParams(n, "parameters")
 				break
 			}
-			sd := c.stmts.newDesc(sql, uncached)
+			sd := c.Stmts.newDesc(sql, uncached)
 			sd.owner = owner
-			if buf, err = wire.AppendParse(buf, sd.name, sql, nil); err == nil {
-				buf, err = wire.AppendDescribe(buf, 'S', sd.name)
+			if buf, err = wire.AppendParse(buf, sd.Name, sql, nil); err == nil {
+				buf, err = wire.AppendDescribe(buf, 'S', sd.Name)
 			}
 			if err != nil {
 				break
@@ -101,43 +101,43 @@ func (c *session) prepareAllUnlock(ctx context.Context, owner *holder, sqls []st
 				sd.pins++
 			}
 			if !uncached {
-				c.stmts.put(sd) // now, so that the same SQL later in sqls finds it
+				c.Stmts.put(sd) // now, so that the same SQL later in sqls finds it
 			}
 			sds[i] = sd
 			describes = append(describes, sd)
 		}
 		if err != nil {
 			for _, sd := range describes {
-				c.stmts.remove(sd)
+				c.Stmts.remove(sd)
 			}
 			if pin {
 				unpinLocked(sds)
 			}
 		} else if len(describes) > 0 {
-			c.writer.queue(buf)
+			c.Writer.queue(buf)
 			c.closesQueuedLocked()
-			req = c.submitLocked(&reqSpec{owner: owner, describes: describes, syncs: len(describes)})
+			req = c.submitLocked(&ReqSpec{owner: owner, describes: describes, syncs: len(describes)})
 		}
 	}
 	if err != nil {
-		c.wmu.Unlock()
-		return nil, notSent(err)
+		c.Wmu.Unlock()
+		return nil, NotSent(err)
 	}
-	fail := func(err error) ([]*stmtDesc, error) {
+	fail := func(err error) ([]*StmtDesc, error) {
 		if pin {
-			c.wmu.Lock()
+			c.Wmu.Lock()
 			unpinLocked(sds)
-			c.wmu.Unlock()
+			c.Wmu.Unlock()
 		}
 		return nil, err
 	}
 	if req != nil {
-		c.writer.flushUnlock(req, ctx.Done() == nil)
+		c.Writer.flushUnlock(req, ctx.Done() == nil)
 		if _, err := c.readReply(ctx, req, c.readDescribeReply); err != nil {
 			return fail(err) // whoever drains the reply completes the statements
 		}
 	} else {
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 	}
 	for _, sd := range sds {
 		if ready, err := waitReady(ctx, sd); !ready {
@@ -151,15 +151,15 @@ func (c *session) prepareAllUnlock(ctx context.Context, owner *holder, sqls []st
 // there is none or owner runs in a transaction that may have changed
 // search_path (holder.pathChanged), whose statements are described for
 // each run. The caller holds wmu.
-func (c *session) cachedLocked(owner *holder, sql string) *stmtDesc {
+func (c *Session) cachedLocked(owner *Holder, sql string) *StmtDesc {
 	if owner.pathChanged() {
 		return nil
 	}
-	return c.stmts.get(sql)
+	return c.Stmts.get(sql)
 }
 
 // unpinLocked undoes prepareAllUnlock's pins (the caller holds wmu).
-func unpinLocked(sds []*stmtDesc) {
+func unpinLocked(sds []*StmtDesc) {
 	for _, sd := range sds {
 		if sd != nil {
 			sd.pins--
@@ -171,7 +171,7 @@ func unpinLocked(sds []*stmtDesc) {
 // not be, if it could not; or ctx's error when ctx ends first, with sd
 // not ready: its err is not to be read then (whoever reads its reply
 // may be setting it).
-func waitReady(ctx context.Context, sd *stmtDesc) (ready bool, err error) {
+func waitReady(ctx context.Context, sd *StmtDesc) (ready bool, err error) {
 	select {
 	case <-sd.ready:
 	default:
@@ -181,7 +181,7 @@ func waitReady(ctx context.Context, sd *stmtDesc) (ready bool, err error) {
 			return false, ctx.Err()
 		}
 	}
-	return true, sd.err
+	return true, sd.Err
 }
 
 // readDescribes reads the reply of a describe request: for each statement,
@@ -190,24 +190,24 @@ func waitReady(ctx context.Context, sd *stmtDesc) (ready bool, err error) {
 // closed) whatever happens; a failed one leaves the cache. It goes on
 // from the statement where an interrupted read left off (see
 // request.described), and returns errInterrupted when interrupted.
-func (c *session) readDescribes(req *request) error {
+func (c *Session) readDescribes(req *Request) error {
 	var failure error // an I/O or protocol error: every statement left fails
 	for ; req.described < len(req.describes); req.described++ {
 		sd := req.describes[req.described]
 		if failure == nil {
-			if failure = c.readDescribe(req, sd); failure == errInterrupted {
+			if failure = c.readDescribe(req, sd); failure == ErrInterrupted {
 				return failure
 			}
 		}
-		if failure != nil && sd.err == nil {
+		if failure != nil && sd.Err == nil {
 			// A describe runs nothing, and the statement waiting for it
 			// was not sent: it may be sent again elsewhere.
-			sd.err = notSent(failure)
+			sd.Err = NotSent(failure)
 		}
-		if sd.err != nil {
-			c.wmu.Lock()
-			c.stmts.remove(sd)
-			c.wmu.Unlock()
+		if sd.Err != nil {
+			c.Wmu.Lock()
+			c.Stmts.remove(sd)
+			c.Wmu.Unlock()
 		}
 		close(sd.ready)
 	}
@@ -217,7 +217,7 @@ func (c *session) readDescribes(req *request) error {
 // readDescribe reads one statement's describe reply up to ReadyForQuery.
 // It returns an I/O or protocol error, or errInterrupted; the server's
 // error goes to sd.err.
-func (c *session) readDescribe(req *request, sd *stmtDesc) error {
+func (c *Session) readDescribe(req *Request, sd *StmtDesc) error {
 	for {
 		typ, body, _, err := c.next(req, readWhole)
 		if err != nil {
@@ -228,32 +228,32 @@ func (c *session) readDescribe(req *request, sd *stmtDesc) error {
 		case wire.MsgParameterDescription:
 			pd, err := wire.ParseParameterDescription(body)
 			if err != nil {
-				return c.fail(protocolErr(err))
+				return c.fail(ProtocolErr(err))
 			}
-			sd.paramOIDs = append([]uint32(nil), pd.OIDs...)
+			sd.ParamOIDs = append([]uint32(nil), pd.OIDs...)
 		case wire.MsgRowDescription:
 			fields, err := parseFields(body)
 			if err != nil {
 				return c.fail(err)
 			}
-			sd.setFields(fields, c.types)
+			sd.SetFields(fields, c.Types)
 		case wire.MsgErrorResponse:
 			pgErr, err := c.pgError(body)
 			if err != nil {
 				return c.fail(err)
 			}
-			if sd.err == nil {
+			if sd.Err == nil {
 				// Whoever waits for it describes again when it was not
 				// sent (see Conn.run).
-				sd.err = c.classify(req, &pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, &pgErr), describe: true})
+				sd.Err = c.classify(req, &pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, &pgErr), describe: true})
 			}
 		case wire.MsgReadyForQuery:
-			if sd.plans == nil {
-				sd.setFields(nil, c.types)
+			if sd.Plans == nil {
+				sd.SetFields(nil, c.Types)
 			}
 			return nil
 		default:
-			return c.fail(apiErrors.protocol(fmt.Sprintf("unexpected message %q in the reply to a describe", typ)))
+			return c.fail(APIErrors.Protocol(fmt.Sprintf("unexpected message %q in the reply to a describe", typ)))
 		}
 	}
 }
@@ -263,22 +263,22 @@ func (c *session) readDescribe(req *request, sd *stmtDesc) error {
 // (closesQueuedLocked): a request that fails to build leaves them to the
 // next, or a statement left on the server would be prepared again under
 // its name (42P05, taken for a pooler's sign). The caller holds wmu.
-func (c *session) appendClosesLocked(buf []byte) []byte {
-	for _, name := range c.stmts.closing {
+func (c *Session) appendClosesLocked(buf []byte) []byte {
+	for _, name := range c.Stmts.closing {
 		var err error
 		if buf, err = wire.AppendClose(buf, 'S', name); err != nil {
 			break // cannot happen: the name is ours
 		}
 	}
-	c.stmts.appended = len(c.stmts.closing)
+	c.Stmts.appended = len(c.Stmts.closing)
 	return buf
 }
 
 // closesQueuedLocked notes that the Close messages appendClosesLocked
 // appended are in the write buffer; statements evicted since (by the
 // caller's own describes) stay listed. The caller holds wmu.
-func (c *session) closesQueuedLocked() {
-	sc := c.stmts
+func (c *Session) closesQueuedLocked() {
+	sc := c.Stmts
 	sc.closing = append(sc.closing[:0], sc.closing[sc.appended:]...)
 	sc.appended = 0
 }
@@ -297,39 +297,39 @@ func (c *session) closesQueuedLocked() {
 // counts compared change only under wmu, as requests are queued, so they
 // follow the order of the wire. The caller holds wmu (it builds the
 // request).
-func (c *session) boundLocked(sd *stmtDesc, owner *holder) (*stmtDesc, error) {
-	if sd.paths != c.stmts.paths {
-		return nil, errPathChanged
+func (c *Session) boundLocked(sd *StmtDesc, owner *Holder) (*StmtDesc, error) {
+	if sd.paths != c.Stmts.paths {
+		return nil, ErrPathChanged
 	}
 	run := sd
-	if sd.name != "" && sd.deallocs != c.stmts.deallocs {
+	if sd.Name != "" && sd.deallocs != c.Stmts.deallocs {
 		run = sd.unnamed()
 	}
 	c.noteQueuedLocked(sd.traits, owner)
 	return run, nil
 }
 
-// preparedBySQL reports whether a statement that may have prepared one
+// PreparedBySQL reports whether a statement that may have prepared one
 // with SQL PREPARE was queued since the last reset (stmtCache.sqlPrepared).
-func (c *session) preparedBySQL() bool {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.stmts.sqlPrepared
+func (c *Session) PreparedBySQL() bool {
+	c.Wmu.Lock()
+	defer c.Wmu.Unlock()
+	return c.Stmts.SqlPrepared
 }
 
-// resetNote returns the note a Pool's reset of the session is queued with
+// ResetNote returns the note a Pool's reset of the session is queued with
 // (see simpleQueryUntraced), under wmu. The reset only restores the
 // session's defaults: nothing of the statement cache is dropped when
 // nothing changed search_path, and it deallocates the statements of SQL
 // PREPARE only (when deallocPrepared), never pgline's.
-func (c *session) resetNote(deallocPrepared bool) func(sqlTraits) {
-	return func(t sqlTraits) {
-		t.changesPath = c.stmts.pathTouched
-		t.deallocates, t.prepares = false, false
+func (c *Session) ResetNote(deallocPrepared bool) func(SQLTraits) {
+	return func(t SQLTraits) {
+		t.changesPath = c.Stmts.pathTouched
+		t.Deallocates, t.prepares = false, false
 		c.noteQueuedLocked(t, nil)
-		c.stmts.pathTouched = false
+		c.Stmts.pathTouched = false
 		if deallocPrepared {
-			c.stmts.sqlPrepared = false
+			c.Stmts.SqlPrepared = false
 		}
 	}
 }
@@ -342,12 +342,12 @@ func (c *session) resetNote(deallocPrepared bool) func(sqlTraits) {
 // deallocates (see stmtCache.sqlPrepared). Called as the statement is
 // queued, under wmu, so that the counts follow the order of the wire: for
 // a run, by boundLocked; for a simple query, by its build.
-func (c *session) noteQueuedLocked(t sqlTraits, owner *holder) {
-	if t.deallocates {
-		c.noteDeallocateLocked()
+func (c *Session) noteQueuedLocked(t SQLTraits, owner *Holder) {
+	if t.Deallocates {
+		c.NoteDeallocateLocked()
 	}
 	if t.prepares {
-		c.stmts.sqlPrepared = true
+		c.Stmts.SqlPrepared = true
 	}
 	if t.changesPath {
 		c.notePathLocked(owner)
@@ -362,25 +362,25 @@ func (c *session) noteQueuedLocked(t sqlTraits, owner *holder) {
 // on are described for each run and never cached (see
 // holder.pathChanged): a SET LOCAL ends with the transaction. The caller
 // holds wmu.
-func (c *session) notePathLocked(owner *holder) {
-	c.stmts.paths++
-	c.stmts.pathTouched = true
-	c.stmts.removeAll()
+func (c *Session) notePathLocked(owner *Holder) {
+	c.Stmts.paths++
+	c.Stmts.pathTouched = true
+	c.Stmts.removeAll()
 	owner.notePathLocked()
 }
 
-// errPathChanged is the error of a statement described before a statement
+// ErrPathChanged is the error of a statement described before a statement
 // that may change search_path was queued on its connection (see
 // Conn.boundLocked): nothing of it was sent. Conn.run and SendBatch
 // describe it again and send it (see maxPathRetries), unless the change
 // is a statement of the same batch.
-var errPathChanged = errors.New("pgline: a statement that may change search_path was queued after this statement was described (its parameter and result types may differ now); nothing was sent")
+var ErrPathChanged = errors.New("pgline: a statement that may change search_path was queued after this statement was described (its parameter and result types may differ now); nothing was sent")
 
-// maxParams is the most parameters a statement may have: Parse, Bind and
+// MaxParams is the most parameters a statement may have: Parse, Bind and
 // ParameterDescription carry their count in 16 bits.
-const maxParams = math.MaxUint16
+const MaxParams = math.MaxUint16
 
-// tooManyParams is the refusal of a statement with n parameters or
+// TooManyParams is the refusal of a statement with n parameters or
 // arguments (what), more than the protocol can carry (maxParams). It is
 // checked where the count is first known, before anything is sent: the
 // arguments' as a statement enters (Conn.query), the text's highest $n
@@ -389,15 +389,15 @@ const maxParams = math.MaxUint16
 // around (a protocol error that closes the connection). The refusal
 // leaves the connection usable, and is not SafeToRetry: the same call
 // fails again (see unsendable).
-func tooManyParams(n int, what string) error {
-	return unsendable(fmt.Errorf("pgline: statement has %d %s; PostgreSQL's protocol allows at most %d parameters", n, what, maxParams))
+func TooManyParams(n int, what string) error {
+	return unsendable(fmt.Errorf("pgline: statement has %d %s; PostgreSQL's protocol allows at most %d parameters", n, what, MaxParams))
 }
 
 // parseFields decodes a RowDescription.
 func parseFields(body []byte) ([]wire.FieldDescription, error) {
 	fds, err := wire.ParseRowDescription(body, nil)
 	if err != nil {
-		return nil, protocolErr(err)
+		return nil, ProtocolErr(err)
 	}
 	return fds, nil
 }

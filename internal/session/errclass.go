@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // What an ErrorResponse means for the request whose reply carried it: the
 // one classification every read path uses (Rows, describes, simple
@@ -67,27 +67,27 @@ type errSite struct {
 
 // classify returns the error that req's caller gets for e, an
 // ErrorResponse in req's reply (see the file comment).
-func (c *session) classify(req *request, e *srvErr, s errSite) error {
+func (c *Session) classify(req *Request, e *SrvErr, s errSite) error {
 	err := c.classifyRun(req, e, s)
-	if s.describe && err != e.err && !isNotSent(err) {
-		return notSent(err)
+	if s.describe && err != e.Err && !IsNotSent(err) {
+		return NotSent(err)
 	}
 	return err
 }
 
-func (c *session) classifyRun(req *request, e *srvErr, s errSite) error {
+func (c *Session) classifyRun(req *Request, e *SrvErr, s errSite) error {
 	switch {
 	case s.fatal == fatalBeforeRun && e.nothingRanAfter(),
 		s.fatal == fatalWhileIdle && e.sentWhileIdle():
-		return notSent(e.err)
+		return NotSent(e.Err)
 	case c.refused(req, e):
 		return refusedErr(e)
 	case s.pooler:
-		return fmt.Errorf("%w: %w", errPooler, e.err)
-	case req != nil && c.strayCancel(e, req.cancelClock, !s.describe && req.watch.ended()):
-		return fmt.Errorf("%w: %w", apiErrors.canceledByOther, e.err)
+		return fmt.Errorf("%w: %w", ErrPooler, e.Err)
+	case req != nil && c.strayCancel(e, req.cancelClock, !s.describe && req.Watch.ended()):
+		return fmt.Errorf("%w: %w", APIErrors.CanceledByOther, e.Err)
 	}
-	return e.err
+	return e.Err
 }
 
 // strayCancel reports whether e, a statement's error, may come from a
@@ -96,60 +96,60 @@ func (c *session) classifyRun(req *request, e *srvErr, s errSite) error {
 // languages every 57014 counts), for a statement whose own ctx did not
 // end (ownEnded), with a cancel under way since clock was read from
 // Conn.cancelClock (when the statement was queued).
-func (c *session) strayCancel(e *srvErr, clock uint64, ownEnded bool) bool {
-	return e.f.Code == "57014" && !ownEnded && c.cancelClock.Load() != clock &&
-		!strings.Contains(e.f.Message, "statement timeout")
+func (c *Session) strayCancel(e *SrvErr, clock uint64, ownEnded bool) bool {
+	return e.F.Code == "57014" && !ownEnded && c.CancelClock.Load() != clock &&
+		!strings.Contains(e.F.Message, "statement timeout")
 }
 
-// errRefused is wrapped, with the server's 25P02, by the error of a
+// ErrRefused is wrapped, with the server's 25P02, by the error of a
 // request the server refused because it came in an aborted transaction
 // block that nobody held (see txblock.go); nothing of it ran.
-var errRefused = errors.New("pgline: statement refused in an aborted transaction block another request left, rolled back since; nothing of it ran")
+var ErrRefused = errors.New("pgline: statement refused in an aborted transaction block another request left, rolled back since; nothing of it ran")
 
-func refusedErr(e *srvErr) error { return fmt.Errorf("%w: %w", errRefused, e.err) }
+func refusedErr(e *SrvErr) error { return fmt.Errorf("%w: %w", ErrRefused, e.Err) }
 
 // refused reports whether e, req's error, is the refusal of a statement
 // queued before the ROLLBACK of a stranded transaction block (see
 // txBlock.refused): nothing of req ran.
-func (c *session) refused(req *request, e *srvErr) bool {
-	return e.f.Code == "25P02" && req != nil && c.block.refused(req.seq)
+func (c *Session) refused(req *Request, e *SrvErr) bool {
+	return e.F.Code == "25P02" && req != nil && c.Block.Refused(req.seq)
 }
 
-// srvErr is an ErrorResponse as the session reads it (pgError): its
+// SrvErr is an ErrorResponse as the session reads it (pgError): its
 // fields, which the session's rules look at, and err, the error its
 // caller gets (a *PgError, made by apiErrors.server). It is not an
 // error itself: what a caller gets is always err, or an error wrapping
 // it.
-type srvErr struct {
-	f   wire.ErrorFields
-	err error
+type SrvErr struct {
+	F   wire.ErrorFields // what the server sent
+	Err error            // what the caller gets (see apiErrors.server)
 }
 
-// parseSrvErr decodes an ErrorResponse. One without severity, SQLSTATE
+// ParseSrvErr decodes an ErrorResponse. One without severity, SQLSTATE
 // or message is a protocol error: every server sends all three.
 //
 // The srvErr is a value, and the fields go to apiErrors.server by value:
 // neither is moved to the heap (the session's rules only read it), so an
 // error costs what its *PgError costs.
-func parseSrvErr(body []byte) (srvErr, error) {
+func ParseSrvErr(body []byte) (SrvErr, error) {
 	f, err := wire.ParseErrorFields(body)
 	if err != nil {
-		return srvErr{}, protocolErr(err)
+		return SrvErr{}, ProtocolErr(err)
 	}
 	if f.Severity == "" && f.SeverityV == "" || f.Code == "" || f.Message == "" {
-		return srvErr{}, apiErrors.protocol("ErrorResponse without severity, SQLSTATE or message")
+		return SrvErr{}, APIErrors.Protocol("ErrorResponse without severity, SQLSTATE or message")
 	}
-	return srvErr{f: f, err: apiErrors.server(f)}, nil
+	return SrvErr{F: f, Err: APIErrors.Server(f)}, nil
 }
 
 // fatal reports whether the server ends the session with e: severity
 // FATAL or PANIC (see fatalSeverity).
-func (e *srvErr) fatal() bool { return fatalSeverity(e.f.Severity, e.f.SeverityV) }
+func (e *SrvErr) fatal() bool { return FatalSeverity(e.F.Severity, e.F.SeverityV) }
 
-// fatalSeverity reports whether an error of severity sev (localized) and
+// FatalSeverity reports whether an error of severity sev (localized) and
 // sevV (not localized, which PgBouncer does not send) ends the session:
 // FATAL or PANIC.
-func fatalSeverity(sev, sevV string) bool {
+func FatalSeverity(sev, sevV string) bool {
 	if sevV != "" {
 		sev = sevV
 	}
@@ -175,14 +175,14 @@ func fatalSeverity(sev, sevV string) bool {
 // when the reply has a message the server sends before it runs anything
 // (the extended protocol's ParseComplete or BindComplete, see
 // Rows.readRow); a simple Query's has none (see sentWhileIdle).
-func (e *srvErr) nothingRanAfter() bool {
+func (e *SrvErr) nothingRanAfter() bool {
 	if !e.fatal() {
 		return false
 	}
-	if e.f.Routine != "" {
+	if e.F.Routine != "" {
 		return true
 	}
-	switch e.f.Message {
+	switch e.F.Message {
 	case "query_wait_timeout", "client_idle_timeout":
 		return true
 	}
@@ -196,19 +196,19 @@ func (e *srvErr) nothingRanAfter() bool {
 // message of the reply to a simple Query, it tells that the text was not
 // read: nothing of it ran. Any other FATAL (pg_terminate_backend, a
 // shutdown) may end the session while the text runs.
-func (e *srvErr) sentWhileIdle() bool {
+func (e *SrvErr) sentWhileIdle() bool {
 	if !e.nothingRanAfter() {
 		return false
 	}
-	return e.f.Routine != "" && e.f.Code == "57P05" || e.f.Routine == ""
+	return e.F.Routine != "" && e.F.Code == "57P05" || e.F.Routine == ""
 }
 
-// protocolErr makes a decoding error of the wire layer the caller's
+// ProtocolErr makes a decoding error of the wire layer the caller's
 // ProtocolError.
-func protocolErr(err error) error {
+func ProtocolErr(err error) error {
 	var pe *wire.ProtocolError
 	if errors.As(err, &pe) {
-		return apiErrors.protocol(pe.Msg)
+		return APIErrors.Protocol(pe.Msg)
 	}
-	return apiErrors.protocol(err.Error())
+	return APIErrors.Protocol(err.Error())
 }

@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // Pipelining: how concurrent requests share one connection.
 //
@@ -67,51 +67,51 @@ const (
 	reqAbandoned              // the caller left; whoever hands it the turn drains its reply
 )
 
-// request is one entry of the connection's FIFO of replies.
-type request struct {
+// Request is one entry of the connection's FIFO of replies.
+type Request struct {
 	seq   uint64        // its place in the order of requests queued (see writer.swapLocked)
 	turn  chan struct{} // receives one token when the request becomes the head
 	state atomic.Int32
-	next  *request // the request queued after this one; guarded by Conn.wmu
+	Next  *Request // the request queued after this one; guarded by Conn.wmu
 	// reqSpec is what the request is, fixed when it was submitted
 	// (Conn.submitLocked). onDrained alone changes after: dropped when
 	// the caller gets its turn (waitTurn), set again by the reader that
 	// abandons a COPY's reply (exchangeHeld).
-	reqSpec
-	// chained is set when the run queued after this one took its Sync
+	ReqSpec
+	// Chained is set when the run queued after this one took its Sync
 	// (see the file comment): the reply ends with the CommandComplete of
 	// the COMMIT that replaced it, unless an error comes first; then it
 	// ends with the group's ReadyForQuery. Set under wmu while the bytes
 	// are unwritten, read by the head once they are answered.
-	chained atomic.Bool
-	// step counts the completions read in a chained reply: the
+	Chained atomic.Bool
+	// Step counts the completions read in a chained reply: the
 	// statement's, BEGIN's, COMMIT's; -1 once an error was read, when
 	// failedAt keeps the step the error came at.
-	step, failedAt int8
-	// preparesCommit: the messages that replaced its Sync prepare the
+	Step, failedAt int8
+	// PreparesCommit: the messages that replaced its Sync prepare the
 	// named BEGIN and COMMIT (see commitMsgsLocked); parsed counts their
 	// ParseComplete. Set under wmu by the run that takes its Sync, which
 	// may happen after the request became the head (its bytes still
 	// unwritten), read by the head: atomic.
-	preparesCommit atomic.Bool
+	PreparesCommit atomic.Bool
 	parsed         int8
 	// namedCommit: the messages that replaced its Sync are the named
 	// BEGIN and COMMIT, given when stmtCache.deallocs was commitDeallocs.
 	// Set and read under wmu.
 	namedCommit    bool
 	commitDeallocs uint64
-	// skipped is set, before its turn, on a run whose Sync group failed
+	// Skipped is set, before its turn, on a run whose Sync group failed
 	// before reaching it: the server skipped its messages, so it has no
 	// reply and nothing of it ran.
-	skipped bool
+	Skipped bool
 	// skippedInBlock: skipped in a transaction block a caller's raw
 	// BEGIN began (see strandForeign, txblock.go), which pgline's ROLLBACK ends
 	// next: sent again it would run outside that block, which its caller
 	// may mean it to be in. It fails instead (errSkippedInBlock).
 	skippedInBlock bool
-	// watch cancels the request's statement when its ctx ends, while it
+	// Watch cancels the request's statement when its ctx ends, while it
 	// is the head (see Conn.watch).
-	watch ctxWatch
+	Watch ctxWatch
 	// cancelClock is Conn.cancelClock when the request was queued: a
 	// change by the time it fails with 57014 means a CancelRequest aimed
 	// at an earlier request may have hit it.
@@ -137,15 +137,15 @@ type request struct {
 	probeFrom         int64     // the reader's InputBytes when the probe began
 }
 
-// reqSpec is what the engine must know of a request: all of it is
+// ReqSpec is what the engine must know of a request: all of it is
 // decided before the request is submitted, and Conn.submitLocked copies
 // it into the request as it is queued, under wmu. No caller writes a
 // request's fields once it is queued; what changes afterwards is what
 // its reply tells (kept by the reader).
-type reqSpec struct {
+type ReqSpec struct {
 	// owner is who the request is sent for (a transaction, a COPY), if
 	// anyone: its transaction is doomed (Tx.doom) when it is given up.
-	owner *holder
+	owner *Holder
 	// extended: runs of the extended protocol. oneStmt: the reply is one
 	// statement's, ended by its first completion (see replyEnded).
 	extended, oneStmt bool
@@ -171,7 +171,7 @@ type reqSpec struct {
 	syncs int
 	// describes lists the statements the request describes, one per
 	// Sync (a describe request); nil for a run.
-	describes []*stmtDesc
+	describes []*StmtDesc
 	// onDrained, when set, runs once the reply of a request abandoned
 	// before its turn has been drained (a COPY's hold: see copyHold).
 	onDrained func()
@@ -180,18 +180,18 @@ type reqSpec struct {
 // requests recycles requests: the owner gives its request up in handoff,
 // and the goroutine that drains an abandoned one gives it up after that.
 var requests = sync.Pool{New: func() any {
-	r := &request{turn: make(chan struct{}, 1)}
-	r.watch.cancelFn = r.watch.fire
+	r := &Request{turn: make(chan struct{}, 1)}
+	r.Watch.cancelFn = r.Watch.fire
 	return r
 }}
 
 // submitLocked makes the request that s describes and queues it: the
 // one way a request enters the queue. The caller holds wmu and has
 // appended the request's messages to the write buffer.
-func (c *session) submitLocked(s *reqSpec) *request {
-	r := requests.Get().(*request)
+func (c *Session) submitLocked(s *ReqSpec) *Request {
+	r := requests.Get().(*Request)
 	r.state.Store(reqWaiting)
-	r.reqSpec = *s
+	r.ReqSpec = *s
 	switch {
 	case s.listens:
 		r.syncs = 0
@@ -203,19 +203,19 @@ func (c *session) submitLocked(s *reqSpec) *request {
 }
 
 // free returns r to the pool; nothing may use r afterwards.
-func (r *request) free() {
+func (r *Request) free() {
 	select {
 	case <-r.turn: // never left behind, but a stale token must not survive
 	default:
 	}
-	r.next, r.cancelClock, r.reqSpec = nil, 0, reqSpec{}
-	r.chained.Store(false)
-	r.step, r.failedAt, r.skipped, r.skippedInBlock, r.parsed = 0, 0, false, false, 0
-	r.preparesCommit.Store(false)
+	r.Next, r.cancelClock, r.ReqSpec = nil, 0, ReqSpec{}
+	r.Chained.Store(false)
+	r.Step, r.failedAt, r.Skipped, r.skippedInBlock, r.parsed = 0, 0, false, false, 0
+	r.PreparesCommit.Store(false)
 	r.rfqs, r.completions, r.described, r.draining, r.status, r.ran = 0, 0, 0, false, 0, false
-	r.watch.interrupts, r.watch.start = false, time.Time{}
-	r.watch.c, r.watch.ctx, r.watch.stopAfter, r.watch.timer = nil, nil, nil, nil
-	r.watch.fired.Store(false)
+	r.Watch.Interrupts, r.Watch.start = false, time.Time{}
+	r.Watch.c, r.Watch.Ctx, r.Watch.stopAfter, r.Watch.timer = nil, nil, nil, nil
+	r.Watch.fired.Store(false)
 	requests.Put(r)
 }
 
@@ -224,13 +224,13 @@ func (r *request) free() {
 // transaction whose own ended unsent), past the gate: the caller holds wmu
 // and the connection. Its reply is drained like an abandoned request's.
 // It releases wmu.
-func (c *session) sendDetachedUnlock(sql string) {
-	buf, _ := wire.AppendQuery(c.appendClosesLocked(c.writer.buf()), sql) // sql is ours: no NUL
-	c.writer.queue(buf)
+func (c *Session) sendDetachedUnlock(sql string) {
+	buf, _ := wire.AppendQuery(c.appendClosesLocked(c.Writer.buf()), sql) // sql is ours: no NUL
+	c.Writer.queue(buf)
 	c.closesQueuedLocked()
-	req := c.submitLocked(&reqSpec{detached: true, endsBlock: sql == "ROLLBACK"})
+	req := c.submitLocked(&ReqSpec{detached: true, endsBlock: sql == "ROLLBACK"})
 	if req.endsBlock {
-		c.block.rollbackQueued(req.seq)
+		c.Block.RollbackQueued(req.seq)
 	}
 	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 		// It is the head: nobody would hand it the turn to drain it.
@@ -239,7 +239,7 @@ func (c *session) sendDetachedUnlock(sql string) {
 			c.drainAbandoned(req)
 		}()
 	}
-	c.writer.flushUnlock(req, false)
+	c.Writer.flushUnlock(req, false)
 }
 
 // send appends the messages built by build to the write buffer, submits
@@ -247,50 +247,50 @@ func (c *session) sendDetachedUnlock(sql string) {
 // is written when ctx is done, the connection is closed, or build fails.
 // build runs under wmu, before the request is submitted: it may complete
 // s (a batch's count of Syncs).
-func (c *session) send(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error)) (*request, error) {
+func (c *Session) send(ctx context.Context, s *ReqSpec, build func([]byte) ([]byte, error)) (*Request, error) {
 	return c.sendRun(ctx, s, build, false)
 }
 
 // sendRun is send for a run that may share a Sync (see the file comment)
 // when share is set: build must end its messages with Sync, and the
 // caller must send the run again when it comes back skipped.
-func (c *session) sendRun(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), share bool) (*request, error) {
+func (c *Session) sendRun(ctx context.Context, s *ReqSpec, build func([]byte) ([]byte, error), share bool) (*Request, error) {
 	owner := s.owner
 	if err := ctx.Err(); err != nil {
-		return nil, notSent(err)
+		return nil, NotSent(err)
 	}
-	c.wmu.Lock()
+	c.Wmu.Lock()
 	if err := c.gateLocked(ctx, owner); err != nil {
-		c.wmu.Unlock()
-		return nil, notSent(err)
+		c.Wmu.Unlock()
+		return nil, NotSent(err)
 	}
 	// The run before takes its Sync only while the Sync still ends the
 	// unwritten buffer, nothing (such as a Close, which a failure before
 	// it would skip) comes between, and no transaction is open.
 	prev := c.syncHolder
 	share = share && c.shareSyncs && owner == nil
-	queued := c.writer.buf()
-	chain := share && prev != nil && prev == c.tail && len(queued) == c.syncHolderEnd &&
-		len(c.stmts.closing) == 0 && c.block.status.Load() == 'I'
+	queued := c.Writer.buf()
+	chain := share && prev != nil && prev == c.Tail && len(queued) == c.syncHolderEnd &&
+		len(c.Stmts.closing) == 0 && c.Block.Status.Load() == 'I'
 	c.syncHolder = nil
 	start := len(queued)
 	buf, err := build(c.appendClosesLocked(queued))
 	if err != nil {
-		c.wmu.Unlock()
-		return nil, notSent(err)
+		c.Wmu.Unlock()
+		return nil, NotSent(err)
 	}
 	c.closesQueuedLocked()
 	if chain {
-		buf = slices.Replace(buf, start-len(syncMsg), start, c.commitMsgsLocked(prev)...)
-		prev.chained.Store(true)
-		c.shared++
+		buf = slices.Replace(buf, start-len(syncMsg), start, c.CommitMsgsLocked(prev)...)
+		prev.Chained.Store(true)
+		c.Shared++
 	}
-	c.writer.queue(buf)
+	c.Writer.queue(buf)
 	req := c.submitLocked(s)
 	if share {
 		c.syncHolder, c.syncHolderEnd = req, len(buf)
 	}
-	c.writer.flushUnlock(req, ctx.Done() == nil)
+	c.Writer.flushUnlock(req, ctx.Done() == nil)
 	return req, nil
 }
 
@@ -306,11 +306,11 @@ var syncMsg = wire.AppendSync(nil)
 // prepared by the first run that carries them and bound by the others
 // once its reply confirms them; until then, and in the other modes
 // (PgBouncer), the unnamed statement is parsed each time.
-var commitUnnamed = commitMessages("", true)
+var commitUnnamed = CommitMessages("", true)
 
-// commitMessages returns the BEGIN and COMMIT messages: parsed and bound,
+// CommitMessages returns the BEGIN and COMMIT messages: parsed and bound,
 // or only bound, for statement names with prefix (none when empty).
-func commitMessages(prefix string, parse bool) []byte {
+func CommitMessages(prefix string, parse bool) []byte {
 	var b []byte
 	for _, sql := range []string{"BEGIN", "COMMIT"} {
 		name := ""
@@ -329,29 +329,29 @@ func commitMessages(prefix string, parse bool) []byte {
 
 // States of the named BEGIN and COMMIT statements (Conn.commitState).
 const (
-	commitNone     = iota // not prepared
-	commitPending         // carried by a run whose reply has not confirmed them
-	commitReady           // prepared
-	commitDisabled        // unknown after a failure: the unnamed statement is used
+	CommitNone     = iota // not prepared
+	CommitPending         // carried by a run whose reply has not confirmed them
+	CommitReady           // prepared
+	CommitDisabled        // unknown after a failure: the unnamed statement is used
 )
 
-// commitMsgsLocked returns the messages that replace prev's Sync. The
+// CommitMsgsLocked returns the messages that replace prev's Sync. The
 // caller holds wmu.
-func (c *session) commitMsgsLocked(prev *request) []byte {
+func (c *Session) CommitMsgsLocked(prev *Request) []byte {
 	switch {
-	case c.stmts.mode != cachePrepare:
+	case c.Stmts.mode != CachePrepare:
 		return commitUnnamed
-	case c.commitState == commitReady:
-		prev.namedCommit, prev.commitDeallocs = true, c.stmts.deallocs
-		return c.commitNamed
-	case c.commitState == commitNone:
-		if c.commitNamed == nil {
-			c.commitPrepare = commitMessages(c.stmts.prefix, true)
-			c.commitNamed = commitMessages(c.stmts.prefix, false)
+	case c.CommitState == CommitReady:
+		prev.namedCommit, prev.commitDeallocs = true, c.Stmts.deallocs
+		return c.CommitNamed
+	case c.CommitState == CommitNone:
+		if c.CommitNamed == nil {
+			c.commitPrepare = CommitMessages(c.Stmts.Prefix, true)
+			c.CommitNamed = CommitMessages(c.Stmts.Prefix, false)
 		}
-		c.commitState = commitPending
-		prev.preparesCommit.Store(true)
-		prev.namedCommit, prev.commitDeallocs = true, c.stmts.deallocs
+		c.CommitState = CommitPending
+		prev.PreparesCommit.Store(true)
+		prev.namedCommit, prev.commitDeallocs = true, c.Stmts.deallocs
 		return c.commitPrepare
 	}
 	return commitUnnamed
@@ -359,31 +359,31 @@ func (c *session) commitMsgsLocked(prev *request) []byte {
 
 // completed notes a CommandComplete or EmptyQueryResponse in req's reply
 // and reports whether it ends the reply: the COMMIT's, in a chained run.
-func (c *session) completed(req *request) bool {
-	if req == nil || req.step < 0 || !req.chained.Load() {
+func (c *Session) completed(req *Request) bool {
+	if req == nil || req.Step < 0 || !req.Chained.Load() {
 		return false
 	}
-	req.step++
-	return req.step == 3
+	req.Step++
+	return req.Step == 3
 }
 
 // inCommit reports whether req's statement has completed and what is read
 // now belongs to the BEGIN and COMMIT after it.
-func (req *request) inCommit() bool { return req != nil && req.step > 0 }
+func (req *Request) inCommit() bool { return req != nil && req.Step > 0 }
 
 // parsed notes a ParseComplete in req's reply. After the statement, in a
 // run that prepares the named BEGIN and COMMIT, the second one confirms
 // them: the runs after it may bind them.
-func (c *session) parsed(req *request) {
-	if req == nil || !req.preparesCommit.Load() || req.step <= 0 {
+func (c *Session) parsed(req *Request) {
+	if req == nil || !req.PreparesCommit.Load() || req.Step <= 0 {
 		return
 	}
 	if req.parsed++; req.parsed == 2 {
-		c.setCommitState(commitReady)
+		c.setCommitState(CommitReady)
 	}
 }
 
-// failed notes an ErrorResponse in req's reply: it now ends with the
+// Failed notes an ErrorResponse in req's reply: it now ends with the
 // ReadyForQuery of its Sync group. The named BEGIN and COMMIT a run
 // carried were not prepared when its statement failed (the server skipped
 // their Parse), or when one Parse of the two failed; when a failure says
@@ -394,32 +394,32 @@ func (c *session) parsed(req *request) {
 // them, also one queued before another run's failure disabled them: the
 // reading depends on what the run carried and on what was queued since,
 // not on the state when its failure is read.
-func (c *session) failed(req *request, e *srvErr) (pooler bool) {
-	if req == nil || req.step < 0 {
+func (c *Session) Failed(req *Request, e *SrvErr) (pooler bool) {
+	if req == nil || req.Step < 0 {
 		return false
 	}
-	if req.step > 0 && (e.f.Code == "26000" || e.f.Code == "42P05") {
-		c.wmu.Lock()
-		pooler = req.namedCommit && req.commitDeallocs == c.stmts.deallocs
-		c.wmu.Unlock()
-		c.setCommitState(commitDisabled)
+	if req.Step > 0 && (e.F.Code == "26000" || e.F.Code == "42P05") {
+		c.Wmu.Lock()
+		pooler = req.namedCommit && req.commitDeallocs == c.Stmts.deallocs
+		c.Wmu.Unlock()
+		c.setCommitState(CommitDisabled)
 		if pooler {
-			c.toDescribeMode("the named BEGIN or COMMIT: " + e.f.Message + " (SQLSTATE " + e.f.Code + ")")
+			c.ToDescribeMode("the named BEGIN or COMMIT: " + e.F.Message + " (SQLSTATE " + e.F.Code + ")")
 		}
 	}
-	if req.preparesCommit.Load() {
+	if req.PreparesCommit.Load() {
 		switch req.parsed {
 		case 0:
-			c.setCommitState(commitNone)
+			c.setCommitState(CommitNone)
 		case 1:
-			c.setCommitState(commitDisabled) // BEGIN's exists, COMMIT's not
+			c.setCommitState(CommitDisabled) // BEGIN's exists, COMMIT's not
 		}
 	}
-	req.failedAt, req.step = req.step, -1
+	req.failedAt, req.Step = req.Step, -1
 	return pooler
 }
 
-// noteDeallocateLocked is called as a statement that may deallocate
+// NoteDeallocateLocked is called as a statement that may deallocate
 // pgline's prepared statements (sqlTraits.deallocates) is queued, under
 // wmu (in the request's build): the runs queued after it stop using the
 // named BEGIN and COMMIT, which it may remove, and a statement missing
@@ -427,9 +427,9 @@ func (c *session) failed(req *request, e *srvErr) (pooler bool) {
 // queued: a statement prepared meanwhile (while it waits at the gate
 // behind a transaction) would count as prepared after it, yet be
 // deallocated by it.
-func (c *session) noteDeallocateLocked() {
-	c.stmts.deallocs++
-	c.commitState = commitDisabled
+func (c *Session) NoteDeallocateLocked() {
+	c.Stmts.deallocs++
+	c.CommitState = CommitDisabled
 	// The statements cached so far may be gone after it: those queued
 	// after it prepare theirs again (under new names, see
 	// stmtCache.dropped), rather than fail once each (inside a
@@ -442,48 +442,48 @@ func (c *session) noteDeallocateLocked() {
 	// name the server no longer has is harmless (CloseComplete, no
 	// error), in a transaction block and in an aborted one too (the
 	// server runs Close there; see TestStatementCacheCloseInAbortedBlock).
-	c.stmts.removeAll()
+	c.Stmts.removeAll()
 }
 
-func (c *session) setCommitState(s int) {
-	c.wmu.Lock()
-	if c.commitState != commitDisabled || s == commitDisabled {
-		c.commitState = s
+func (c *Session) setCommitState(s int) {
+	c.Wmu.Lock()
+	if c.CommitState != CommitDisabled || s == CommitDisabled {
+		c.CommitState = s
 	}
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 }
 
-// groupEnded handles the ReadyForQuery that ends req's reply. When req
+// GroupEnded handles the ReadyForQuery that ends req's reply. When req
 // had given its Sync away, an error ended its Sync group early: the runs
 // after it in the group were skipped by the server and are marked so.
-func (c *session) groupEnded(req *request) error {
-	if req == nil || !req.chained.Load() {
+func (c *Session) GroupEnded(req *Request) error {
+	if req == nil || !req.Chained.Load() {
 		return nil
 	}
-	if req.step >= 0 {
-		return c.fail(apiErrors.protocol("ReadyForQuery before the end of a pipelined statement's COMMIT"))
+	if req.Step >= 0 {
+		return c.fail(APIErrors.Protocol("ReadyForQuery before the end of a pipelined statement's COMMIT"))
 	}
-	inBlock := c.block.skipsInBlock(req.status)
-	c.wmu.Lock()
-	for r := req; r.chained.Load(); {
-		r = r.next
-		r.skipped, r.skippedInBlock = true, inBlock
-		c.resent++
-		if r.preparesCommit.Load() && c.commitState == commitPending {
-			c.commitState = commitNone // its Parse was skipped too
+	inBlock := c.Block.SkipsInBlock(req.status)
+	c.Wmu.Lock()
+	for r := req; r.Chained.Load(); {
+		r = r.Next
+		r.Skipped, r.skippedInBlock = true, inBlock
+		c.Resent++
+		if r.PreparesCommit.Load() && c.CommitState == CommitPending {
+			c.CommitState = CommitNone // its Parse was skipped too
 		}
 	}
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 	return nil
 }
 
 // enqueueLocked queues req behind the last request, or makes it the head
 // when the queue is empty. The caller holds wmu.
-func (c *session) enqueueLocked(req *request) {
-	req.cancelClock = c.cancelClock.Load()
-	c.seqNext++
-	c.queued++
-	req.seq = c.seqNext
+func (c *Session) enqueueLocked(req *Request) {
+	req.cancelClock = c.CancelClock.Load()
+	c.SeqNext++
+	c.Queued++
+	req.seq = c.SeqNext
 	if req.owner != nil {
 		req.owner.pending++
 		req.owner.lastSeq = req.seq
@@ -492,22 +492,22 @@ func (c *session) enqueueLocked(req *request) {
 	if c.listener != nil && !req.listens {
 		// A WaitForNotification is reading while idle: wake it so that
 		// it steps aside for this request.
-		c.netConn.SetReadDeadline(time.Unix(1, 0))
+		c.NetConn.SetReadDeadline(time.Unix(1, 0))
 	}
-	if c.tail == nil {
+	if c.Tail == nil {
 		req.state.Store(reqHead)
 		req.turn <- struct{}{}
 	} else {
-		c.tail.next = req
+		c.Tail.Next = req
 	}
-	c.tail = req
+	c.Tail = req
 }
 
 // errFor is the error req gets when the connection failed with err:
 // marked SafeToRetry when none of req's bytes reached the socket.
-func (c *session) errFor(req *request, err error) error {
-	if req != nil && c.writer.neverSent(req.seq) && !SafeToRetry(err) {
-		return notSent(err)
+func (c *Session) errFor(req *Request, err error) error {
+	if req != nil && c.Writer.neverSent(req.seq) && !SafeToRetry(err) {
+		return NotSent(err)
 	}
 	return err
 }
@@ -521,7 +521,7 @@ func (c *session) errFor(req *request, err error) error {
 // after which nobody holds the session's transaction block: whoever
 // reads its reply, its caller or a drain, rolls back a block it left
 // open (see blockTraits.leavesStranded).
-func (c *session) exchange(ctx context.Context, s *reqSpec, build func([]byte) ([]byte, error), read func(*request) (string, error)) (string, error) {
+func (c *Session) exchange(ctx context.Context, s *ReqSpec, build func([]byte) ([]byte, error), read func(*Request) (string, error)) (string, error) {
 	req, err := c.send(ctx, s, build)
 	if err != nil {
 		return "", err
@@ -533,13 +533,13 @@ func (c *session) exchange(ctx context.Context, s *reqSpec, build func([]byte) (
 // watched, and hands the reader on. When ctx ends while read reads, the
 // caller is answered at once with ctx's error and the rest of the reply
 // is drained (see Conn.abandon).
-func (c *session) readReply(ctx context.Context, req *request, read func(*request) (string, error)) (string, error) {
+func (c *Session) readReply(ctx context.Context, req *Request, read func(*Request) (string, error)) (string, error) {
 	if err := c.waitTurn(ctx, req); err != nil {
 		return "", err
 	}
-	w := c.watch(ctx, req)
+	w := c.Watch(ctx, req)
 	tag, err := read(req)
-	if err == errInterrupted {
+	if err == ErrInterrupted {
 		return "", c.abandon(req)
 	}
 	err = w.end(err)
@@ -549,15 +549,15 @@ func (c *session) readReply(ctx context.Context, req *request, read func(*reques
 
 // readDescribeReply is a read function for readReply: the reply of a
 // describe request (see Conn.readDescribes).
-func (c *session) readDescribeReply(req *request) (string, error) {
+func (c *Session) readDescribeReply(req *Request) (string, error) {
 	return "", c.readDescribes(req)
 }
 
-// exchangeHeld is exchange for a statement under a COPY hold (see
+// ExchangeHeld is exchange for a statement under a COPY hold (see
 // copyHold.waitTurn): COPY TO STDOUT, or a COPY FROM STDIN given to Exec
 // (refused). When ctx ends, the caller is answered at once and the hold
 // kept until the reply is drained.
-func (c *session) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, build func([]byte) ([]byte, error), read func(*request) (string, error)) (string, error) {
+func (c *Session) ExchangeHeld(ctx context.Context, h *CopyHold, oneStmt bool, build func([]byte) ([]byte, error), read func(*Request) (string, error)) (string, error) {
 	s := h.spec()
 	s.oneStmt = oneStmt
 	req, err := c.send(ctx, s, build)
@@ -567,7 +567,7 @@ func (c *session) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, b
 	if err := h.waitTurn(ctx, req); err != nil {
 		return "", err
 	}
-	w := c.watch(ctx, req)
+	w := c.Watch(ctx, req)
 	abandon := func() error {
 		// The server may be in copy mode: the hold lasts until the
 		// drain has read the reply (and refused a COPY FROM STDIN).
@@ -584,7 +584,7 @@ func (c *session) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, b
 		}
 	}()
 	tag, err := read(req)
-	if err == errInterrupted {
+	if err == ErrInterrupted {
 		return "", abandon()
 	}
 	err = w.end(err)
@@ -595,7 +595,7 @@ func (c *session) exchangeHeld(ctx context.Context, h *copyHold, oneStmt bool, b
 // waitTurn waits until req is the head. When ctx ends first, req is
 // abandoned (its reply will be drained by whoever hands it the turn) and
 // ctx's error returned.
-func (c *session) waitTurn(ctx context.Context, req *request) error {
+func (c *Session) waitTurn(ctx context.Context, req *Request) error {
 	if err := c.awaitTurn(ctx, req); err != nil {
 		return err
 	}
@@ -604,7 +604,7 @@ func (c *session) waitTurn(ctx context.Context, req *request) error {
 }
 
 // awaitTurn is waitTurn without dropping onDrained.
-func (c *session) awaitTurn(ctx context.Context, req *request) error {
+func (c *Session) awaitTurn(ctx context.Context, req *Request) error {
 	done := ctx.Done()
 	if done == nil { // a ctx that never ends: no select
 		<-req.turn
@@ -633,19 +633,19 @@ func (c *session) awaitTurn(ctx context.Context, req *request) error {
 // its caller left, is given to a goroutine that drains its reply (see
 // drainAbandoned), so that no caller waits for another's reply. req is
 // recycled: the caller must not use it afterwards.
-func (c *session) handoff(req *request) {
-	if c.unarmed == &req.watch {
+func (c *Session) handoff(req *Request) {
+	if c.unarmed == &req.Watch {
 		// Its watch was never armed: no read may arm it once req is
 		// recycled (its ctx is gone). Cleared while req still holds the
 		// reader: with nothing queued behind, the next request queued
 		// becomes the head as soon as wmu is released.
 		c.unarmed = nil
 	}
-	c.wmu.Lock()
-	next := req.next
-	c.queued--
+	c.Wmu.Lock()
+	next := req.Next
+	c.Queued--
 	if next == nil {
-		c.tail = nil
+		c.Tail = nil
 	}
 	if o := req.owner; o != nil {
 		if o.pending--; o.pending == 0 && o.settled != nil {
@@ -653,7 +653,7 @@ func (c *session) handoff(req *request) {
 			o.settled = nil
 		}
 	}
-	c.wmu.Unlock()
+	c.Wmu.Unlock()
 	req.free()
 	if next == nil {
 		return
@@ -668,7 +668,7 @@ func (c *session) handoff(req *request) {
 // drain reads and discards the reply of an abandoned request, still
 // recording what a describe learned (others may wait for it), then runs
 // its onDrained.
-func (c *session) drain(req *request) {
+func (c *Session) drain(req *Request) {
 	c.drainReply(req)
 	if f := req.onDrained; f != nil {
 		req.onDrained = nil
@@ -679,11 +679,11 @@ func (c *session) drain(req *request) {
 // drainReply reads the rest of req's reply. Its error is errInterrupted
 // (req's ctx ended, for a caller that drains its own reply), or the
 // connection's failure, which the requests behind share.
-func (c *session) drainReply(req *request) error {
+func (c *Session) drainReply(req *Request) error {
 	if req.describes != nil {
 		return c.readDescribes(req)
 	}
-	if req.skipped {
+	if req.Skipped {
 		return nil // the server sent nothing for it
 	}
 	for req.rfqs < req.syncs {
@@ -701,7 +701,7 @@ func (c *session) drainReply(req *request) error {
 			if err != nil {
 				return c.fail(err)
 			}
-			c.failed(req, &pgErr)
+			c.Failed(req, &pgErr)
 		case wire.MsgParseComplete:
 			c.parsed(req)
 		case wire.MsgCopyInResponse:
@@ -710,7 +710,7 @@ func (c *session) drainReply(req *request) error {
 			wire.MsgCloseComplete, wire.MsgNoData, wire.MsgPortalSuspended, wire.MsgParameterDescription,
 			wire.MsgCopyOutResponse, wire.MsgCopyData, wire.MsgCopyDone:
 		default:
-			return c.fail(apiErrors.protocol(fmt.Sprintf("unexpected message %q in a reply", typ)))
+			return c.fail(APIErrors.Protocol(fmt.Sprintf("unexpected message %q in a reply", typ)))
 		}
 	}
 	return nil
@@ -727,14 +727,16 @@ type notSentError struct {
 	final bool
 }
 
+// Error, Unwrap and SafeToRetry make a notSentError the error it wraps,
+// marked safe to send again (see SafeToRetry).
 func (e *notSentError) Error() string     { return e.err.Error() }
 func (e *notSentError) Unwrap() error     { return e.err }
-func (e *notSentError) SafeToRetry() bool { return !e.final && !apiErrors.isProtocol(e.err) }
+func (e *notSentError) SafeToRetry() bool { return !e.final && !APIErrors.IsProtocol(e.err) }
 
-// notSent marks err as the error of a request nothing of which reached
+// NotSent marks err as the error of a request nothing of which reached
 // the server. An error marked already stays as it is.
-func notSent(err error) error {
-	if err == nil || isNotSent(err) {
+func NotSent(err error) error {
+	if err == nil || IsNotSent(err) {
 		return err
 	}
 	return &notSentError{err: err}
@@ -748,12 +750,8 @@ func unsendable(err error) error {
 	return &notSentError{err: err, final: true}
 }
 
-// SafeToRetry reports whether err came from a call that sent nothing to
-// the server, so that running it again cannot run the statement twice,
-// and that may succeed if run again (on another connection, for a
-// connection that broke). A call refused because it has more than 65535
-// parameters, and a ProtocolError (or the connection's failure that
-// follows one), are not SafeToRetry: either would fail again.
+// SafeToRetry is pgline.SafeToRetry: whether err came from a call that
+// sent nothing to the server, and that may succeed if run again.
 func SafeToRetry(err error) bool {
 	var s interface{ SafeToRetry() bool }
 	return errors.As(err, &s) && s.SafeToRetry()
@@ -764,39 +762,39 @@ func SafeToRetry(err error) bool {
 // if any), writes what was queued before, then its own messages with each
 // reader's bytes copied to the socket in place (see writer.streamUnlock).
 // Requests queued meanwhile are written after it.
-func (c *session) sendStreamed(ctx context.Context, s *reqSpec, build func([]byte, *[]hole) ([]byte, error)) (*request, error) {
+func (c *Session) sendStreamed(ctx context.Context, s *ReqSpec, build func([]byte, *[]hole) ([]byte, error)) (*Request, error) {
 	owner := s.owner
 	if err := ctx.Err(); err != nil {
-		return nil, notSent(err)
+		return nil, NotSent(err)
 	}
-	c.wmu.Lock()
-	if err := c.writer.awaitLocked(func() error { return c.gateLocked(ctx, owner) }); err != nil {
-		c.wmu.Unlock()
-		return nil, notSent(err)
+	c.Wmu.Lock()
+	if err := c.Writer.awaitLocked(func() error { return c.gateLocked(ctx, owner) }); err != nil {
+		c.Wmu.Unlock()
+		return nil, NotSent(err)
 	}
-	if c.closed.Load() {
-		c.writer.dropLocked()
-		c.wmu.Unlock()
-		return nil, notSent(c.closedErr())
+	if c.Closed.Load() {
+		c.Writer.dropLocked()
+		c.Wmu.Unlock()
+		return nil, NotSent(c.closedErr())
 	}
 	var holes []hole
-	buf, err := build(c.appendClosesLocked(c.writer.buf()), &holes)
+	buf, err := build(c.appendClosesLocked(c.Writer.buf()), &holes)
 	if err != nil {
-		c.writer.dropLocked()
-		c.wmu.Unlock()
-		return nil, notSent(err)
+		c.Writer.dropLocked()
+		c.Wmu.Unlock()
+		return nil, NotSent(err)
 	}
-	c.writer.queue(buf)
+	c.Writer.queue(buf)
 	c.closesQueuedLocked()
 	req := c.submitLocked(s)
-	c.writer.streamUnlock(ctx, holes)
+	c.Writer.streamUnlock(ctx, holes)
 	// On error the connection is closed: req fails when it reads.
 	return req, nil
 }
 
-// isNotSent reports whether err says nothing of its request reached the
+// IsNotSent reports whether err says nothing of its request reached the
 // connection.
-func isNotSent(err error) bool {
+func IsNotSent(err error) bool {
 	var ns *notSentError
 	return errors.As(err, &ns)
 }

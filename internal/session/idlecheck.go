@@ -1,4 +1,4 @@
-package pgline
+package session
 
 import (
 	"context"
@@ -19,23 +19,23 @@ const (
 // whose socket holds something.
 const idlePingTimeout = 5 * time.Second
 
-// usableAfterIdle checks a connection a Pool is about to hand out after it
+// UsableAfterIdle checks a connection a Pool is about to hand out after it
 // sat idle (pool_idle_check): a server that ended the session meanwhile
 // (idle_session_timeout, pg_terminate_backend, a restart) has sent its
 // FATAL and closed the socket (see settleIdle); a socket that cannot be
 // looked at is checked with an empty query. A connection found unusable
 // is closed.
-func (c *session) usableAfterIdle(ctx context.Context) bool {
-	if c.closed.Load() {
+func (c *Session) UsableAfterIdle(ctx context.Context) bool {
+	if c.Closed.Load() {
 		return false
 	}
 	pctx, cancel := context.WithTimeout(ctx, idlePingTimeout)
 	defer cancel()
 	if err := c.settleIdle(pctx, true); err != nil {
-		c.close()
+		c.Close()
 		return false
 	}
-	return !c.closed.Load()
+	return !c.Closed.Load()
 }
 
 // settleIdle reads what an idle connection's socket holds: a session that
@@ -50,8 +50,8 @@ func (c *session) usableAfterIdle(ctx context.Context) bool {
 // A connection in use is left alone (the request reading sees the end of
 // the session for itself), and so is one whose socket cannot be looked
 // at, unless ask.
-func (c *session) settleIdle(ctx context.Context, ask bool) error {
-	if c.busy() {
+func (c *Session) settleIdle(ctx context.Context, ask bool) error {
+	if c.Busy() {
 		return nil
 	}
 	switch c.peeker.peek() {
@@ -62,15 +62,15 @@ func (c *session) settleIdle(ctx context.Context, ask bool) error {
 			return nil
 		}
 	case sockEnded:
-		return c.fail(apiErrors.idleEnded)
+		return c.fail(APIErrors.IdleEnded)
 	}
-	_, err := c.simpleQueryUntraced(ctx, nil, "", nil, nil)
+	_, err := c.SimpleQueryUntraced(ctx, nil, "", nil, nil)
 	return err
 }
 
-// busy reports whether requests are in flight or being written.
-func (c *session) busy() bool {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.tail != nil || c.writer.busyLocked()
+// Busy reports whether requests are in flight or being written.
+func (c *Session) Busy() bool {
+	c.Wmu.Lock()
+	defer c.Wmu.Unlock()
+	return c.Tail != nil || c.Writer.busyLocked()
 }

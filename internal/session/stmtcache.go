@@ -1,4 +1,4 @@
-package pgline
+package session
 
 import (
 	"container/list"
@@ -14,29 +14,29 @@ import (
 
 // Statement cache modes (statement_cache_mode in the DSN).
 const (
-	// cacheAuto, the default, is cachePrepare unless the connection goes
+	// CacheAuto, the default, is cachePrepare unless the connection goes
 	// through a transaction pooler, then cacheDescribe (see txpooler.go).
-	cacheAuto = "auto"
-	// cachePrepare prepares each SQL text once as a named statement and
+	CacheAuto = "auto"
+	// CachePrepare prepares each SQL text once as a named statement and
 	// keeps its description: each run is Bind/Execute/Sync.
-	cachePrepare = "prepare"
-	// cacheDescribe keeps descriptions only and runs the unnamed statement:
+	CachePrepare = "prepare"
+	// CacheDescribe keeps descriptions only and runs the unnamed statement:
 	// Parse/Bind/Execute/Sync in one round trip, which works behind
 	// PgBouncer in transaction pooling mode.
-	cacheDescribe = "describe"
-	// cacheNone describes each statement before running it.
-	cacheNone = "none"
+	CacheDescribe = "describe"
+	// CacheNone describes each statement before running it.
+	CacheNone = "none"
 )
 
-// stmtDesc is a described statement: its parameter types and result
+// StmtDesc is a described statement: its parameter types and result
 // columns, and the scan plans made for them so far.
-type stmtDesc struct {
+type StmtDesc struct {
 	sql       string
-	name      string // server-side name; "" for the unnamed statement
-	paramOIDs []uint32
-	fields    []wire.FieldDescription
+	Name      string // server-side name; "" for the unnamed statement
+	ParamOIDs []uint32
+	Fields    []wire.FieldDescription
 	formats   []int16 // result format per column, as sent in Bind
-	plans     []columnPlan
+	Plans     []ColumnPlan
 	lastTag   string        // the command tag of the last run (see Rows.readRow)
 	elem      *list.Element // position in the LRU list; nil when not cached
 	// pins counts the batches between describing the statement and
@@ -47,11 +47,11 @@ type stmtDesc struct {
 	// ready is closed once the description is known (or err is set);
 	// until then, requests that need the statement wait for it.
 	ready chan struct{}
-	err   error // why the statement could not be prepared
+	Err   error // why the statement could not be prepared
 	// portalDesc is the raw RowDescription of the last run's portal
 	// (describe mode only).
 	portalDesc []byte
-	traits     sqlTraits
+	traits     SQLTraits
 	// deallocs is stmtCache.deallocs when the statement was prepared, and
 	// closed is set once its Close is queued: both tell a statement
 	// missing because of pgline or the application from one missing
@@ -63,11 +63,11 @@ type stmtDesc struct {
 	paths uint64
 	// cached is the description this one copies (see unnamed), nil for
 	// the connection's own.
-	cached *stmtDesc
+	cached *StmtDesc
 	// owner is the transaction (or COPY's hold) whose request described
 	// the statement, nil outside any: a failure of its describe is not
 	// another owner's outcome (see describeAgain).
-	owner *holder
+	owner *Holder
 }
 
 // unnamed returns a copy of sd for one run of its statement parsed
@@ -75,17 +75,17 @@ type stmtDesc struct {
 // a statement queued since it was prepared may have deallocated. Its
 // portal's description, read with the rows, is not cached (see
 // Rows.portalDescribed). The caller holds wmu, not necessarily the turn.
-func (sd *stmtDesc) unnamed() *stmtDesc {
+func (sd *StmtDesc) unnamed() *StmtDesc {
 	// Not sd's plans nor its last tag: the turn holder may be scanning
 	// a run of sd now.
-	return &stmtDesc{sql: sd.sql, paramOIDs: sd.paramOIDs, fields: sd.fields, formats: sd.formats,
-		plans: make([]columnPlan, len(sd.plans)), ready: sd.ready, traits: sd.traits, cached: sd.origin(),
+	return &StmtDesc{sql: sd.sql, ParamOIDs: sd.ParamOIDs, Fields: sd.Fields, formats: sd.formats,
+		Plans: make([]ColumnPlan, len(sd.Plans)), ready: sd.ready, traits: sd.traits, cached: sd.origin(),
 		deallocs: sd.deallocs, paths: sd.paths}
 }
 
 // origin returns the connection's own description of sd's statement: sd,
 // or the one sd copies.
-func (sd *stmtDesc) origin() *stmtDesc {
+func (sd *StmtDesc) origin() *StmtDesc {
 	if sd.cached != nil {
 		return sd.cached
 	}
@@ -94,21 +94,22 @@ func (sd *stmtDesc) origin() *stmtDesc {
 
 // sqlTraits are what a run needs to know of its SQL text, found once per
 // statement rather than on every run.
-type sqlTraits struct {
+type SQLTraits struct {
 	copyIn      bool // may COPY FROM STDIN: runs alone (see holdForCopy)
-	shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
-	deallocates bool // may deallocate pgline's prepared statements (see deallocatesOurs)
+	Shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
+	Deallocates bool // may deallocate pgline's prepared statements (see deallocatesOurs)
 	changesPath bool // may change search_path (see Conn.boundLocked)
 	endsBlock   bool // ends the transaction block it may begin (see sqllex.Info.EndsBlock)
 	txControl   bool // transaction control (see sqllex.Info.TransactionControl)
 	prepares    bool // may prepare a statement with SQL PREPARE (see stmtCache.sqlPrepared)
 }
 
-func traitsOf(sql string) sqlTraits { return traitsOfInfo(sqllex.Scan(sql)) }
+// TraitsOf reads sql's traits (see SQLTraits).
+func TraitsOf(sql string) SQLTraits { return traitsOfInfo(sqllex.Scan(sql)) }
 
 // traitsOfInfo returns the traits of a text sqllex.Scan read as info.
-func traitsOfInfo(info sqllex.Info) sqlTraits {
-	return sqlTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), deallocates: deallocatesOurs(info),
+func traitsOfInfo(info sqllex.Info) SQLTraits {
+	return SQLTraits{copyIn: info.CopyFromStdin, Shareable: !info.KeepsOwnSync(), Deallocates: deallocatesOurs(info),
 		changesPath: info.ChangesSearchPath, endsBlock: info.EndsBlock, txControl: info.TransactionControl,
 		prepares: info.Prepares}
 }
@@ -132,25 +133,25 @@ func deallocatesOurs(info sqllex.Info) bool {
 	return len(name) >= len(ours) && strings.EqualFold(name[:len(ours)], ours)
 }
 
-// columnPlan is the scan plan of one column for one destination type.
-type columnPlan struct {
-	dst    unsafe.Pointer // the destination type's word (see typeWord)
-	plan   pgtype.ScanPlan
-	inline pgtype.Inline // the plan's common values, decoded without it
-	short  bool          // the plan copies a value to a *string as is (see Rows.scanOne)
+// ColumnPlan is the scan plan of one column for one destination type.
+type ColumnPlan struct {
+	Dst    unsafe.Pointer // the destination type's word (see typeWord)
+	Plan   pgtype.ScanPlan
+	Inline pgtype.Inline // the plan's common values, decoded without it
+	Short  bool          // the plan copies a value to a *string as is (see Rows.scanOne)
 }
 
-// setFields records the result columns and picks the result formats:
+// SetFields records the result columns and picks the result formats:
 // binary for types pgtype decodes in binary, text for the others.
-func (sd *stmtDesc) setFields(fields []wire.FieldDescription, m *pgtype.Map) {
-	sd.fields = fields
+func (sd *StmtDesc) SetFields(fields []wire.FieldDescription, m *pgtype.Map) {
+	sd.Fields = fields
 	sd.formats = make([]int16, len(fields))
 	for i := range fields {
 		f := m.ResultFormat(fields[i].DataTypeOID)
 		sd.formats[i] = f
-		sd.fields[i].Format = f
+		sd.Fields[i].Format = f
 	}
-	sd.plans = make([]columnPlan, len(fields))
+	sd.Plans = make([]ColumnPlan, len(fields))
 }
 
 // stmtCache is a connection's LRU cache of described statements. It is
@@ -158,9 +159,9 @@ func (sd *stmtDesc) setFields(fields []wire.FieldDescription, m *pgtype.Map) {
 type stmtCache struct {
 	mode     string
 	capacity int
-	m        map[string]*stmtDesc
+	M        map[string]*StmtDesc
 	lru      list.List // front: most recently used
-	prefix   string    // of statement names (see stmtName)
+	Prefix   string    // of statement names (see stmtName)
 	// deallocs counts the statements queued that may deallocate pgline's
 	// prepared statements (DEALLOCATE, DISCARD ALL: see
 	// Conn.noteDeallocateLocked).
@@ -187,26 +188,28 @@ type stmtCache struct {
 	// since the connection started or since the Pool's last session reset
 	// (see resetSession), which restores the defaults.
 	pathTouched bool
-	// sqlPrepared: a statement that may prepare one with SQL PREPARE
+	// SqlPrepared: a statement that may prepare one with SQL PREPARE
 	// (sqllex.Info.Prepares) was queued since the connection started or
 	// since the Pool's last reset that deallocated such statements (see
 	// resetPrepared).
-	sqlPrepared bool
+	SqlPrepared bool
 }
 
-func newStmtCache(mode string, capacity int) *stmtCache {
-	if mode == "" || mode == cacheAuto {
-		mode = cachePrepare
+// NewStmtCache makes a statement cache in mode (CacheAuto, CachePrepare,
+// CacheDescribe, CacheNone) holding at most capacity statements.
+func NewStmtCache(mode string, capacity int) *stmtCache {
+	if mode == "" || mode == CacheAuto {
+		mode = CachePrepare
 	}
 	if capacity <= 0 {
 		capacity = config.DefaultCacheCapacity
 	}
-	return &stmtCache{mode: mode, capacity: capacity, m: make(map[string]*stmtDesc), prefix: stmtPrefix()}
+	return &stmtCache{mode: mode, capacity: capacity, M: make(map[string]*StmtDesc), Prefix: StmtPrefix()}
 }
 
 // get returns the cached description of sql, marking it recently used.
-func (sc *stmtCache) get(sql string) *stmtDesc {
-	sd := sc.m[sql]
+func (sc *stmtCache) get(sql string) *StmtDesc {
+	sd := sc.M[sql]
 	if sd != nil {
 		sc.lru.MoveToFront(sd.elem)
 	}
@@ -215,67 +218,67 @@ func (sc *stmtCache) get(sql string) *stmtDesc {
 
 // newDesc returns a new, uncached description for sql, named when the
 // mode prepares statements and the description is to be cached.
-func (sc *stmtCache) newDesc(sql string, uncached bool) *stmtDesc {
-	sd := &stmtDesc{sql: sql, ready: make(chan struct{}), traits: traitsOf(sql), deallocs: sc.deallocs, paths: sc.paths}
-	if sc.mode == cachePrepare && !uncached {
-		sd.name = stmtName(sc.prefix, sql, nil) // Parse sends no types
+func (sc *stmtCache) newDesc(sql string, uncached bool) *StmtDesc {
+	sd := &StmtDesc{sql: sql, ready: make(chan struct{}), traits: TraitsOf(sql), deallocs: sc.deallocs, paths: sc.paths}
+	if sc.mode == CachePrepare && !uncached {
+		sd.Name = StmtName(sc.Prefix, sql, nil) // Parse sends no types
 		if sc.dropped > 0 {
 			// Unique to this description (see dropped): a description of
 			// sql dropped since had a smaller count, or none.
-			sd.name += "_" + strconv.FormatUint(sc.dropped, 36)
+			sd.Name += "_" + strconv.FormatUint(sc.dropped, 36)
 		}
 	}
 	return sd
 }
 
 // put caches sd, evicting the least recently used entry when full.
-func (sc *stmtCache) put(sd *stmtDesc) {
-	if sc.mode == cacheNone {
+func (sc *stmtCache) put(sd *StmtDesc) {
+	if sc.mode == CacheNone {
 		return
 	}
-	if old := sc.m[sd.sql]; old != nil {
+	if old := sc.M[sd.sql]; old != nil {
 		sc.remove(old)
 	}
-	for len(sc.m) >= sc.capacity {
+	for len(sc.M) >= sc.capacity {
 		victim := sc.lru.Back()
-		for victim != nil && victim.Value.(*stmtDesc).pins > 0 {
+		for victim != nil && victim.Value.(*StmtDesc).pins > 0 {
 			victim = victim.Prev()
 		}
 		if victim == nil {
 			break // all pinned: over capacity until a later put
 		}
-		sc.remove(victim.Value.(*stmtDesc))
+		sc.remove(victim.Value.(*StmtDesc))
 	}
 	sd.elem = sc.lru.PushFront(sd)
-	sc.m[sd.sql] = sd
+	sc.M[sd.sql] = sd
 }
 
 // remove drops sd from the cache; a named statement is closed on the
 // server with the next request.
-func (sc *stmtCache) remove(sd *stmtDesc) {
-	if sc.forget(sd) && sd.name != "" {
+func (sc *stmtCache) remove(sd *StmtDesc) {
+	if sc.forget(sd) && sd.Name != "" {
 		sd.closed = true
-		sc.closing = append(sc.closing, sd.name)
+		sc.closing = append(sc.closing, sd.Name)
 	}
 }
 
 // removeAll drops every description from the cache, closing the named
 // statements (see remove).
 func (sc *stmtCache) removeAll() {
-	for _, sd := range sc.m {
+	for _, sd := range sc.M {
 		sc.remove(sd)
 	}
 }
 
 // forget drops sd from the cache, leaving it prepared on the server, and
 // reports whether it was cached.
-func (sc *stmtCache) forget(sd *stmtDesc) bool {
+func (sc *stmtCache) forget(sd *StmtDesc) bool {
 	if sd.elem == nil {
 		return false
 	}
 	sc.lru.Remove(sd.elem)
 	sd.elem = nil
-	delete(sc.m, sd.sql)
+	delete(sc.M, sd.sql)
 	sc.dropped++
 	return true
 }

@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // The simple query protocol: Exec without arguments, Ping, the
 // connect-time checks, BEGIN/SAVEPOINT and a transaction's end all send
@@ -12,7 +12,12 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql string, onRow func(*wire.DataRow) error, note func(sqlTraits)) (string, error) {
+// SimpleQueryUntraced runs sql with the simple protocol for owner (nil, or
+// the holder of the gate): onRow, when set, gets each DataRow, and note,
+// when set, is called under wmu as the request is queued with the
+// statement's traits (see Session.resetNote). It returns the last command
+// tag. The API's simpleQuery wraps it with tracing.
+func (c *Session) SimpleQueryUntraced(ctx context.Context, owner *Holder, sql string, onRow func(*wire.DataRow) error, note func(SQLTraits)) (string, error) {
 	info := sqllex.Scan(sql)
 	build := func(buf []byte) ([]byte, error) {
 		if note != nil {
@@ -23,39 +28,39 @@ func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql st
 		return wire.AppendQuery(buf, sql)
 	}
 	var status byte // of the reply's last ReadyForQuery (see resendable)
-	read := func(req *request) (string, error) {
+	read := func(req *Request) (string, error) {
 		tag, err := c.readSimple(req, onRow, true)
 		status = req.status
 		return tag, err
 	}
 	if info.CopyFromStdin {
-		h, err := c.holdForCopy(ctx, owner)
+		h, err := c.HoldForCopy(ctx, owner)
 		if err != nil {
 			return "", err
 		}
-		defer h.release()
-		return c.exchangeHeld(ctx, h, info.Statements <= 1, build, read) // not sent again, as traceCopy
+		defer h.Release()
+		return c.ExchangeHeld(ctx, h, info.Statements <= 1, build, read) // not sent again, as traceCopy
 	}
 	if owner == nil && sql != "" { // not the empty query settleIdle sends
 		if err := c.settleIdle(ctx, false); err != nil {
-			return "", notSent(err)
+			return "", NotSent(err)
 		}
 	}
 	// Outside a transaction, with no rows passed on, a text that runs all
 	// or nothing is sent again when a CancelRequest meant for another
 	// request reached it (see resendable).
-	var budget resends
+	var budget Resends
 	for {
 		status = 0
 		// A text that begins and ends its own block (BEGIN; ...; COMMIT)
 		// leaves nobody holding one it failed to end.
-		tag, err := c.exchange(ctx, &reqSpec{
+		tag, err := c.exchange(ctx, &ReqSpec{
 			owner:     owner,
 			oneStmt:   info.Statements <= 1,
 			endsBlock: owner == nil && info.EndsBlock,
 			txControl: owner == nil && info.TransactionControl,
 		}, build, read)
-		if onRow == nil && resendable(owner, sql, err, status) && budget.again(ctx, resendInterfered) {
+		if onRow == nil && Resendable(owner, sql, err, status) && budget.Again(ctx, ResendInterfered) {
 			continue
 		}
 		return tag, err
@@ -72,7 +77,7 @@ func (c *session) simpleQueryUntraced(ctx context.Context, owner *holder, sql st
 // difference with the extended one's BindComplete), so that only a look
 // at the socket before the text is written tells an idle session's end
 // (see settleIdle).
-func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unsentIfIdle bool) (string, error) {
+func (c *Session) readSimple(req *Request, onRow func(*wire.DataRow) error, unsentIfIdle bool) (string, error) {
 	var tag string
 	var firstErr error
 	mode := readWhole
@@ -96,13 +101,13 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 		case wire.MsgCommandComplete:
 			t, err := wire.ParseCommandComplete(body)
 			if err != nil {
-				return "", c.fail(protocolErr(err))
+				return "", c.fail(ProtocolErr(err))
 			}
 			tag = string(t)
 			cols = -1
 		case wire.MsgRowDescription:
 			if cols, err = wire.CheckRowDescription(body); err != nil {
-				return "", c.fail(protocolErr(err))
+				return "", c.fail(ProtocolErr(err))
 			}
 		case wire.MsgDataRow:
 			// Checked as Rows check theirs: a row has the columns its
@@ -122,7 +127,7 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 				err = row.Check()
 			}
 			if err != nil {
-				return "", c.fail(protocolErr(err))
+				return "", c.fail(ProtocolErr(err))
 			}
 			if handed {
 				firstErr = onRow(&row)
@@ -147,7 +152,7 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 			wire.MsgCopyData, wire.MsgCopyDone, wire.MsgCloseComplete:
 			// Nothing to keep.
 		default:
-			return "", c.fail(apiErrors.protocol(fmt.Sprintf("unexpected message %q in the reply to a simple query", typ)))
+			return "", c.fail(APIErrors.Protocol(fmt.Sprintf("unexpected message %q in the reply to a simple query", typ)))
 		}
 	}
 }
@@ -158,16 +163,16 @@ func (c *session) readSimple(req *request, onRow func(*wire.DataRow) error, unse
 // is sent after the CopyFail. Statements that may COPY FROM STDIN run
 // alone on the connection (see holdForCopy), so nothing else was
 // pipelined behind them.
-func (c *session) refuseCopyIn(extended bool) {
-	c.wmu.Lock()
-	buf, err := wire.AppendCopyFail(c.writer.buf(), "COPY FROM STDIN is not supported here")
+func (c *Session) refuseCopyIn(extended bool) {
+	c.Wmu.Lock()
+	buf, err := wire.AppendCopyFail(c.Writer.buf(), "COPY FROM STDIN is not supported here")
 	if err == nil {
 		if extended {
 			buf = wire.AppendSync(buf)
 		}
-		c.writer.queue(buf)
+		c.Writer.queue(buf)
 	}
 	// Written past a drain's cancel, which may hold writes for this very
 	// statement: the CopyFail is what ends it.
-	c.writer.flushPastHoldUnlock()
+	c.Writer.flushPastHoldUnlock()
 }

@@ -1,4 +1,4 @@
-package pgline
+package session
 
 // The session's transaction block, as pgline knows it: the one place
 // that keeps it (txBlock), fed only by what the server said
@@ -54,158 +54,159 @@ import (
 	"sync/atomic"
 )
 
-// strandState is where the reader stands between finding a transaction
+// StrandState is where the reader stands between finding a transaction
 // block stranded (see the file comment) and reading the reply of the
 // ROLLBACK that ends it. The state is set and read by the reader only.
-type strandState uint8
+type StrandState uint8
 
 const (
-	// strandNone: no block found stranded is known to be open, and no
+	// StrandNone: no block found stranded is known to be open, and no
 	// caller's block began after one ended.
-	strandNone strandState = iota
-	// strandOpen: the block last found stranded has not ended by the
+	StrandNone StrandState = iota
+	// StrandOpen: the block last found stranded has not ended by the
 	// last ReadyForQuery before its ROLLBACK: a 25P02 for a request
 	// queued before the ROLLBACK is its refusal.
-	strandOpen
-	// strandForeign: the stranded block ended before its ROLLBACK (a
+	StrandOpen
+	// StrandForeign: the stranded block ended before its ROLLBACK (a
 	// caller's raw ROLLBACK or COMMIT), and a request nobody holds left
 	// the session in a block again: a caller's raw BEGIN (not a Tx's,
 	// which begins again: see Conn.rolledBackAfter), which the ROLLBACK
 	// would end.
-	strandForeign
-	// strandOpenForeign: a block was found stranded in strandForeign,
+	StrandForeign
+	// StrandOpenForeign: a block was found stranded in strandForeign,
 	// and the ROLLBACK that ends it was queued before (a ROLLBACK of its
 	// own would have made it strandOpen): its 25P02s are no refusals, and
 	// the ROLLBACK's reply still closes the connection.
-	strandOpenForeign
+	StrandOpenForeign
 )
 
-func (s strandState) String() string {
+// String names the state, for tests' messages.
+func (s StrandState) String() string {
 	switch s {
-	case strandNone:
+	case StrandNone:
 		return "none"
-	case strandOpen:
+	case StrandOpen:
 		return "open"
-	case strandForeign:
+	case StrandForeign:
 		return "foreign"
-	case strandOpenForeign:
+	case StrandOpenForeign:
 		return "open-foreign"
 	}
 	return "invalid"
 }
 
-// open reports whether the stranded block is taken to be open.
-func (s strandState) open() bool { return s == strandOpen || s == strandOpenForeign }
+// Open reports whether the stranded block is taken to be open.
+func (s StrandState) Open() bool { return s == StrandOpen || s == StrandOpenForeign }
 
-// foreign reports whether a caller's block began after the stranded one
+// Foreign reports whether a caller's block began after the stranded one
 // ended, before its ROLLBACK.
-func (s strandState) foreign() bool { return s == strandForeign || s == strandOpenForeign }
+func (s StrandState) Foreign() bool { return s == StrandForeign || s == StrandOpenForeign }
 
-// strandEvent is what a ReadyForQuery says about the stranded block
+// StrandEvent is what a ReadyForQuery says about the stranded block
 // (see txBlock.event).
-type strandEvent uint8
+type StrandEvent uint8
 
 const (
-	// evAfterEnd: the ReadyForQuery of a request queued after the
+	// EvAfterEnd: the ReadyForQuery of a request queued after the
 	// ROLLBACK of the last stranded block (or when none was found); it
 	// says nothing about that block.
-	evAfterEnd strandEvent = iota
-	// evStays: before the ROLLBACK, and the block may still be open; the
+	EvAfterEnd StrandEvent = iota
+	// EvStays: before the ROLLBACK, and the block may still be open; the
 	// session is idle or in a block somebody holds.
-	evStays
-	// evStaysOwnerless: as evStays, with the session in a block after a
+	EvStays
+	// EvStaysOwnerless: as evStays, with the session in a block after a
 	// request nobody holds.
-	evStaysOwnerless
-	// evEnds: before the ROLLBACK, the block has ended (the status says
+	EvStaysOwnerless
+	// EvEnds: before the ROLLBACK, the block has ended (the status says
 	// idle, or a live block after an aborted one: an aborted block is
 	// never live again, or a statement of transaction control of a
 	// request nobody holds ran), and the session is idle or in a block
 	// somebody holds.
-	evEnds
-	// evEndsOwnerless: as evEnds, with the session in a block after a
+	EvEnds
+	// EvEndsOwnerless: as evEnds, with the session in a block after a
 	// request nobody holds: a caller's raw BEGIN.
-	evEndsOwnerless
-	// evRolledBack: the reply of the ROLLBACK queued for the stranded
+	EvEndsOwnerless
+	// EvRolledBack: the reply of the ROLLBACK queued for the stranded
 	// block.
-	evRolledBack
-	// evStrandedOwn: the ReadyForQuery leaves the session in a block
+	EvRolledBack
+	// EvStrandedOwn: the ReadyForQuery leaves the session in a block
 	// nobody holds (blockTraits.leavesStranded), and a ROLLBACK of its
 	// own is queued.
-	evStrandedOwn
-	// evStrandedShared: as evStrandedOwn, and a ROLLBACK queued after
+	EvStrandedOwn
+	// EvStrandedShared: as evStrandedOwn, and a ROLLBACK queued after
 	// the request ends the block already.
-	evStrandedShared
-	numStrandEvents
+	EvStrandedShared
+	NumStrandEvents // the number of events, for tables indexed by them
 )
 
-// strandNext is the transition table: strandNext[from][event] is the
+// StrandNext is the transition table: strandNext[from][event] is the
 // state after event. Every state and event has an entry.
-var strandNext = [...][numStrandEvents]strandState{
-	strandNone: {
-		evAfterEnd: strandNone, evStays: strandNone, evStaysOwnerless: strandForeign,
-		evEnds: strandNone, evEndsOwnerless: strandForeign, evRolledBack: strandNone,
-		evStrandedOwn: strandOpen, evStrandedShared: strandOpen,
+var StrandNext = [...][NumStrandEvents]StrandState{
+	StrandNone: {
+		EvAfterEnd: StrandNone, EvStays: StrandNone, EvStaysOwnerless: StrandForeign,
+		EvEnds: StrandNone, EvEndsOwnerless: StrandForeign, EvRolledBack: StrandNone,
+		EvStrandedOwn: StrandOpen, EvStrandedShared: StrandOpen,
 	},
-	strandOpen: {
-		evAfterEnd: strandOpen, evStays: strandOpen, evStaysOwnerless: strandOpen,
-		evEnds: strandNone, evEndsOwnerless: strandForeign, evRolledBack: strandNone,
-		evStrandedOwn: strandOpen, evStrandedShared: strandOpen,
+	StrandOpen: {
+		EvAfterEnd: StrandOpen, EvStays: StrandOpen, EvStaysOwnerless: StrandOpen,
+		EvEnds: StrandNone, EvEndsOwnerless: StrandForeign, EvRolledBack: StrandNone,
+		EvStrandedOwn: StrandOpen, EvStrandedShared: StrandOpen,
 	},
-	strandForeign: {
-		evAfterEnd: strandForeign, evStays: strandForeign, evStaysOwnerless: strandForeign,
-		evEnds: strandForeign, evEndsOwnerless: strandForeign, evRolledBack: strandNone,
-		evStrandedOwn: strandOpen, evStrandedShared: strandOpenForeign,
+	StrandForeign: {
+		EvAfterEnd: StrandForeign, EvStays: StrandForeign, EvStaysOwnerless: StrandForeign,
+		EvEnds: StrandForeign, EvEndsOwnerless: StrandForeign, EvRolledBack: StrandNone,
+		EvStrandedOwn: StrandOpen, EvStrandedShared: StrandOpenForeign,
 	},
-	strandOpenForeign: {
-		evAfterEnd: strandOpenForeign, evStays: strandOpenForeign, evStaysOwnerless: strandOpenForeign,
-		evEnds: strandForeign, evEndsOwnerless: strandForeign, evRolledBack: strandNone,
-		evStrandedOwn: strandOpen, evStrandedShared: strandOpenForeign,
+	StrandOpenForeign: {
+		EvAfterEnd: StrandOpenForeign, EvStays: StrandOpenForeign, EvStaysOwnerless: StrandOpenForeign,
+		EvEnds: StrandForeign, EvEndsOwnerless: StrandForeign, EvRolledBack: StrandNone,
+		EvStrandedOwn: StrandOpen, EvStrandedShared: StrandOpenForeign,
 	},
 }
 
-// blockTraits are what the transaction-block state needs to know of the
+// BlockTraits are what the transaction-block state needs to know of the
 // request whose reply a ReadyForQuery ends: all fixed when it was
 // queued, but ran and chainedFailed, which its reply told.
-type blockTraits struct {
-	seq uint64
-	// detached: a request no caller waits for (a ROLLBACK pgline queued).
-	detached bool
-	// endsBlock: after it nobody holds the session's block (a detached
+type BlockTraits struct {
+	Seq uint64
+	// Detached: a request no caller waits for (a ROLLBACK pgline queued).
+	Detached bool
+	// EndsBlock: after it nobody holds the session's block (a detached
 	// ROLLBACK, a transaction's COMMIT or ROLLBACK, a text that ends the
 	// block it may begin).
-	endsBlock bool
-	// ownerless: sent for no transaction or COPY holding the connection.
-	ownerless bool
-	// txControl and ran: a request nobody holds with a statement of
+	EndsBlock bool
+	// Ownerless: sent for no transaction or COPY holding the connection.
+	Ownerless bool
+	// TxControl and ran: a request nobody holds with a statement of
 	// transaction control, and one of its statements completed.
-	txControl, ran bool
-	// chainedFailed: a run that gave its Sync away failed once its
+	TxControl, Ran bool
+	// ChainedFailed: a run that gave its Sync away failed once its
 	// statement completed (in the BEGIN or COMMIT after it).
-	chainedFailed bool
+	ChainedFailed bool
 }
 
-func (r *request) blockTraits() blockTraits {
-	return blockTraits{
-		seq:           r.seq,
-		detached:      r.detached,
-		endsBlock:     r.endsBlock,
-		ownerless:     r.owner == nil,
-		txControl:     r.txControl,
-		ran:           r.ran,
-		chainedFailed: r.chained.Load() && r.step < 0 && r.failedAt > 0,
+func (r *Request) blockTraits() BlockTraits {
+	return BlockTraits{
+		Seq:           r.seq,
+		Detached:      r.detached,
+		EndsBlock:     r.endsBlock,
+		Ownerless:     r.owner == nil,
+		TxControl:     r.txControl,
+		Ran:           r.ran,
+		ChainedFailed: r.Chained.Load() && r.Step < 0 && r.failedAt > 0,
 	}
 }
 
-// leavesStranded reports whether a ReadyForQuery of status after a
+// LeavesStranded reports whether a ReadyForQuery of status after a
 // request of traits t leaves the session in a transaction block that
 // nobody holds: after a chained run whose error came once its statement
 // completed, or after a request that ends the block, after which nobody
 // holds it.
-func (t blockTraits) leavesStranded(status byte) bool {
-	return status != 'I' && (t.endsBlock || t.chainedFailed)
+func (t BlockTraits) LeavesStranded(status byte) bool {
+	return status != 'I' && (t.EndsBlock || t.ChainedFailed)
 }
 
-// txBlock is the session's transaction-block state: the status each
+// TxBlock is the session's transaction-block state: the status each
 // ReadyForQuery reports, the ROLLBACKs pgline queued detached from any
 // caller, and the stranded block (see the file comment).
 //
@@ -215,135 +216,135 @@ func (t blockTraits) leavesStranded(status byte) bool {
 // lastRollback is under Conn.wmu. strand, end and endStatus are the
 // reader's alone: it keeps them from each ReadyForQuery (readyForQuery)
 // and from the ROLLBACK it queues for a stranded block (stranded).
-type txBlock struct {
-	status atomic.Uint32 // of the last ReadyForQuery: 'I', 'T' or 'E'
-	// rollbacks counts the ROLLBACKs pgline queued detached (a stranded
+type TxBlock struct {
+	Status atomic.Uint32 // of the last ReadyForQuery: 'I', 'T' or 'E'
+	// Rollbacks counts the ROLLBACKs pgline queued detached (a stranded
 	// block's, a transaction's that ended unsent) whose ReadyForQuery has
 	// not been read: the session's block ends with them, before anything
 	// queued after them (see Conn.TxStatus).
-	rollbacks atomic.Int32
-	// strands counts the blocks found stranded.
-	strands atomic.Uint64
+	Rollbacks atomic.Int32
+	// Strands counts the blocks found stranded.
+	Strands atomic.Uint64
 
-	// lastRollback is the seq of the last ROLLBACK queued detached: a
+	// LastRollback is the seq of the last ROLLBACK queued detached: a
 	// block found stranded by a request queued before it ends with it.
 	// Under Conn.wmu.
-	lastRollback uint64
+	LastRollback uint64
 
-	strand strandState
-	// end is the seq of the ROLLBACK that ends the last block found
+	Strand StrandState
+	// End is the seq of the ROLLBACK that ends the last block found
 	// stranded; endStatus the status that found it.
-	end       uint64
-	endStatus byte
+	End       uint64
+	EndStatus byte
 }
 
-// errForeignRolledBack closes the connection when the ROLLBACK queued
+// ErrForeignRolledBack closes the connection when the ROLLBACK queued
 // for a stranded block is read in strandForeign or strandOpenForeign
 // with the session in a block.
-var errForeignRolledBack = errors.New("pgline: the ROLLBACK queued for a transaction block nobody held may have ended a block that a statement queued before it began once that one had ended (a raw ROLLBACK or COMMIT, then BEGIN); the connection is closed, since that block's statements may have been reported as done")
+var ErrForeignRolledBack = errors.New("pgline: the ROLLBACK queued for a transaction block nobody held may have ended a block that a statement queued before it began once that one had ended (a raw ROLLBACK or COMMIT, then BEGIN); the connection is closed, since that block's statements may have been reported as done")
 
 // event classifies a ReadyForQuery of status after a request of traits
 // t, before any block it leaves stranded is handled.
-func (b *txBlock) event(t blockTraits, status byte) strandEvent {
+func (b *TxBlock) event(t BlockTraits, status byte) StrandEvent {
 	switch {
-	case t.detached && t.endsBlock && t.seq == b.end:
-		return evRolledBack
-	case t.seq >= b.end:
-		return evAfterEnd
+	case t.Detached && t.EndsBlock && t.Seq == b.End:
+		return EvRolledBack
+	case t.Seq >= b.End:
+		return EvAfterEnd
 	}
-	ends := status == 'I' || status == 'T' && b.endStatus == 'E' || t.txControl && t.ran
-	ownerless := status != 'I' && t.ownerless
+	ends := status == 'I' || status == 'T' && b.EndStatus == 'E' || t.TxControl && t.Ran
+	ownerless := status != 'I' && t.Ownerless
 	switch {
 	case ends && ownerless:
-		return evEndsOwnerless
+		return EvEndsOwnerless
 	case ends:
-		return evEnds
+		return EvEnds
 	case ownerless:
-		return evStaysOwnerless
+		return EvStaysOwnerless
 	}
-	return evStays
+	return EvStays
 }
 
-// readyForQuery applies a ReadyForQuery of status read after a request
+// ReadyForQuery applies a ReadyForQuery of status read after a request
 // of traits t: the stranded block's transition, then status is stored.
 // It returns errForeignRolledBack when the connection must close, and
 // whether the session is left in a block nobody holds, which the caller
 // must hand to stranded before anything else is read.
-func (b *txBlock) readyForQuery(t blockTraits, status byte) (leavesStranded bool, err error) {
+func (b *TxBlock) ReadyForQuery(t BlockTraits, status byte) (leavesStranded bool, err error) {
 	ev := b.event(t, status)
-	if ev == evRolledBack && b.strand.foreign() && b.status.Load() != 'I' {
-		err = errForeignRolledBack
+	if ev == EvRolledBack && b.Strand.Foreign() && b.Status.Load() != 'I' {
+		err = ErrForeignRolledBack
 	}
-	b.strand = strandNext[b.strand][ev]
+	b.Strand = StrandNext[b.Strand][ev]
 	if err != nil {
 		return false, err
 	}
-	leavesStranded = t.leavesStranded(status)
+	leavesStranded = t.LeavesStranded(status)
 	if leavesStranded {
-		b.endStatus = status
+		b.EndStatus = status
 	}
 	return leavesStranded, nil
 }
 
-// stored records status as the session's, after readyForQuery and any
+// Stored records status as the session's, after readyForQuery and any
 // stranded; a detached ROLLBACK's own reply takes its count back, so that
 // TxStatus never shows a block that such a ROLLBACK ends.
-func (b *txBlock) stored(t blockTraits, status byte) {
-	b.status.Store(uint32(status))
-	if t.detached && t.endsBlock {
-		b.rollbacks.Add(-1)
+func (b *TxBlock) Stored(t BlockTraits, status byte) {
+	b.Status.Store(uint32(status))
+	if t.Detached && t.EndsBlock {
+		b.Rollbacks.Add(-1)
 	}
 }
 
-// stranded records a block found stranded, ended by the ROLLBACK of seq
+// Stranded records a block found stranded, ended by the ROLLBACK of seq
 // end: one queued for it (own), or one queued after the request that
 // found it. The caller holds wmu.
-func (b *txBlock) stranded(end uint64, own bool) {
-	b.strands.Add(1)
-	b.end = end
-	ev := evStrandedShared
+func (b *TxBlock) Stranded(end uint64, own bool) {
+	b.Strands.Add(1)
+	b.End = end
+	ev := EvStrandedShared
 	if own {
-		ev = evStrandedOwn
+		ev = EvStrandedOwn
 	}
-	b.strand = strandNext[b.strand][ev]
+	b.Strand = StrandNext[b.Strand][ev]
 }
 
-// strandedClosed records a block found stranded on a connection already
+// StrandedClosed records a block found stranded on a connection already
 // closed: no ROLLBACK is queued, and none will be read.
-func (b *txBlock) strandedClosed() {
-	b.strand = strandNext[b.strand][evStrandedShared]
+func (b *TxBlock) StrandedClosed() {
+	b.Strand = StrandNext[b.Strand][EvStrandedShared]
 }
 
-// rollbackQueued records a detached ROLLBACK of seq queued. The caller
+// RollbackQueued records a detached ROLLBACK of seq queued. The caller
 // holds wmu.
-func (b *txBlock) rollbackQueued(seq uint64) {
-	b.rollbacks.Add(1) // until its ReadyForQuery (see stored)
-	b.lastRollback = seq
+func (b *TxBlock) RollbackQueued(seq uint64) {
+	b.Rollbacks.Add(1) // until its ReadyForQuery (see stored)
+	b.LastRollback = seq
 }
 
-// refused reports whether a 25P02 for the request of seq is the refusal
+// Refused reports whether a 25P02 for the request of seq is the refusal
 // of the block found stranded, queued before its ROLLBACK: nothing of
 // the request ran.
-func (b *txBlock) refused(seq uint64) bool {
-	return seq < b.end && b.strand == strandOpen
+func (b *TxBlock) Refused(seq uint64) bool {
+	return seq < b.End && b.Strand == StrandOpen
 }
 
-// skipsInBlock reports whether runs the server skipped after a
+// SkipsInBlock reports whether runs the server skipped after a
 // ReadyForQuery of status were skipped in a caller's block that the
 // stranded block's ROLLBACK will end (see request.skippedInBlock).
-func (b *txBlock) skipsInBlock(status byte) bool {
-	return status == 'E' && b.strand.foreign()
+func (b *TxBlock) SkipsInBlock(status byte) bool {
+	return status == 'E' && b.Strand.Foreign()
 }
 
-// txStatus is Conn.TxStatus: the last status, but 'I' while a detached
+// TxStatus is Conn.TxStatus: the last status, but 'I' while a detached
 // ROLLBACK is in flight.
-func (b *txBlock) txStatus() byte {
+func (b *TxBlock) TxStatus() byte {
 	for {
-		s := byte(b.status.Load())
-		if s == 'I' || b.rollbacks.Load() > 0 {
+		s := byte(b.Status.Load())
+		if s == 'I' || b.Rollbacks.Load() > 0 {
 			return 'I'
 		}
-		if byte(b.status.Load()) == s { // not a ROLLBACK's status stored meanwhile
+		if byte(b.Status.Load()) == s { // not a ROLLBACK's status stored meanwhile
 			return s
 		}
 	}

@@ -1,4 +1,4 @@
-package pgline
+package session
 
 import (
 	"context"
@@ -11,27 +11,27 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// batchReply is a sent batch's reply, which BatchResults reads statement
+// BatchReply is a sent batch's reply, which BatchResults reads statement
 // by statement, and what its statements need to be sent again.
-type batchReply struct {
-	req   *request
-	watch *ctxWatch
-	sds   []*stmtDesc // what each statement is bound as
-	all   bool        // AllOrNothing
-	// abandoned: the ctx ended while the reply was read; the rest of it
+type BatchReply struct {
+	Req   *Request    // the batch's one request, nil once handed on
+	Watch *ctxWatch   // the watch of its ctx, nil when the ctx has none
+	Sds   []*StmtDesc // what each statement is bound as
+	All   bool        // AllOrNothing
+	// Abandoned: the ctx ended while the reply was read; the rest of it
 	// is the connection's to drain (see session.abandon).
-	abandoned bool
-	// released: the last statement was sent again, the batch's request
+	Abandoned bool
+	// Released: the last statement was sent again, the batch's request
 	// handed on (see release).
-	released bool
+	Released bool
 	// What was sent, for a statement sent again: the ctx, the
 	// transaction, the statements.
-	ctx   context.Context
-	owner *holder
-	items []batchItem
-	// resends is the batch's retry budget (see retry.go), carried into
+	Ctx   context.Context
+	Owner *Holder     // the transaction's, nil outside one
+	Items []BatchItem // the batch's statements
+	// Resends is the batch's retry budget (see retry.go), carried into
 	// the batches and statements it sends again.
-	resends resends
+	Resends Resends
 }
 
 // How a batch statement whose reply failed before its first row is sent
@@ -40,137 +40,137 @@ type batchReply struct {
 // last (batchSent.mayResend).
 const (
 	resendNone = iota
-	resendRest
-	resendLast
+	ResendRest
+	ResendLast
 )
 
-// startStatement reads statement i's reply into res up to its first row.
+// StartStatement reads statement i's reply into res up to its first row.
 // When that fails, err is the statement's error and again how the retry
 // policy lets it be sent again; when it may not be, a stale statement is
 // dropped from the cache, so that its next use prepares it again.
-func (br *batchReply) startStatement(c *session, i int, res *result) (again int, err error) {
-	sd := br.sds[i]
-	*res = result{sd: sd, req: br.req, inBatch: true, stopAtComplete: br.all}
-	if err := res.start(c); err == nil {
+func (br *BatchReply) StartStatement(c *Session, i int, res *Result) (again int, err error) {
+	sd := br.Sds[i]
+	*res = Result{Sd: sd, Req: br.Req, inBatch: true, stopAtComplete: br.All}
+	if err := res.Start(c); err == nil {
 		return resendNone, nil
 	}
-	br.statementEnded(res)
+	br.StatementEnded(res)
 	sent := br.sent()
-	if sent.mayResendRefused(i, res.err) && br.resends.again(br.ctx, resendInterfered) {
-		return resendRest, res.err
+	if sent.mayResendRefused(i, res.Err) && br.Resends.Again(br.Ctx, ResendInterfered) {
+		return ResendRest, res.Err
 	}
-	if sent.mayResend(i, res.err, res.txStatus) && br.resends.again(br.ctx, resendInterfered) {
-		return resendLast, res.err
+	if sent.mayResend(i, res.Err, res.TxStatus) && br.Resends.Again(br.Ctx, ResendInterfered) {
+		return ResendLast, res.Err
 	}
-	if code, message, ok := apiErrors.serverCode(res.err); ok {
+	if code, message, ok := APIErrors.ServerCode(res.Err); ok {
 		c.dropOutdated(sd, code, message) // the next use prepares it again
 	}
-	return resendNone, res.err
+	return resendNone, res.Err
 }
 
-// statementEnded notes the end of a statement's reply (res): its error
+// StatementEnded notes the end of a statement's reply (res): its error
 // wraps the batch's ctx's when that ended, and a reply its caller gave
 // up is the batch's to drain.
-func (br *batchReply) statementEnded(res *result) {
-	res.err = br.watch.wrap(res.err)
-	br.abandoned = br.abandoned || res.abandoned
+func (br *BatchReply) StatementEnded(res *Result) {
+	res.Err = br.Watch.wrap(res.Err)
+	br.Abandoned = br.Abandoned || res.Abandoned
 }
 
-// sendFrom sends the batch's statements from i on again, as a batch of
+// SendFrom sends the batch's statements from i on again, as a batch of
 // their own, queued behind every request queued meanwhile (see
 // BatchResults.resendRefused).
-func (br *batchReply) sendFrom(c *session, i int) error {
-	req, run, err := c.startBatch(br.ctx, br.owner, br.all, br.items[i:], &br.resends)
+func (br *BatchReply) SendFrom(c *Session, i int) error {
+	req, run, err := c.StartBatch(br.Ctx, br.Owner, br.All, br.Items[i:], &br.Resends)
 	if err != nil {
 		return err
 	}
-	br.req, br.watch, br.released = req, nil, false
+	br.Req, br.Watch, br.Released = req, nil, false
 	if req != nil {
-		br.watch = c.watch(br.ctx, req)
+		br.Watch = c.Watch(br.Ctx, req)
 	}
-	br.sds = append(br.sds[:i:i], run...)
+	br.Sds = append(br.Sds[:i:i], run...)
 	return nil
 }
 
-// release reads the rest of the batch's reply and hands the connection
+// Release reads the rest of the batch's reply and hands the connection
 // on; it fails when the rest cannot be read.
-func (br *batchReply) release(c *session) error {
-	if err := c.drainReply(br.req); err != nil {
-		if err == errInterrupted {
-			br.abandoned = true // Close drains what is left
+func (br *BatchReply) Release(c *Session) error {
+	if err := c.drainReply(br.Req); err != nil {
+		if err == ErrInterrupted {
+			br.Abandoned = true // Close drains what is left
 		}
 		return err
 	}
-	br.watch.stop()
-	c.handoff(br.req) // br.req and its watch are reused from here on
-	br.req, br.watch, br.released = nil, nil, true
+	br.Watch.stop()
+	c.handoff(br.Req) // br.req and its watch are reused from here on
+	br.Req, br.Watch, br.Released = nil, nil, true
 	return nil
 }
 
-// endReply ends the batch's reply for Close, once its statements were
+// EndReply ends the batch's reply for Close, once its statements were
 // read: the rest of it is drained, or given to the connection to drain,
 // and the turn handed on. It returns the batch's error: first, the first
 // statement error (wrapping the ctx's when that ended) when there is one;
 // else, for a reply given up, what its drain returned; else err.
-func (br *batchReply) endReply(c *session, first, err error) error {
-	if br.all && !br.abandoned && c.drainReply(br.req) == errInterrupted {
+func (br *BatchReply) EndReply(c *Session, first, err error) error {
+	if br.All && !br.Abandoned && c.drainReply(br.Req) == ErrInterrupted {
 		// The end of the reply: the batch's one ReadyForQuery.
-		br.abandoned = true
+		br.Abandoned = true
 	}
-	if br.abandoned {
-		err = c.abandon(br.req)
+	if br.Abandoned {
+		err = c.abandon(br.Req)
 		if first != nil {
 			err = first
 		}
 	} else {
-		br.watch.stop()
+		br.Watch.stop()
 		if first != nil {
-			err = br.watch.wrap(first)
+			err = br.Watch.wrap(first)
 		}
-		c.handoff(br.req) // br.req and its watch are reused from here on
+		c.handoff(br.Req) // br.req and its watch are reused from here on
 	}
-	br.watch = nil
-	br.req = nil
+	br.Watch = nil
+	br.Req = nil
 	return err
 }
 
 // sent is what the retry policy asks of the batch (see batchSent).
-func (br *batchReply) sent() batchSent {
-	return batchSent{owner: br.owner, all: br.all, abandoned: br.abandoned, n: len(br.items), sql: func(i int) string { return br.items[i].sql }, sds: br.sds}
+func (br *BatchReply) sent() batchSent {
+	return batchSent{owner: br.Owner, all: br.All, abandoned: br.Abandoned, n: len(br.Items), sql: func(i int) string { return br.Items[i].SQL }, sds: br.Sds}
 }
 
-// batchItem is a statement of a batch (Batch.Queue): its text and
+// BatchItem is a statement of a batch (Batch.Queue): its text and
 // arguments.
-type batchItem struct {
-	sql  string
-	args []any
-	err  error // NamedArgs that could not be rewritten: fails the batch
+type BatchItem struct {
+	SQL  string // the text, NamedArgs rewritten
+	Args []any  // its arguments
+	Err  error  // NamedArgs that could not be rewritten: fails the batch
 }
 
-// startBatch checks a batch's statements (items; all: AllOrNothing),
+// StartBatch checks a batch's statements (items; all: AllOrNothing),
 // prepares them and queues their runs in one request, and waits for its
 // turn: the request, and what each statement is bound as (see
 // queueBatch). Without a request, err is the batch's error, or (nil) each
 // statement of run has its own. budget is the batch's retry budget.
-func (c *session) startBatch(ctx context.Context, owner *holder, all bool, items []batchItem, budget *resends) (req *request, run []*stmtDesc, err error) {
+func (c *Session) StartBatch(ctx context.Context, owner *Holder, all bool, items []BatchItem, budget *Resends) (req *Request, run []*StmtDesc, err error) {
 	for i, it := range items {
-		if it.err != nil {
-			return nil, nil, notSent(fmt.Errorf("pgline: batch statement %d: %w", i, it.err))
+		if it.Err != nil {
+			return nil, nil, NotSent(fmt.Errorf("pgline: batch statement %d: %w", i, it.Err))
 		}
-		if sqllex.Scan(it.sql).CopyFromStdin {
-			return nil, nil, notSent(errors.New("pgline: COPY FROM STDIN cannot run in a batch"))
+		if sqllex.Scan(it.SQL).CopyFromStdin {
+			return nil, nil, NotSent(errors.New("pgline: COPY FROM STDIN cannot run in a batch"))
 		}
 	}
 	sqls := make([]string, len(items))
 	for i, it := range items {
-		sqls[i] = it.sql
+		sqls[i] = it.SQL
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	for {
 		req, run, again, err := c.queueBatch(ctx, owner, all, items, sqls, budget)
-		if again && budget.again(ctx, resendPathChanged) {
+		if again && budget.Again(ctx, ResendPathChanged) {
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil || req == nil {
@@ -194,19 +194,19 @@ func (c *session) startBatch(ctx context.Context, owner *holder, all bool, items
 // by a statement of the batch itself, before another of its statements,
 // is not retried: that statement would be described under the old
 // search_path each time; the batch fails with errPathChanged.
-func (c *session) queueBatch(ctx context.Context, owner *holder, all bool, items []batchItem, sqls []string, budget *resends) (req *request, run []*stmtDesc, again bool, err error) {
-	c.wmu.Lock()
+func (c *Session) queueBatch(ctx context.Context, owner *Holder, all bool, items []BatchItem, sqls []string, budget *Resends) (req *Request, run []*StmtDesc, again bool, err error) {
+	c.Wmu.Lock()
 	c.followPoolerLocked()
 	sds, err := c.prepareAllUnlock(ctx, owner, sqls, true)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	for slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return describeAgain(sd, owner) }) && budget.again(ctx, resendInterfered) {
+	for slices.ContainsFunc(sds, func(sd *StmtDesc) bool { return describeAgain(sd, owner) }) && budget.Again(ctx, ResendInterfered) {
 		// A Parse showed a transaction pooler, or a CancelRequest meant
 		// for another statement failed a describe, or another owner's
 		// describe failed (see describeAgain): the statements are
 		// described again (in describe mode, after a pooler).
-		c.wmu.Lock()
+		c.Wmu.Lock()
 		unpinLocked(sds)
 		if sds, err = c.prepareAllUnlock(ctx, owner, sqls, true); err != nil {
 			return nil, nil, false, err
@@ -215,9 +215,9 @@ func (c *session) queueBatch(ctx context.Context, owner *holder, all bool, items
 	// Pinned until the Binds are queued (after send), so that no Close of
 	// them goes out before.
 	defer func() {
-		c.wmu.Lock()
+		c.Wmu.Lock()
 		unpinLocked(sds)
-		c.wmu.Unlock()
+		c.Wmu.Unlock()
 	}()
 	// A statement the server could not prepare fails alone in an
 	// independent batch (it is not sent); it fails the whole batch in an
@@ -225,12 +225,12 @@ func (c *session) queueBatch(ctx context.Context, owner *holder, all bool, items
 	sent := 0
 	for i, sd := range sds {
 		switch {
-		case sd.err != nil && all:
-			return nil, nil, false, notSent(fmt.Errorf("pgline: batch statement %d: %w", i, sd.err))
-		case sd.err != nil:
+		case sd.Err != nil && all:
+			return nil, nil, false, NotSent(fmt.Errorf("pgline: batch statement %d: %w", i, sd.Err))
+		case sd.Err != nil:
 			continue
-		case len(items[i].args) != len(sd.paramOIDs):
-			return nil, nil, false, notSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sd.paramOIDs), len(items[i].args)))
+		case len(items[i].Args) != len(sd.ParamOIDs):
+			return nil, nil, false, NotSent(fmt.Errorf("pgline: batch statement %d has %d parameters, but %d arguments were given", i, len(sd.ParamOIDs), len(items[i].Args)))
 		}
 		sent++
 	}
@@ -246,23 +246,23 @@ func (c *session) queueBatch(ctx context.Context, owner *holder, all bool, items
 	// (see blockTraits.leavesStranded), as after such a text given to Exec.
 	// Both need transaction control among the statements, which their
 	// cached traits tell without a scan.
-	spec := reqSpec{owner: owner, extended: true}
+	spec := ReqSpec{owner: owner, extended: true}
 	if !all {
 		spec.syncs = sent
 	}
-	spec.txControl = owner == nil && slices.ContainsFunc(sds, func(sd *stmtDesc) bool { return sd.traits.txControl })
+	spec.txControl = owner == nil && slices.ContainsFunc(sds, func(sd *StmtDesc) bool { return sd.traits.txControl })
 	spec.endsBlock = all && spec.txControl && endsBlock(sqls)
 	req, err = c.send(ctx, &spec, func(buf []byte) ([]byte, error) {
 		for i, it := range items {
 			sd := sds[i]
-			if sd.err != nil {
+			if sd.Err != nil {
 				continue
 			}
 			u, err := c.boundLocked(sd, owner)
 			if err != nil {
 				// Sent again unless the change is the batch's own.
-				again = errors.Is(err, errPathChanged) && !slices.ContainsFunc(sds[:i], func(sd *stmtDesc) bool {
-					return sd.err == nil && sd.traits.changesPath
+				again = errors.Is(err, ErrPathChanged) && !slices.ContainsFunc(sds[:i], func(sd *StmtDesc) bool {
+					return sd.Err == nil && sd.traits.changesPath
 				})
 				return nil, fmt.Errorf("batch statement %d: %w", i, err)
 			}
@@ -272,7 +272,7 @@ func (c *session) queueBatch(ctx context.Context, owner *holder, all bool, items
 				}
 				sd, run[i] = u, u
 			}
-			if buf, err = c.appendRun(buf, sd, it.args, !all, nil); err != nil {
+			if buf, err = c.appendRun(buf, sd, it.Args, !all, nil); err != nil {
 				return nil, fmt.Errorf("batch statement %d: %w", i, err)
 			}
 		}
