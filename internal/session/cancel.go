@@ -39,7 +39,7 @@ func (c *Session) cancelGrace() time.Duration {
 // ctxWatch watches the ctx of the request at the head of the queue. In
 // the pipeline's mode (interrupts) the end of ctx only interrupts the
 // caller's read with a past read deadline: the caller is answered at once
-// and the rest of the reply goes to Conn.abandon, which decides whether a
+// and the rest of the reply goes to Session.abandon, which decides whether a
 // CancelRequest may be sent (see drainAbandoned). A COPY, which holds the
 // connection alone, cancels at once instead: a CancelRequest is sent, and
 // the socket closed if the statement has not ended within the cancel
@@ -59,12 +59,12 @@ type ctxWatch struct {
 // Watch starts watching ctx for req, the request at the head of the
 // queue, in req's own ctxWatch, in the pipeline's mode. It returns nil
 // when ctx can never end. The watch must be ended (end, or stop and
-// wrap, or Conn.abandon) before req is handed off: req is then reused.
+// wrap, or Session.abandon) before req is handed off: req is then reused.
 //
 // In the pipeline's mode the watch is armed (context.AfterFunc) only when
 // the reader is about to block on the socket (see socketReader): a reply
 // already in the read buffer, as most are when requests are pipelined, is
-// read with no registration on ctx, and Conn.next checks ctx before each
+// read with no registration on ctx, and Session.next checks ctx before each
 // message instead.
 func (c *Session) Watch(ctx context.Context, req *Request) *ctxWatch {
 	return c.startWatch(ctx, req, true)
@@ -99,7 +99,7 @@ func (w *ctxWatch) arm() {
 }
 
 // socketReader is what the reply reader reads from: the socket, arming
-// first the watch of the request reading (Conn.unarmed), whose read may
+// first the watch of the request reading (Session.unarmed), whose read may
 // now block.
 type socketReader struct{ c *Session }
 

@@ -39,7 +39,7 @@ func (h *CopyHold) spec() *ReqSpec {
 	return &ReqSpec{owner: &h.H, onDrained: h.releaseNow}
 }
 
-// waitTurn is Conn.waitTurn for a request of the COPY (submitted with
+// waitTurn is Session.waitTurn for a request of the COPY (submitted with
 // spec): when ctx ends first, the hold is kept for the drain.
 func (h *CopyHold) waitTurn(ctx context.Context, req *Request) error {
 	if err := h.c.waitTurn(ctx, req); err != nil {

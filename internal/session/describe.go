@@ -244,7 +244,7 @@ func (c *Session) readDescribe(req *Request, sd *StmtDesc) error {
 			}
 			if sd.Err == nil {
 				// Whoever waits for it describes again when it was not
-				// sent (see Conn.run).
+				// sent (see Session.Run).
 				sd.Err = c.classify(req, &pgErr, errSite{fatal: fatalBeforeRun, pooler: c.poolerSign(sd, &pgErr), describe: true})
 			}
 		case wire.MsgReadyForQuery:
@@ -371,7 +371,7 @@ func (c *Session) notePathLocked(owner *Holder) {
 
 // ErrPathChanged is the error of a statement described before a statement
 // that may change search_path was queued on its connection (see
-// Conn.boundLocked): nothing of it was sent. Conn.run and SendBatch
+// Session.boundLocked): nothing of it was sent. Session.Run and SendBatch
 // describe it again and send it (see maxPathRetries), unless the change
 // is a statement of the same batch.
 var ErrPathChanged = errors.New("pgline: a statement that may change search_path was queued after this statement was described (its parameter and result types may differ now); nothing was sent")
@@ -384,7 +384,7 @@ const MaxParams = math.MaxUint16
 // arguments (what), more than the protocol can carry (maxParams). It is
 // checked where the count is first known, before anything is sent: the
 // arguments' as a statement enters (Conn.query), the text's highest $n
-// before its Parse is queued (Conn.prepareAllUnlock). Sent, such a statement
+// before its Parse is queued (Session.prepareAllUnlock). Sent, such a statement
 // would be answered with a ParameterDescription whose count wrapped
 // around (a protocol error that closes the connection). The refusal
 // leaves the connection usable, and is not SafeToRetry: the same call

@@ -13,7 +13,7 @@ package session
 //	                  it (txBlock.refused)
 //	3. errPooler      a transaction pooler gave it to a session without
 //	                  its prepared statement (site.pooler, found by the
-//	                  caller: poolerSign, Conn.failed)
+//	                  caller: poolerSign, Session.Failed)
 //	4. ErrCanceledByOther
 //	                  a 57014 that a CancelRequest meant for another
 //	                  request may have caused (strayCancel)
@@ -55,7 +55,7 @@ const (
 type errSite struct {
 	fatal fatalRule
 	// pooler: the error is a transaction pooler's sign (poolerSign for
-	// the statement's Parse or Bind, Conn.failed for a named BEGIN or
+	// the statement's Parse or Bind, Session.Failed for a named BEGIN or
 	// COMMIT).
 	pooler bool
 	// describe: the request is a describe, which runs nothing and which
@@ -95,7 +95,7 @@ func (c *Session) classifyRun(req *Request, e *SrvErr, s errSite) error {
 // statement_timeout (told apart by PostgreSQL's English message; in other
 // languages every 57014 counts), for a statement whose own ctx did not
 // end (ownEnded), with a cancel under way since clock was read from
-// Conn.cancelClock (when the statement was queued).
+// Session.CancelClock (when the statement was queued).
 func (c *Session) strayCancel(e *SrvErr, clock uint64, ownEnded bool) bool {
 	return e.F.Code == "57014" && !ownEnded && c.CancelClock.Load() != clock &&
 		!strings.Contains(e.F.Message, "statement timeout")

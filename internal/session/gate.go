@@ -21,7 +21,7 @@ import (
 // Every request is sent on behalf of a holder (nil: nobody's, outside a
 // transaction) and passes the gate in gateLocked.
 
-// gate is the connection's gate. Its fields are guarded by Conn.wmu.
+// gate is the connection's gate. Its fields are guarded by Session.Wmu.
 type gate struct {
 	holder *Holder       // nil when free
 	free   chan struct{} // closed when holder lets go
@@ -45,22 +45,22 @@ type Holder struct {
 	// change search_path was queued in it (see notePathLocked).
 	endOnRelease, rollbackOnRelease, pathQueued bool
 	// closing: the transaction's COMMIT or ROLLBACK is queued; the gate
-	// refuses its statements (ErrTxClosed). Guarded by Conn.wmu.
+	// refuses its statements (ErrTxClosed). Guarded by Session.Wmu.
 	closing bool
 	// pending counts the holder's requests queued and not yet handed on
-	// (see Conn.handoff), and settled, when set, is closed once there are
-	// none (see Conn.settle). Guarded by Conn.wmu.
+	// (see Session.handoff), and settled, when set, is closed once there are
+	// none (see Session.Settle). Guarded by Session.Wmu.
 	pending int
 	settled chan struct{}
 	// lastSeq is the seq of the holder's request queued last. Guarded by
-	// Conn.wmu.
+	// Session.Wmu.
 	lastSeq uint64
 }
 
 // notePathLocked records that a statement that may change search_path
 // (sqllex.Info.ChangesSearchPath) is queued in the transaction h's
 // statements run in, if any: its statements are described for each run
-// from now on, and never cached (see Conn.notePathLocked). The caller
+// from now on, and never cached (see Session.notePathLocked). The caller
 // holds wmu.
 func (h *Holder) notePathLocked() {
 	if h != nil && h.Block != nil {

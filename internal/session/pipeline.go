@@ -72,9 +72,9 @@ type Request struct {
 	seq   uint64        // its place in the order of requests queued (see writer.swapLocked)
 	turn  chan struct{} // receives one token when the request becomes the head
 	state atomic.Int32
-	Next  *Request // the request queued after this one; guarded by Conn.wmu
+	Next  *Request // the request queued after this one; guarded by Session.Wmu
 	// reqSpec is what the request is, fixed when it was submitted
-	// (Conn.submitLocked). onDrained alone changes after: dropped when
+	// (Session.submitLocked). onDrained alone changes after: dropped when
 	// the caller gets its turn (waitTurn), set again by the reader that
 	// abandons a COPY's reply (exchangeHeld).
 	ReqSpec
@@ -110,13 +110,13 @@ type Request struct {
 	// may mean it to be in. It fails instead (errSkippedInBlock).
 	skippedInBlock bool
 	// Watch cancels the request's statement when its ctx ends, while it
-	// is the head (see Conn.watch).
+	// is the head (see Session.Watch).
 	Watch ctxWatch
-	// cancelClock is Conn.cancelClock when the request was queued: a
+	// cancelClock is Session.CancelClock when the request was queued: a
 	// change by the time it fails with 57014 means a CancelRequest aimed
 	// at an earlier request may have hit it.
 	cancelClock uint64
-	// Kept by the reply reader (Conn.next) for whoever finishes the
+	// Kept by the reply reader (Session.next) for whoever finishes the
 	// reply: the ReadyForQuery messages and the completions
 	// (CommandComplete, EmptyQueryResponse, ErrorResponse) read so far,
 	// and the describes completed.
@@ -138,7 +138,7 @@ type Request struct {
 }
 
 // ReqSpec is what the engine must know of a request: all of it is
-// decided before the request is submitted, and Conn.submitLocked copies
+// decided before the request is submitted, and Session.submitLocked copies
 // it into the request as it is queued, under wmu. No caller writes a
 // request's fields once it is queued; what changes afterwards is what
 // its reply tells (kept by the reader).
@@ -327,7 +327,7 @@ func CommitMessages(prefix string, parse bool) []byte {
 	return b
 }
 
-// States of the named BEGIN and COMMIT statements (Conn.commitState).
+// States of the named BEGIN and COMMIT statements (Session.CommitState).
 const (
 	CommitNone     = iota // not prepared
 	CommitPending         // carried by a run whose reply has not confirmed them
@@ -515,7 +515,7 @@ func (c *Session) errFor(req *Request, err error) error {
 // exchange sends the messages build appends, waits for the reply's turn,
 // reads it with read while ctx is watched, and hands the reader on. When
 // ctx ends while read reads, the caller is answered at once and the rest
-// of the reply is drained (see Conn.abandon). txControl marks a request
+// of the reply is drained (see Session.abandon). txControl marks a request
 // nobody holds with transaction control (see strandForeign, txblock.go).
 // endsBlock marks a request
 // after which nobody holds the session's transaction block: whoever
@@ -532,7 +532,7 @@ func (c *Session) exchange(ctx context.Context, s *ReqSpec, build func([]byte) (
 // readReply waits for req's turn, reads its reply with read while ctx is
 // watched, and hands the reader on. When ctx ends while read reads, the
 // caller is answered at once with ctx's error and the rest of the reply
-// is drained (see Conn.abandon).
+// is drained (see Session.abandon).
 func (c *Session) readReply(ctx context.Context, req *Request, read func(*Request) (string, error)) (string, error) {
 	if err := c.waitTurn(ctx, req); err != nil {
 		return "", err
@@ -548,7 +548,7 @@ func (c *Session) readReply(ctx context.Context, req *Request, read func(*Reques
 }
 
 // readDescribeReply is a read function for readReply: the reply of a
-// describe request (see Conn.readDescribes).
+// describe request (see Session.readDescribes).
 func (c *Session) readDescribeReply(req *Request) (string, error) {
 	return "", c.readDescribes(req)
 }
@@ -649,7 +649,7 @@ func (c *Session) handoff(req *Request) {
 	}
 	if o := req.owner; o != nil {
 		if o.pending--; o.pending == 0 && o.settled != nil {
-			close(o.settled) // a Commit waits (see Conn.settle)
+			close(o.settled) // a Commit waits (see Session.Settle)
 			o.settled = nil
 		}
 	}

@@ -32,12 +32,12 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// ErrInterrupted is returned by Conn.next when the ctx of the request
+// ErrInterrupted is returned by Session.next when the ctx of the request
 // reading its reply ended: the caller must give the request to abandon
 // and return its ctx's error.
 var ErrInterrupted = errors.New("pgline: reply interrupted by its ctx")
 
-// readMode selects how Conn.next takes a message's body.
+// readMode selects how Session.next takes a message's body.
 type readMode int8
 
 const (
@@ -251,7 +251,7 @@ func (c *Session) abandon(req *Request) error {
 // requests behind fail.
 func (c *Session) drainAbandoned(req *Request) {
 	// Doomed before its hand-off: a Commit waiting for it (see
-	// Conn.settle) must not commit what its caller was told failed.
+	// Session.Settle) must not commit what its caller was told failed.
 	req.owner.doom()
 	req.Watch.stop() // clears the deadline that interrupted the caller
 	req.Watch.Interrupts = false

@@ -11,7 +11,7 @@ package session
 //	                  meant for another (ErrCanceledByOther), a   shared by the three
 //	                  transaction pooler that lost the statement
 //	                  (errPooler), a stranded block's refusal
-//	                  (errRefused); see Conn.classify
+//	                  (errRefused); see Session.classify
 //	resendStale       its cached statement no longer fits the     1
 //	                  server (dropOutdated), outside a transaction
 //	resendPathChanged search_path changed between its describe    maxPathRetries
@@ -26,7 +26,7 @@ package session
 // mayResend and mayResendRefused (a batch's statements, whose order
 // counts), streams (a QueryRow whose value went elsewhere), whileRefused
 // (the statements a holder of the connection sends for itself). The
-// callers' loops (Conn.run, Conn.exec, simpleQueryUntraced, Row.Scan,
+// callers' loops (Session.Run, Conn.exec, simpleQueryUntraced, Row.Scan,
 // sendBatchUntraced and queueBatch, BatchResults.next) only ask these and
 // count with resends. A Pool sends a call to another connection by its
 // own rule, SafeToRetry (Pool.mayRetry).
@@ -55,7 +55,7 @@ const (
 
 // Resends is a call's retry budget: what it has used of each reason's
 // (see the file comment). The zero value is a call's first attempt. A
-// call that goes through several loops (Row.Scan around Conn.run, a
+// call that goes through several loops (Row.Scan around Session.Run, a
 // batch's resends) carries one resends through them.
 type Resends struct {
 	Interfered, stale int8 // used of ResendInterfered's and ResendStale's budgets
@@ -112,7 +112,7 @@ const MaxCancelRetries = 5
 // others (measured on a busy machine: some batches needed over a
 // thousand), and a caller whose ctx has no deadline then gets
 // errPathChanged (SafeToRetry) instead of waiting as long as that
-// goroutine runs. The ctx bounds the retries too (see Conn.run).
+// goroutine runs. The ctx bounds the retries too (see Session.Run).
 const MaxPathRetries = 1000
 
 // Resendable reports whether sql, which failed with err, may be sent
@@ -212,7 +212,7 @@ type batchSent struct {
 // mayResend reports whether statement i, which failed with err before any
 // of its rows was returned, may be sent again: a CancelRequest meant for
 // another statement hit it, or a transaction pooler gave it to a session
-// without its statement (see Conn.resendable), in an independent batch,
+// without its statement (see Resendable), in an independent batch,
 // and it is the batch's last statement. The statements after any other
 // have run (or are running) by the time its error is read: sent again, it
 // would run after them, and a batch [INSERT a row, UPDATE it] would

@@ -195,7 +195,7 @@ func (c *Session) appendRun(buf []byte, sd *StmtDesc, args []any, sync bool, hol
 // recorded; the message length counts them.
 func (c *Session) appendBind(buf []byte, sd *StmtDesc, args []any, holes *[]hole) ([]byte, error) {
 	if len(args) > MaxParams {
-		return buf, TooManyParams(len(args), "arguments") // refused before (Conn.query, Conn.prepareAllUnlock)
+		return buf, TooManyParams(len(args), "arguments") // refused before (Conn.query, Session.prepareAllUnlock)
 	}
 	if len(sd.formats) > math.MaxUint16 {
 		return buf, errors.New("pgline: too many result columns")

@@ -71,7 +71,7 @@ type Session struct {
 	// Rd is used by the request at the head of the queue only, and so is
 	// scratch (small columns of rows larger than the read buffer), and
 	// unarmed: the watch of the request reading, armed by the first read
-	// that reaches the socket (see Conn.watch).
+	// that reaches the socket (see Session.Watch).
 	Rd      *wire.Reader
 	scratch []byte
 	unarmed *ctxWatch

@@ -5,7 +5,7 @@ package session
 import "net"
 
 // sockPeeker cannot look into a socket on this system: an idle
-// connection is checked with a round trip (see Conn.usableAfterIdle).
+// connection is checked with a round trip (see Session.UsableAfterIdle).
 type sockPeeker struct{}
 
 func newSockPeeker(net.Conn) *sockPeeker { return nil }

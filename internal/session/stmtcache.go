@@ -55,11 +55,11 @@ type StmtDesc struct {
 	// deallocs is stmtCache.deallocs when the statement was prepared, and
 	// closed is set once its Close is queued: both tell a statement
 	// missing because of pgline or the application from one missing
-	// behind a pooler (see Conn.poolerSign). Guarded by wmu.
+	// behind a pooler (see Session.poolerSign). Guarded by wmu.
 	deallocs uint64
 	closed   bool
 	// paths is stmtCache.paths when the statement was described (see
-	// Conn.boundLocked). Guarded by wmu.
+	// Session.boundLocked). Guarded by wmu.
 	paths uint64
 	// cached is the description this one copies (see unnamed), nil for
 	// the connection's own.
@@ -71,7 +71,7 @@ type StmtDesc struct {
 }
 
 // unnamed returns a copy of sd for one run of its statement parsed
-// unnamed with the Bind (see Conn.appendRun): for a named statement that
+// unnamed with the Bind (see Session.appendRun): for a named statement that
 // a statement queued since it was prepared may have deallocated. Its
 // portal's description, read with the rows, is not cached (see
 // Rows.portalDescribed). The caller holds wmu, not necessarily the turn.
@@ -98,7 +98,7 @@ type SQLTraits struct {
 	copyIn      bool // may COPY FROM STDIN: runs alone (see holdForCopy)
 	Shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
 	Deallocates bool // may deallocate pgline's prepared statements (see deallocatesOurs)
-	changesPath bool // may change search_path (see Conn.boundLocked)
+	changesPath bool // may change search_path (see Session.boundLocked)
 	endsBlock   bool // ends the transaction block it may begin (see sqllex.Info.EndsBlock)
 	txControl   bool // transaction control (see sqllex.Info.TransactionControl)
 	prepares    bool // may prepare a statement with SQL PREPARE (see stmtCache.sqlPrepared)
@@ -115,7 +115,7 @@ func traitsOfInfo(info sqllex.Info) SQLTraits {
 }
 
 // deallocatesOurs reports whether a text sqllex.Scan read as info may
-// deallocate pgline's own prepared statements (see Conn.noteDeallocateLocked):
+// deallocate pgline's own prepared statements (see Session.NoteDeallocateLocked):
 // it may deallocate (DEALLOCATE, DISCARD ALL, a DO block that mentions
 // them), unless all it deallocates is one name that is not pgline's. Every
 // name pgline prepares starts with "pgline_" (see stmtPrefix), so the
@@ -155,7 +155,7 @@ func (sd *StmtDesc) SetFields(fields []wire.FieldDescription, m *pgtype.Map) {
 }
 
 // stmtCache is a connection's LRU cache of described statements. It is
-// guarded by Conn.wmu.
+// guarded by Session.Wmu.
 type stmtCache struct {
 	mode     string
 	capacity int
@@ -164,13 +164,13 @@ type stmtCache struct {
 	Prefix   string    // of statement names (see stmtName)
 	// deallocs counts the statements queued that may deallocate pgline's
 	// prepared statements (DEALLOCATE, DISCARD ALL: see
-	// Conn.noteDeallocateLocked).
+	// Session.NoteDeallocateLocked).
 	deallocs uint64
 	// closing lists named statements evicted from the cache; Close
 	// messages for them go out with the next request.
 	closing []string
 	// appended counts the first names of closing whose Close messages are
-	// in a request being built (see Conn.appendClosesLocked).
+	// in a request being built (see Session.appendClosesLocked).
 	appended int
 	// dropped counts the descriptions dropped from the cache. A statement
 	// prepared again is named with it (see newDesc): a caller that took
@@ -181,7 +181,7 @@ type stmtCache struct {
 	// refusal of a changed result type, and prepares again.
 	dropped uint64
 	// paths counts the statements queued that may change search_path
-	// (see Conn.notePathLocked): a description made before the last of
+	// (see Session.notePathLocked): a description made before the last of
 	// them may name other tables and types than the server now would.
 	paths uint64
 	// pathTouched: a statement that may change search_path was queued

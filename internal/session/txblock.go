@@ -17,7 +17,7 @@ package session
 // statement fails before the COMMIT, which the server then skips). When
 // the ReadyForQuery after one of them says that the session is still in
 // a block, the block is stranded: a ROLLBACK is queued at once, past the
-// gate (Conn.rollBackStranded); the requests queued before it are
+// gate (Session.rollBackStranded); the requests queued before it are
 // refused, nothing of them runs, and they fail with errRefused, which the
 // retry policy sends again. A Tx whose BEGIN, COMMIT or ROLLBACK fails
 // with the session in its block rolls it back before it lets the
@@ -70,7 +70,7 @@ const (
 	// StrandForeign: the stranded block ended before its ROLLBACK (a
 	// caller's raw ROLLBACK or COMMIT), and a request nobody holds left
 	// the session in a block again: a caller's raw BEGIN (not a Tx's,
-	// which begins again: see Conn.rolledBackAfter), which the ROLLBACK
+	// which begins again: see Session.RolledBackAfter), which the ROLLBACK
 	// would end.
 	StrandForeign
 	// StrandOpenForeign: a block was found stranded in strandForeign,
@@ -213,7 +213,7 @@ func (t BlockTraits) LeavesStranded(status byte) bool {
 // Who touches what: status and rollbacks are atomics that any goroutine
 // reads (Conn.TxStatus); the reader stores status (readyForQuery) and
 // takes rollbacks back, the writer adds to rollbacks under wmu.
-// lastRollback is under Conn.wmu. strand, end and endStatus are the
+// lastRollback is under Session.Wmu. strand, end and endStatus are the
 // reader's alone: it keeps them from each ReadyForQuery (readyForQuery)
 // and from the ROLLBACK it queues for a stranded block (stranded).
 type TxBlock struct {
@@ -228,7 +228,7 @@ type TxBlock struct {
 
 	// LastRollback is the seq of the last ROLLBACK queued detached: a
 	// block found stranded by a request queued before it ends with it.
-	// Under Conn.wmu.
+	// Under Session.Wmu.
 	LastRollback uint64
 
 	Strand StrandState

@@ -163,7 +163,7 @@ func (c *Session) toDescribeModeLocked() bool {
 	return true
 }
 
-// StatementCacheMode is Conn.StatementCacheMode.
+// StatementCacheMode is Session.StatementCacheMode.
 func (c *Session) StatementCacheMode() string {
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()

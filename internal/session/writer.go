@@ -49,9 +49,9 @@ import (
 // CopyFail answering a COPY FROM STDIN nobody asked for
 // (flushPastHoldUnlock), which is what ends the canceled statement.
 //
-// Conn.wmu protects the fields below but c and sock (set once before the
+// Session.Wmu protects the fields below but c and sock (set once before the
 // connection is used) and unsentFrom (atomic). The writer reads the
-// queue's fields (Conn.tail, seqNext, queued, syncHolder) under wmu too.
+// queue's fields (Session.Tail, seqNext, queued, syncHolder) under wmu too.
 type writer struct {
 	c *Session
 	// sock writes to the socket without waiting (see writeUnlock); set
