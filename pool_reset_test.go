@@ -369,3 +369,13 @@ func TestPoolAcquireKeepsPrepareConnSettings(t *testing.T) {
 		t.Errorf("application_name %q after Acquire, want PrepareConn's %q", name, "prepared_by_prepareconn")
 	}
 }
+
+// TestPoolResetDeallocatesNothing: the Pool's resets are no statement
+// that may deallocate pgline's prepared statements (see
+// session.TraitsOf): resetSession does not, and resetPrepared
+// deallocates SQL PREPARE's only, which its note says (Session.ResetNote).
+func TestPoolResetDeallocatesNothing(t *testing.T) {
+	if session.TraitsOf(resetSession).Deallocates {
+		t.Errorf("the Pool's reset counts as deallocating pgline's statements: %q", resetSession)
+	}
+}

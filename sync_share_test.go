@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/pgline/pgline/internal/session"
-
-	"github.com/pgline/pgline/internal/wire"
 )
 
 // syncCounts returns how many runs gave their Sync away and how many were
@@ -305,37 +303,6 @@ func TestSharedSyncAbandoned(t *testing.T) {
 	}
 }
 
-func TestShareableSQL(t *testing.T) {
-	for sql, want := range map[string]bool{
-		"SELECT 1":                   true,
-		"  insert into t values (1)": true,
-		"-- note\n/* a /* nested */ b */ (select 1)": true,
-		"VACUUM t":                 true,
-		"begin":                    false,
-		"START TRANSACTION":        false,
-		"/* x */ Commit":           false,
-		"end":                      false,
-		"rollback to savepoint a":  false,
-		"abort":                    false,
-		"SAVEPOINT a":              false,
-		"RELEASE a":                false,
-		"PREPARE TRANSACTION 'x'":  false,
-		"COPY t TO STDOUT":         false,
-		"DO $$BEGIN COMMIT; END$$": false,
-		"CALL p()":                 false,
-		"":                         false,
-		";":                        false,
-		"-- only a comment":        false,
-		"/* unterminated":          false,
-		"BEGINNING":                true,  // not a keyword we know: a syntax error of its own
-		"-- x\rCOMMIT -- \nAND":    false, // PostgreSQL ends a -- comment at \r too
-	} {
-		if got := session.TraitsOf(sql).Shareable; got != want {
-			t.Errorf("traitsOf(%q).shareable = %v, want %v", sql, got, want)
-		}
-	}
-}
-
 // TestSharedSyncAfterDeallocate: DEALLOCATE ALL removes the named BEGIN
 // and COMMIT with the other prepared statements; the runs after it use
 // unnamed ones, and nothing fails.
@@ -372,87 +339,5 @@ func TestSharedSyncAfterDeallocate(t *testing.T) {
 			t.Fatalf("after %s: named BEGIN and COMMIT in state %d, want disabled", sql, st)
 		}
 		load()
-	}
-}
-
-// TestGroupEndedMarksSkipped: the runs after a failed one in its Sync group
-// are marked skipped, and when one of them carried the Parse of the named
-// BEGIN and COMMIT, those count as not prepared again.
-func TestGroupEndedMarksSkipped(t *testing.T) {
-	c := &Conn{s: session.Session{CommitState: session.CommitPending}}
-	failed, carrier, last, after := &session.Request{Step: -1}, &session.Request{}, &session.Request{}, &session.Request{}
-	carrier.PreparesCommit.Store(true)
-	failed.Chained.Store(true)
-	carrier.Chained.Store(true)
-	failed.Next, carrier.Next, last.Next = carrier, last, after
-	if err := c.s.GroupEnded(failed); err != nil {
-		t.Fatal(err)
-	}
-	if !carrier.Skipped || !last.Skipped || after.Skipped {
-		t.Errorf("skipped: carrier %v, last %v, after the group %v", carrier.Skipped, last.Skipped, after.Skipped)
-	}
-	if c.s.CommitState != session.CommitNone || c.s.Resent != 2 {
-		t.Errorf("commit state %d, resent %d", c.s.CommitState, c.s.Resent)
-	}
-}
-
-func TestMayDeallocate(t *testing.T) {
-	for sql, want := range map[string]bool{
-		"DISCARD ALL":                                true,
-		"discard\n  all;":                            true,
-		"DEALLOCATE ALL":                             true,
-		"deallocate stmt":                            false, // the application's own statement (see deallocatesOurs)
-		"DEALLOCATE pgline_abc":                      true,
-		`DEALLOCATE "PGLINE_abc"`:                    true,
-		"DEALLOCATE a; DEALLOCATE b":                 true, // two names: each may be pgline's as far as deallocatesOurs knows
-		"DEALLOCATE a; DISCARD ALL":                  true,
-		"SELECT 1":                                   false,
-		resetSession:                                 false, // DISCARD TEMP and RESET ALL
-		"DISCARD TEMP":                               false,
-		"discard allowances":                         false,
-		"SELECT 'discard' || ' all'":                 false, // a string, but not "discard all" either
-		"SELECT deallocated_at FROM t":               false, // a column, not the keyword
-		"EXECUTE 'DEALLOCATE ALL'":                   false, // a string is data outside DO
-		"SELECT 'please discard all drafts'":         false,
-		"DO $$BEGIN EXECUTE 'DEALLOCATE ALL'; END$$": true, // dynamic SQL
-	} {
-		if got := session.TraitsOf(sql).Deallocates; got != want {
-			t.Errorf("traitsOf(%q).deallocates = %v, want %v", sql, got, want)
-		}
-	}
-}
-
-// TestEveryNamedCommitFailureIsAPoolerSign: behind a transaction pooler
-// every run queued with the named BEGIN and COMMIT may find them missing,
-// not only the first whose failure is read: a second run queued before
-// that failure was read is a pooler's sign too (its caller gets its
-// statement sent again, not the server's 26000). A run queued after a
-// statement that may deallocate them gets no such reading.
-func TestEveryNamedCommitFailureIsAPoolerSign(t *testing.T) {
-	c := &Conn{s: session.Session{CommitState: session.CommitReady, Proxied: new(atomic.Bool)}}
-	c.s.Stmts = session.NewStmtCache(session.CachePrepare, 10)
-	c.s.CommitNamed = session.CommitMessages(c.s.Stmts.Prefix, false)
-	missing := &session.SrvErr{F: wire.ErrorFields{Code: "26000", Message: `prepared statement "x" does not exist`}}
-	c.s.Wmu.Lock()
-	r1, r2 := &session.Request{Step: 1}, &session.Request{Step: 1}
-	c.s.CommitMsgsLocked(r1)
-	c.s.CommitMsgsLocked(r2)
-	c.s.Wmu.Unlock()
-	if !c.s.Failed(r1, missing) {
-		t.Fatal("the first run's missing named BEGIN is no pooler sign")
-	}
-	if !c.s.Failed(r2, missing) {
-		t.Error("a second run given the named BEGIN before the first failure was read: its failure is no pooler sign")
-	}
-
-	c = &Conn{s: session.Session{CommitState: session.CommitReady, Proxied: new(atomic.Bool)}}
-	c.s.Stmts = session.NewStmtCache(session.CachePrepare, 10)
-	c.s.Wmu.Lock()
-	r3 := &session.Request{Step: 1}
-	c.s.CommitMsgsLocked(r3)
-	c.s.NoteDeallocateLocked()
-	c.s.Wmu.Unlock()
-	if c.s.Failed(r3, missing) {
-		t.Error("a failure after a DEALLOCATE was queued counts as a pooler sign")
 	}
 }

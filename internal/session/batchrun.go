@@ -170,7 +170,7 @@ func (c *Session) StartBatch(ctx context.Context, owner *Holder, all bool, items
 	}
 	for {
 		req, run, again, err := c.queueBatch(ctx, owner, all, items, sqls, budget)
-		if again && budget.Again(ctx, ResendPathChanged) {
+		if again && budget.Again(ctx, resendPathChanged) {
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil || req == nil {

@@ -344,7 +344,7 @@ func (c *Session) ResetNote(deallocPrepared bool) func(SQLTraits) {
 // a run, by boundLocked; for a simple query, by its build.
 func (c *Session) noteQueuedLocked(t SQLTraits, owner *Holder) {
 	if t.Deallocates {
-		c.NoteDeallocateLocked()
+		c.noteDeallocateLocked()
 	}
 	if t.prepares {
 		c.Stmts.SqlPrepared = true

@@ -67,7 +67,7 @@ type errSite struct {
 
 // classify returns the error that req's caller gets for e, an
 // ErrorResponse in req's reply (see the file comment).
-func (c *Session) classify(req *Request, e *SrvErr, s errSite) error {
+func (c *Session) classify(req *Request, e *srvErr, s errSite) error {
 	err := c.classifyRun(req, e, s)
 	if s.describe && err != e.Err && !IsNotSent(err) {
 		return NotSent(err)
@@ -75,7 +75,7 @@ func (c *Session) classify(req *Request, e *SrvErr, s errSite) error {
 	return err
 }
 
-func (c *Session) classifyRun(req *Request, e *SrvErr, s errSite) error {
+func (c *Session) classifyRun(req *Request, e *srvErr, s errSite) error {
 	switch {
 	case s.fatal == fatalBeforeRun && e.nothingRanAfter(),
 		s.fatal == fatalWhileIdle && e.sentWhileIdle():
@@ -96,9 +96,9 @@ func (c *Session) classifyRun(req *Request, e *SrvErr, s errSite) error {
 // languages every 57014 counts), for a statement whose own ctx did not
 // end (ownEnded), with a cancel under way since clock was read from
 // Session.CancelClock (when the statement was queued).
-func (c *Session) strayCancel(e *SrvErr, clock uint64, ownEnded bool) bool {
-	return e.F.Code == "57014" && !ownEnded && c.CancelClock.Load() != clock &&
-		!strings.Contains(e.F.Message, "statement timeout")
+func (c *Session) strayCancel(e *srvErr, clock uint64, ownEnded bool) bool {
+	return e.f.Code == "57014" && !ownEnded && c.CancelClock.Load() != clock &&
+		!strings.Contains(e.f.Message, "statement timeout")
 }
 
 // ErrRefused is wrapped, with the server's 25P02, by the error of a
@@ -106,22 +106,22 @@ func (c *Session) strayCancel(e *SrvErr, clock uint64, ownEnded bool) bool {
 // block that nobody held (see txblock.go); nothing of it ran.
 var ErrRefused = errors.New("pgline: statement refused in an aborted transaction block another request left, rolled back since; nothing of it ran")
 
-func refusedErr(e *SrvErr) error { return fmt.Errorf("%w: %w", ErrRefused, e.Err) }
+func refusedErr(e *srvErr) error { return fmt.Errorf("%w: %w", ErrRefused, e.Err) }
 
 // refused reports whether e, req's error, is the refusal of a statement
 // queued before the ROLLBACK of a stranded transaction block (see
 // txBlock.refused): nothing of req ran.
-func (c *Session) refused(req *Request, e *SrvErr) bool {
-	return e.F.Code == "25P02" && req != nil && c.Block.Refused(req.seq)
+func (c *Session) refused(req *Request, e *srvErr) bool {
+	return e.f.Code == "25P02" && req != nil && c.Block.refused(req.seq)
 }
 
-// SrvErr is an ErrorResponse as the session reads it (pgError): its
+// srvErr is an ErrorResponse as the session reads it (pgError): its
 // fields, which the session's rules look at, and err, the error its
 // caller gets (a *PgError, made by apiErrors.server). It is not an
 // error itself: what a caller gets is always err, or an error wrapping
 // it.
-type SrvErr struct {
-	F   wire.ErrorFields // what the server sent
+type srvErr struct {
+	f   wire.ErrorFields // what the server sent
 	Err error            // what the caller gets (see apiErrors.server)
 }
 
@@ -131,20 +131,20 @@ type SrvErr struct {
 // The srvErr is a value, and the fields go to apiErrors.server by value:
 // neither is moved to the heap (the session's rules only read it), so an
 // error costs what its *PgError costs.
-func ParseSrvErr(body []byte) (SrvErr, error) {
+func ParseSrvErr(body []byte) (srvErr, error) {
 	f, err := wire.ParseErrorFields(body)
 	if err != nil {
-		return SrvErr{}, ProtocolErr(err)
+		return srvErr{}, ProtocolErr(err)
 	}
 	if f.Severity == "" && f.SeverityV == "" || f.Code == "" || f.Message == "" {
-		return SrvErr{}, APIErrors.Protocol("ErrorResponse without severity, SQLSTATE or message")
+		return srvErr{}, APIErrors.Protocol("ErrorResponse without severity, SQLSTATE or message")
 	}
-	return SrvErr{F: f, Err: APIErrors.Server(f)}, nil
+	return srvErr{f: f, Err: APIErrors.Server(f)}, nil
 }
 
 // fatal reports whether the server ends the session with e: severity
 // FATAL or PANIC (see fatalSeverity).
-func (e *SrvErr) fatal() bool { return FatalSeverity(e.F.Severity, e.F.SeverityV) }
+func (e *srvErr) fatal() bool { return FatalSeverity(e.f.Severity, e.f.SeverityV) }
 
 // FatalSeverity reports whether an error of severity sev (localized) and
 // sevV (not localized, which PgBouncer does not send) ends the session:
@@ -175,14 +175,14 @@ func FatalSeverity(sev, sevV string) bool {
 // when the reply has a message the server sends before it runs anything
 // (the extended protocol's ParseComplete or BindComplete, see
 // Rows.readRow); a simple Query's has none (see sentWhileIdle).
-func (e *SrvErr) nothingRanAfter() bool {
+func (e *srvErr) nothingRanAfter() bool {
 	if !e.fatal() {
 		return false
 	}
-	if e.F.Routine != "" {
+	if e.f.Routine != "" {
 		return true
 	}
-	switch e.F.Message {
+	switch e.f.Message {
 	case "query_wait_timeout", "client_idle_timeout":
 		return true
 	}
@@ -196,11 +196,11 @@ func (e *SrvErr) nothingRanAfter() bool {
 // message of the reply to a simple Query, it tells that the text was not
 // read: nothing of it ran. Any other FATAL (pg_terminate_backend, a
 // shutdown) may end the session while the text runs.
-func (e *SrvErr) sentWhileIdle() bool {
+func (e *srvErr) sentWhileIdle() bool {
 	if !e.nothingRanAfter() {
 		return false
 	}
-	return e.F.Routine != "" && e.F.Code == "57P05" || e.F.Routine == ""
+	return e.f.Routine != "" && e.f.Code == "57P05" || e.f.Routine == ""
 }
 
 // ProtocolErr makes a decoding error of the wire layer the caller's

@@ -204,7 +204,7 @@ func (c *Session) SendWhileHeld(owner, root *Holder, sql string) {
 func (c *Session) RolledBackAfter(h *Holder) bool {
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()
-	return c.Block.LastRollback > h.lastSeq
+	return c.Block.lastRollback > h.lastSeq
 }
 
 // endTxLocked releases the connection from a transaction that ended,

@@ -72,38 +72,38 @@ type Request struct {
 	seq   uint64        // its place in the order of requests queued (see writer.swapLocked)
 	turn  chan struct{} // receives one token when the request becomes the head
 	state atomic.Int32
-	Next  *Request // the request queued after this one; guarded by Session.Wmu
+	next  *Request // the request queued after this one; guarded by Session.Wmu
 	// reqSpec is what the request is, fixed when it was submitted
 	// (Session.submitLocked). onDrained alone changes after: dropped when
 	// the caller gets its turn (waitTurn), set again by the reader that
 	// abandons a COPY's reply (exchangeHeld).
 	ReqSpec
-	// Chained is set when the run queued after this one took its Sync
+	// chained is set when the run queued after this one took its Sync
 	// (see the file comment): the reply ends with the CommandComplete of
 	// the COMMIT that replaced it, unless an error comes first; then it
 	// ends with the group's ReadyForQuery. Set under wmu while the bytes
 	// are unwritten, read by the head once they are answered.
-	Chained atomic.Bool
-	// Step counts the completions read in a chained reply: the
+	chained atomic.Bool
+	// step counts the completions read in a chained reply: the
 	// statement's, BEGIN's, COMMIT's; -1 once an error was read, when
 	// failedAt keeps the step the error came at.
-	Step, failedAt int8
-	// PreparesCommit: the messages that replaced its Sync prepare the
+	step, failedAt int8
+	// preparesCommit: the messages that replaced its Sync prepare the
 	// named BEGIN and COMMIT (see commitMsgsLocked); parsed counts their
 	// ParseComplete. Set under wmu by the run that takes its Sync, which
 	// may happen after the request became the head (its bytes still
 	// unwritten), read by the head: atomic.
-	PreparesCommit atomic.Bool
+	preparesCommit atomic.Bool
 	parsed         int8
 	// namedCommit: the messages that replaced its Sync are the named
 	// BEGIN and COMMIT, given when stmtCache.deallocs was commitDeallocs.
 	// Set and read under wmu.
 	namedCommit    bool
 	commitDeallocs uint64
-	// Skipped is set, before its turn, on a run whose Sync group failed
+	// skipped is set, before its turn, on a run whose Sync group failed
 	// before reaching it: the server skipped its messages, so it has no
 	// reply and nothing of it ran.
-	Skipped bool
+	skipped bool
 	// skippedInBlock: skipped in a transaction block a caller's raw
 	// BEGIN began (see strandForeign, txblock.go), which pgline's ROLLBACK ends
 	// next: sent again it would run outside that block, which its caller
@@ -208,10 +208,10 @@ func (r *Request) free() {
 	case <-r.turn: // never left behind, but a stale token must not survive
 	default:
 	}
-	r.Next, r.cancelClock, r.ReqSpec = nil, 0, ReqSpec{}
-	r.Chained.Store(false)
-	r.Step, r.failedAt, r.Skipped, r.skippedInBlock, r.parsed = 0, 0, false, false, 0
-	r.PreparesCommit.Store(false)
+	r.next, r.cancelClock, r.ReqSpec = nil, 0, ReqSpec{}
+	r.chained.Store(false)
+	r.step, r.failedAt, r.skipped, r.skippedInBlock, r.parsed = 0, 0, false, false, 0
+	r.preparesCommit.Store(false)
 	r.rfqs, r.completions, r.described, r.draining, r.status, r.ran = 0, 0, 0, false, 0, false
 	r.Watch.Interrupts, r.Watch.start = false, time.Time{}
 	r.Watch.c, r.Watch.Ctx, r.Watch.stopAfter, r.Watch.timer = nil, nil, nil, nil
@@ -230,7 +230,7 @@ func (c *Session) sendDetachedUnlock(sql string) {
 	c.closesQueuedLocked()
 	req := c.submitLocked(&ReqSpec{detached: true, endsBlock: sql == "ROLLBACK"})
 	if req.endsBlock {
-		c.Block.RollbackQueued(req.seq)
+		c.Block.rollbackQueued(req.seq)
 	}
 	if !req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 		// It is the head: nobody would hand it the turn to drain it.
@@ -271,7 +271,7 @@ func (c *Session) sendRun(ctx context.Context, s *ReqSpec, build func([]byte) ([
 	share = share && c.shareSyncs && owner == nil
 	queued := c.Writer.buf()
 	chain := share && prev != nil && prev == c.Tail && len(queued) == c.syncHolderEnd &&
-		len(c.Stmts.closing) == 0 && c.Block.Status.Load() == 'I'
+		len(c.Stmts.closing) == 0 && c.Block.status.Load() == 'I'
 	c.syncHolder = nil
 	start := len(queued)
 	buf, err := build(c.appendClosesLocked(queued))
@@ -281,8 +281,8 @@ func (c *Session) sendRun(ctx context.Context, s *ReqSpec, build func([]byte) ([
 	}
 	c.closesQueuedLocked()
 	if chain {
-		buf = slices.Replace(buf, start-len(syncMsg), start, c.CommitMsgsLocked(prev)...)
-		prev.Chained.Store(true)
+		buf = slices.Replace(buf, start-len(syncMsg), start, c.commitMsgsLocked(prev)...)
+		prev.chained.Store(true)
 		c.Shared++
 	}
 	c.Writer.queue(buf)
@@ -306,11 +306,11 @@ var syncMsg = wire.AppendSync(nil)
 // prepared by the first run that carries them and bound by the others
 // once its reply confirms them; until then, and in the other modes
 // (PgBouncer), the unnamed statement is parsed each time.
-var commitUnnamed = CommitMessages("", true)
+var commitUnnamed = commitMessages("", true)
 
-// CommitMessages returns the BEGIN and COMMIT messages: parsed and bound,
+// commitMessages returns the BEGIN and COMMIT messages: parsed and bound,
 // or only bound, for statement names with prefix (none when empty).
-func CommitMessages(prefix string, parse bool) []byte {
+func commitMessages(prefix string, parse bool) []byte {
 	var b []byte
 	for _, sql := range []string{"BEGIN", "COMMIT"} {
 		name := ""
@@ -329,28 +329,28 @@ func CommitMessages(prefix string, parse bool) []byte {
 
 // States of the named BEGIN and COMMIT statements (Session.CommitState).
 const (
-	CommitNone     = iota // not prepared
-	CommitPending         // carried by a run whose reply has not confirmed them
+	commitNone     = iota // not prepared
+	commitPending         // carried by a run whose reply has not confirmed them
 	CommitReady           // prepared
 	CommitDisabled        // unknown after a failure: the unnamed statement is used
 )
 
-// CommitMsgsLocked returns the messages that replace prev's Sync. The
+// commitMsgsLocked returns the messages that replace prev's Sync. The
 // caller holds wmu.
-func (c *Session) CommitMsgsLocked(prev *Request) []byte {
+func (c *Session) commitMsgsLocked(prev *Request) []byte {
 	switch {
 	case c.Stmts.mode != CachePrepare:
 		return commitUnnamed
 	case c.CommitState == CommitReady:
 		prev.namedCommit, prev.commitDeallocs = true, c.Stmts.deallocs
-		return c.CommitNamed
-	case c.CommitState == CommitNone:
-		if c.CommitNamed == nil {
-			c.commitPrepare = CommitMessages(c.Stmts.Prefix, true)
-			c.CommitNamed = CommitMessages(c.Stmts.Prefix, false)
+		return c.commitNamed
+	case c.CommitState == commitNone:
+		if c.commitNamed == nil {
+			c.commitPrepare = commitMessages(c.Stmts.Prefix, true)
+			c.commitNamed = commitMessages(c.Stmts.Prefix, false)
 		}
-		c.CommitState = CommitPending
-		prev.PreparesCommit.Store(true)
+		c.CommitState = commitPending
+		prev.preparesCommit.Store(true)
 		prev.namedCommit, prev.commitDeallocs = true, c.Stmts.deallocs
 		return c.commitPrepare
 	}
@@ -360,22 +360,22 @@ func (c *Session) CommitMsgsLocked(prev *Request) []byte {
 // completed notes a CommandComplete or EmptyQueryResponse in req's reply
 // and reports whether it ends the reply: the COMMIT's, in a chained run.
 func (c *Session) completed(req *Request) bool {
-	if req == nil || req.Step < 0 || !req.Chained.Load() {
+	if req == nil || req.step < 0 || !req.chained.Load() {
 		return false
 	}
-	req.Step++
-	return req.Step == 3
+	req.step++
+	return req.step == 3
 }
 
 // inCommit reports whether req's statement has completed and what is read
 // now belongs to the BEGIN and COMMIT after it.
-func (req *Request) inCommit() bool { return req != nil && req.Step > 0 }
+func (req *Request) inCommit() bool { return req != nil && req.step > 0 }
 
 // parsed notes a ParseComplete in req's reply. After the statement, in a
 // run that prepares the named BEGIN and COMMIT, the second one confirms
 // them: the runs after it may bind them.
 func (c *Session) parsed(req *Request) {
-	if req == nil || !req.PreparesCommit.Load() || req.Step <= 0 {
+	if req == nil || !req.preparesCommit.Load() || req.step <= 0 {
 		return
 	}
 	if req.parsed++; req.parsed == 2 {
@@ -383,7 +383,7 @@ func (c *Session) parsed(req *Request) {
 	}
 }
 
-// Failed notes an ErrorResponse in req's reply: it now ends with the
+// failed notes an ErrorResponse in req's reply: it now ends with the
 // ReadyForQuery of its Sync group. The named BEGIN and COMMIT a run
 // carried were not prepared when its statement failed (the server skipped
 // their Parse), or when one Parse of the two failed; when a failure says
@@ -394,32 +394,32 @@ func (c *Session) parsed(req *Request) {
 // them, also one queued before another run's failure disabled them: the
 // reading depends on what the run carried and on what was queued since,
 // not on the state when its failure is read.
-func (c *Session) Failed(req *Request, e *SrvErr) (pooler bool) {
-	if req == nil || req.Step < 0 {
+func (c *Session) failed(req *Request, e *srvErr) (pooler bool) {
+	if req == nil || req.step < 0 {
 		return false
 	}
-	if req.Step > 0 && (e.F.Code == "26000" || e.F.Code == "42P05") {
+	if req.step > 0 && (e.f.Code == "26000" || e.f.Code == "42P05") {
 		c.Wmu.Lock()
 		pooler = req.namedCommit && req.commitDeallocs == c.Stmts.deallocs
 		c.Wmu.Unlock()
 		c.setCommitState(CommitDisabled)
 		if pooler {
-			c.ToDescribeMode("the named BEGIN or COMMIT: " + e.F.Message + " (SQLSTATE " + e.F.Code + ")")
+			c.ToDescribeMode("the named BEGIN or COMMIT: " + e.f.Message + " (SQLSTATE " + e.f.Code + ")")
 		}
 	}
-	if req.PreparesCommit.Load() {
+	if req.preparesCommit.Load() {
 		switch req.parsed {
 		case 0:
-			c.setCommitState(CommitNone)
+			c.setCommitState(commitNone)
 		case 1:
 			c.setCommitState(CommitDisabled) // BEGIN's exists, COMMIT's not
 		}
 	}
-	req.failedAt, req.Step = req.Step, -1
+	req.failedAt, req.step = req.step, -1
 	return pooler
 }
 
-// NoteDeallocateLocked is called as a statement that may deallocate
+// noteDeallocateLocked is called as a statement that may deallocate
 // pgline's prepared statements (sqlTraits.deallocates) is queued, under
 // wmu (in the request's build): the runs queued after it stop using the
 // named BEGIN and COMMIT, which it may remove, and a statement missing
@@ -427,7 +427,7 @@ func (c *Session) Failed(req *Request, e *SrvErr) (pooler bool) {
 // queued: a statement prepared meanwhile (while it waits at the gate
 // behind a transaction) would count as prepared after it, yet be
 // deallocated by it.
-func (c *Session) NoteDeallocateLocked() {
+func (c *Session) noteDeallocateLocked() {
 	c.Stmts.deallocs++
 	c.CommitState = CommitDisabled
 	// The statements cached so far may be gone after it: those queued
@@ -453,24 +453,24 @@ func (c *Session) setCommitState(s int) {
 	c.Wmu.Unlock()
 }
 
-// GroupEnded handles the ReadyForQuery that ends req's reply. When req
+// groupEnded handles the ReadyForQuery that ends req's reply. When req
 // had given its Sync away, an error ended its Sync group early: the runs
 // after it in the group were skipped by the server and are marked so.
-func (c *Session) GroupEnded(req *Request) error {
-	if req == nil || !req.Chained.Load() {
+func (c *Session) groupEnded(req *Request) error {
+	if req == nil || !req.chained.Load() {
 		return nil
 	}
-	if req.Step >= 0 {
+	if req.step >= 0 {
 		return c.fail(APIErrors.Protocol("ReadyForQuery before the end of a pipelined statement's COMMIT"))
 	}
-	inBlock := c.Block.SkipsInBlock(req.status)
+	inBlock := c.Block.skipsInBlock(req.status)
 	c.Wmu.Lock()
-	for r := req; r.Chained.Load(); {
-		r = r.Next
-		r.Skipped, r.skippedInBlock = true, inBlock
+	for r := req; r.chained.Load(); {
+		r = r.next
+		r.skipped, r.skippedInBlock = true, inBlock
 		c.Resent++
-		if r.PreparesCommit.Load() && c.CommitState == CommitPending {
-			c.CommitState = CommitNone // its Parse was skipped too
+		if r.preparesCommit.Load() && c.CommitState == commitPending {
+			c.CommitState = commitNone // its Parse was skipped too
 		}
 	}
 	c.Wmu.Unlock()
@@ -498,7 +498,7 @@ func (c *Session) enqueueLocked(req *Request) {
 		req.state.Store(reqHead)
 		req.turn <- struct{}{}
 	} else {
-		c.Tail.Next = req
+		c.Tail.next = req
 	}
 	c.Tail = req
 }
@@ -642,7 +642,7 @@ func (c *Session) handoff(req *Request) {
 		c.unarmed = nil
 	}
 	c.Wmu.Lock()
-	next := req.Next
+	next := req.next
 	c.Queued--
 	if next == nil {
 		c.Tail = nil
@@ -683,7 +683,7 @@ func (c *Session) drainReply(req *Request) error {
 	if req.describes != nil {
 		return c.readDescribes(req)
 	}
-	if req.Skipped {
+	if req.skipped {
 		return nil // the server sent nothing for it
 	}
 	for req.rfqs < req.syncs {
@@ -701,7 +701,7 @@ func (c *Session) drainReply(req *Request) error {
 			if err != nil {
 				return c.fail(err)
 			}
-			c.Failed(req, &pgErr)
+			c.failed(req, &pgErr)
 		case wire.MsgParseComplete:
 			c.parsed(req)
 		case wire.MsgCopyInResponse:

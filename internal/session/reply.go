@@ -103,7 +103,7 @@ func (c *Session) next(req *Request, mode readMode) (typ byte, body []byte, n in
 				return 0, nil, 0, c.fail(APIErrors.Protocol("ReadyForQuery before the statement's completion"))
 			}
 			if req == nil {
-				c.Block.Status.Store(uint32(body[0]))
+				c.Block.status.Store(uint32(body[0]))
 			} else if err := c.replyGroupEnded(req, body[0]); err != nil {
 				return 0, nil, 0, err
 			}
@@ -150,7 +150,7 @@ func (c *Session) ReadyForQuery(body []byte) error {
 	if err := checkReadyForQuery(body); err != nil {
 		return c.fail(err)
 	}
-	c.Block.Status.Store(uint32(body[0]))
+	c.Block.status.Store(uint32(body[0]))
 	return nil
 }
 
@@ -172,15 +172,15 @@ func (c *Session) replyGroupEnded(req *Request, status byte) error {
 	req.rfqs++
 	req.status = status
 	t := req.blockTraits()
-	strands, err := c.Block.ReadyForQuery(t, status)
+	strands, err := c.Block.readyForQuery(t, status)
 	if err != nil {
 		return c.fail(err)
 	}
 	if strands {
 		c.rollBackStranded(req)
 	}
-	c.Block.Stored(t, status)
-	return c.GroupEnded(req)
+	c.Block.stored(t, status)
+	return c.groupEnded(req)
 }
 
 // ErrSkippedInBlock is the error of a run the server skipped, its Sync
@@ -310,7 +310,7 @@ func (c *Session) drainTick(req *Request) error {
 			req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.Rd.InputBytes()
 			break
 		}
-		if req.Next != nil {
+		if req.next != nil {
 			// Requests wait behind: cancel only a statement that has run
 			// for the grace period and whose reply is not arriving (its
 			// end may be among bytes still on their way).
@@ -356,16 +356,16 @@ func (c *Session) drainTick(req *Request) error {
 func (c *Session) rollBackStranded(req *Request) {
 	c.Wmu.Lock()
 	if c.Closed.Load() {
-		c.Block.StrandedClosed()
+		c.Block.strandedClosed()
 		c.Wmu.Unlock()
 		return
 	}
-	if c.Block.LastRollback > req.seq {
-		c.Block.Stranded(c.Block.LastRollback, false)
+	if c.Block.lastRollback > req.seq {
+		c.Block.stranded(c.Block.lastRollback, false)
 		c.Wmu.Unlock()
 		return
 	}
-	c.Block.Stranded(c.SeqNext+1, true) // the ROLLBACK's seq
+	c.Block.stranded(c.SeqNext+1, true) // the ROLLBACK's seq
 	c.sendDetachedUnlock("ROLLBACK")
 }
 
@@ -501,7 +501,7 @@ func (c *Session) WaitOnce(ctx context.Context) error {
 // does not count (the two would step aside for each other for ever). The
 // caller holds wmu.
 func othersQueued(req *Request) bool {
-	for r := req.Next; r != nil; r = r.Next {
+	for r := req.next; r != nil; r = r.next {
 		if !r.listens {
 			return true
 		}

@@ -184,7 +184,7 @@ func (r *Result) ReadRow(c *Session) bool {
 			// server session, or the statement itself at its Bind, shows
 			// a transaction pooler: the statement's implicit transaction
 			// failed, nothing of it persisted.
-			site := errSite{pooler: c.Failed(r.Req, &pgErr) || !r.bound && !r.Req.inCommit() && c.poolerSign(r.Sd, &pgErr)}
+			site := errSite{pooler: c.failed(r.Req, &pgErr) || !r.bound && !r.Req.inCommit() && c.poolerSign(r.Sd, &pgErr)}
 			if first && !r.inBatch {
 				// Before a run's ParseComplete or BindComplete: a FATAL
 				// (pg_terminate_backend, a restart,

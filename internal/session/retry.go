@@ -39,18 +39,18 @@ import (
 	"github.com/pgline/pgline/internal/sqllex"
 )
 
-// ResendReason is why a call's failed attempt may be sent again (see the
+// resendReason is why a call's failed attempt may be sent again (see the
 // file comment).
-type ResendReason uint8
+type resendReason uint8
 
 // The reasons an attempt is sent again, each with its own budget (see the
 // file comment): hit by a cancel meant for another request (or refused, or
 // a pooler's sign); its cached statement stale; described before a
 // search_path change it was queued after.
 const (
-	ResendInterfered ResendReason = iota
-	ResendStale
-	ResendPathChanged
+	ResendInterfered resendReason = iota
+	resendStale
+	resendPathChanged
 )
 
 // Resends is a call's retry budget: what it has used of each reason's
@@ -65,7 +65,7 @@ type Resends struct {
 // Again reports whether an attempt that failed for reason may be sent
 // again: the call's ctx is alive and the reason's budget not used up. It
 // counts the attempt when it may.
-func (b *Resends) Again(ctx context.Context, reason ResendReason) bool {
+func (b *Resends) Again(ctx context.Context, reason resendReason) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -75,13 +75,13 @@ func (b *Resends) Again(ctx context.Context, reason ResendReason) bool {
 			b.Interfered++
 			return true
 		}
-	case ResendStale:
+	case resendStale:
 		if b.stale < 1 {
 			b.stale++
 			return true
 		}
-	case ResendPathChanged:
-		if b.path < MaxPathRetries {
+	case resendPathChanged:
+		if b.path < maxPathRetries {
 			b.path++
 			return true
 		}
@@ -93,7 +93,7 @@ func (b *Resends) Again(ctx context.Context, reason ResendReason) bool {
 // meant for other statements is sent again.
 const MaxCancelRetries = 5
 
-// MaxPathRetries bounds how often a statement (or a batch) that was
+// maxPathRetries bounds how often a statement (or a batch) that was
 // never sent, because a statement that may change search_path was queued
 // between its describe and its Bind (errPathChanged), is described again
 // and sent. It is its own budget, not maxCancelRetries: cancels and
@@ -113,7 +113,7 @@ const MaxCancelRetries = 5
 // thousand), and a caller whose ctx has no deadline then gets
 // errPathChanged (SafeToRetry) instead of waiting as long as that
 // goroutine runs. The ctx bounds the retries too (see Session.Run).
-const MaxPathRetries = 1000
+const maxPathRetries = 1000
 
 // Resendable reports whether sql, which failed with err, may be sent
 // again because a CancelRequest meant for another statement reached it

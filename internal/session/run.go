@@ -94,12 +94,12 @@ func (c *Session) Run(ctx context.Context, owner *Holder, res *Result, budget *R
 		if streamed {
 			req, err = c.sendStreamed(ctx, &spec, build)
 		} else {
-			req, err = c.sendRun(ctx, &spec, func(buf []byte) ([]byte, error) { return build(buf, nil) }, share && sd.traits.Shareable)
+			req, err = c.sendRun(ctx, &spec, func(buf []byte) ([]byte, error) { return build(buf, nil) }, share && sd.traits.shareable)
 		}
 		if pinned {
 			c.Unpin(sd)
 		}
-		if errors.Is(err, ErrPathChanged) && budget.Again(ctx, ResendPathChanged) {
+		if errors.Is(err, ErrPathChanged) && budget.Again(ctx, resendPathChanged) {
 			continue // nothing sent: described again under the new search_path
 		}
 		if err != nil {
@@ -113,7 +113,7 @@ func (c *Session) Run(ctx context.Context, owner *Holder, res *Result, budget *R
 		if err != nil {
 			return err
 		}
-		if req.Skipped {
+		if req.skipped {
 			// A statement before it in its Sync group failed: the server
 			// skipped it (see pipeline.go).
 			inBlock := req.skippedInBlock
@@ -143,7 +143,7 @@ func (c *Session) Run(ctx context.Context, owner *Holder, res *Result, budget *R
 		if c.dropOutdated(sd, code, message) {
 			// Nothing ran: prepare again and retry, outside a
 			// transaction (inside one, the error aborted it).
-			if res.TxStatus == 'I' && budget.Again(ctx, ResendStale) {
+			if res.TxStatus == 'I' && budget.Again(ctx, resendStale) {
 				continue
 			}
 			return err

@@ -41,7 +41,7 @@ type Session struct {
 	// and once it is delivered (see cancelSession).
 	CancelClock atomic.Uint64
 	// Block is the session's transaction-block state (txblock.go).
-	Block TxBlock
+	Block txBlock
 
 	Wmu sync.Mutex // protects the fields below, and writer's (see writer)
 	// Writer is the write side: the write buffer, the writer's role and
@@ -63,7 +63,7 @@ type Session struct {
 	SeqNext uint64
 	// commitPrepare and commitNamed are the named BEGIN and COMMIT,
 	// parsed or only bound, made at their first use.
-	commitPrepare, CommitNamed []byte
+	commitPrepare, commitNamed []byte
 	// Shared counts the runs that gave their Sync to the next, resent
 	// the runs skipped by the failure of their Sync group (for tests).
 	Shared, Resent uint64
@@ -82,7 +82,7 @@ type Session struct {
 	NotifyMu      sync.Mutex // protects notifications
 	Notifications []wire.NotificationResponse
 
-	serverFatal atomic.Pointer[SrvErr] // the first FATAL (or PANIC) error received (see pgError)
+	serverFatal atomic.Pointer[srvErr] // the first FATAL (or PANIC) error received (see pgError)
 	// Proxied is set when the host is found behind a transaction pooler:
 	// shared by the connections of a Pool to the host (see txpooler.go).
 	Proxied *atomic.Bool
@@ -141,13 +141,13 @@ func (c *Session) closedErr() error {
 
 // pgError decodes an ErrorResponse of the session. A FATAL one means the
 // server ends the session: nothing queued after it runs (see fail).
-func (c *Session) pgError(body []byte) (SrvErr, error) {
+func (c *Session) pgError(body []byte) (srvErr, error) {
 	e, err := ParseSrvErr(body)
 	if err == nil && e.fatal() {
 		fe := e // kept: only a FATAL one is moved to the heap
 		c.serverFatal.CompareAndSwap(nil, &fe)
 	}
-	if err == nil && e.F.Code == "25006" && c.ReadOnly != nil {
+	if err == nil && e.f.Code == "25006" && c.ReadOnly != nil {
 		c.ReadOnly()
 	}
 	return e, err
@@ -260,7 +260,7 @@ func (c *Session) Init(netConn net.Conn, opts SessionOpts) {
 	c.NetConn = netConn
 	c.peeker = newSockPeeker(netConn)
 	c.Params = make(map[string]string)
-	c.Stmts = NewStmtCache(opts.CacheMode, opts.CacheCapacity)
+	c.Stmts = newStmtCache(opts.CacheMode, opts.CacheCapacity)
 	c.dead = make(chan struct{})
 	c.Writer.init(c)
 }

@@ -96,7 +96,7 @@ func (sd *StmtDesc) origin() *StmtDesc {
 // statement rather than on every run.
 type SQLTraits struct {
 	copyIn      bool // may COPY FROM STDIN: runs alone (see holdForCopy)
-	Shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
+	shareable   bool // may share a Sync: not transaction control or COPY (see pipeline.go)
 	Deallocates bool // may deallocate pgline's prepared statements (see deallocatesOurs)
 	changesPath bool // may change search_path (see Session.boundLocked)
 	endsBlock   bool // ends the transaction block it may begin (see sqllex.Info.EndsBlock)
@@ -109,7 +109,7 @@ func TraitsOf(sql string) SQLTraits { return traitsOfInfo(sqllex.Scan(sql)) }
 
 // traitsOfInfo returns the traits of a text sqllex.Scan read as info.
 func traitsOfInfo(info sqllex.Info) SQLTraits {
-	return SQLTraits{copyIn: info.CopyFromStdin, Shareable: !info.KeepsOwnSync(), Deallocates: deallocatesOurs(info),
+	return SQLTraits{copyIn: info.CopyFromStdin, shareable: !info.KeepsOwnSync(), Deallocates: deallocatesOurs(info),
 		changesPath: info.ChangesSearchPath, endsBlock: info.EndsBlock, txControl: info.TransactionControl,
 		prepares: info.Prepares}
 }
@@ -195,16 +195,16 @@ type stmtCache struct {
 	SqlPrepared bool
 }
 
-// NewStmtCache makes a statement cache in mode (CacheAuto, CachePrepare,
+// newStmtCache makes a statement cache in mode (CacheAuto, CachePrepare,
 // CacheDescribe, CacheNone) holding at most capacity statements.
-func NewStmtCache(mode string, capacity int) *stmtCache {
+func newStmtCache(mode string, capacity int) *stmtCache {
 	if mode == "" || mode == CacheAuto {
 		mode = CachePrepare
 	}
 	if capacity <= 0 {
 		capacity = config.DefaultCacheCapacity
 	}
-	return &stmtCache{mode: mode, capacity: capacity, M: make(map[string]*StmtDesc), Prefix: StmtPrefix()}
+	return &stmtCache{mode: mode, capacity: capacity, M: make(map[string]*StmtDesc), Prefix: stmtPrefix()}
 }
 
 // get returns the cached description of sql, marking it recently used.

@@ -54,159 +54,159 @@ import (
 	"sync/atomic"
 )
 
-// StrandState is where the reader stands between finding a transaction
+// strandState is where the reader stands between finding a transaction
 // block stranded (see the file comment) and reading the reply of the
 // ROLLBACK that ends it. The state is set and read by the reader only.
-type StrandState uint8
+type strandState uint8
 
 const (
-	// StrandNone: no block found stranded is known to be open, and no
+	// strandNone: no block found stranded is known to be open, and no
 	// caller's block began after one ended.
-	StrandNone StrandState = iota
+	strandNone strandState = iota
 	// StrandOpen: the block last found stranded has not ended by the
 	// last ReadyForQuery before its ROLLBACK: a 25P02 for a request
 	// queued before the ROLLBACK is its refusal.
 	StrandOpen
-	// StrandForeign: the stranded block ended before its ROLLBACK (a
+	// strandForeign: the stranded block ended before its ROLLBACK (a
 	// caller's raw ROLLBACK or COMMIT), and a request nobody holds left
 	// the session in a block again: a caller's raw BEGIN (not a Tx's,
 	// which begins again: see Session.RolledBackAfter), which the ROLLBACK
 	// would end.
-	StrandForeign
-	// StrandOpenForeign: a block was found stranded in strandForeign,
+	strandForeign
+	// strandOpenForeign: a block was found stranded in strandForeign,
 	// and the ROLLBACK that ends it was queued before (a ROLLBACK of its
 	// own would have made it strandOpen): its 25P02s are no refusals, and
 	// the ROLLBACK's reply still closes the connection.
-	StrandOpenForeign
+	strandOpenForeign
 )
 
 // String names the state, for tests' messages.
-func (s StrandState) String() string {
+func (s strandState) String() string {
 	switch s {
-	case StrandNone:
+	case strandNone:
 		return "none"
 	case StrandOpen:
 		return "open"
-	case StrandForeign:
+	case strandForeign:
 		return "foreign"
-	case StrandOpenForeign:
+	case strandOpenForeign:
 		return "open-foreign"
 	}
 	return "invalid"
 }
 
-// Open reports whether the stranded block is taken to be open.
-func (s StrandState) Open() bool { return s == StrandOpen || s == StrandOpenForeign }
+// open reports whether the stranded block is taken to be open.
+func (s strandState) open() bool { return s == StrandOpen || s == strandOpenForeign }
 
-// Foreign reports whether a caller's block began after the stranded one
+// foreign reports whether a caller's block began after the stranded one
 // ended, before its ROLLBACK.
-func (s StrandState) Foreign() bool { return s == StrandForeign || s == StrandOpenForeign }
+func (s strandState) foreign() bool { return s == strandForeign || s == strandOpenForeign }
 
-// StrandEvent is what a ReadyForQuery says about the stranded block
+// strandEvent is what a ReadyForQuery says about the stranded block
 // (see txBlock.event).
-type StrandEvent uint8
+type strandEvent uint8
 
 const (
-	// EvAfterEnd: the ReadyForQuery of a request queued after the
+	// evAfterEnd: the ReadyForQuery of a request queued after the
 	// ROLLBACK of the last stranded block (or when none was found); it
 	// says nothing about that block.
-	EvAfterEnd StrandEvent = iota
-	// EvStays: before the ROLLBACK, and the block may still be open; the
+	evAfterEnd strandEvent = iota
+	// evStays: before the ROLLBACK, and the block may still be open; the
 	// session is idle or in a block somebody holds.
-	EvStays
-	// EvStaysOwnerless: as evStays, with the session in a block after a
+	evStays
+	// evStaysOwnerless: as evStays, with the session in a block after a
 	// request nobody holds.
-	EvStaysOwnerless
-	// EvEnds: before the ROLLBACK, the block has ended (the status says
+	evStaysOwnerless
+	// evEnds: before the ROLLBACK, the block has ended (the status says
 	// idle, or a live block after an aborted one: an aborted block is
 	// never live again, or a statement of transaction control of a
 	// request nobody holds ran), and the session is idle or in a block
 	// somebody holds.
-	EvEnds
-	// EvEndsOwnerless: as evEnds, with the session in a block after a
+	evEnds
+	// evEndsOwnerless: as evEnds, with the session in a block after a
 	// request nobody holds: a caller's raw BEGIN.
-	EvEndsOwnerless
-	// EvRolledBack: the reply of the ROLLBACK queued for the stranded
+	evEndsOwnerless
+	// evRolledBack: the reply of the ROLLBACK queued for the stranded
 	// block.
-	EvRolledBack
-	// EvStrandedOwn: the ReadyForQuery leaves the session in a block
+	evRolledBack
+	// evStrandedOwn: the ReadyForQuery leaves the session in a block
 	// nobody holds (blockTraits.leavesStranded), and a ROLLBACK of its
 	// own is queued.
-	EvStrandedOwn
-	// EvStrandedShared: as evStrandedOwn, and a ROLLBACK queued after
+	evStrandedOwn
+	// evStrandedShared: as evStrandedOwn, and a ROLLBACK queued after
 	// the request ends the block already.
-	EvStrandedShared
-	NumStrandEvents // the number of events, for tables indexed by them
+	evStrandedShared
+	numStrandEvents // the number of events, for tables indexed by them
 )
 
-// StrandNext is the transition table: strandNext[from][event] is the
+// strandNext is the transition table: strandNext[from][event] is the
 // state after event. Every state and event has an entry.
-var StrandNext = [...][NumStrandEvents]StrandState{
-	StrandNone: {
-		EvAfterEnd: StrandNone, EvStays: StrandNone, EvStaysOwnerless: StrandForeign,
-		EvEnds: StrandNone, EvEndsOwnerless: StrandForeign, EvRolledBack: StrandNone,
-		EvStrandedOwn: StrandOpen, EvStrandedShared: StrandOpen,
+var strandNext = [...][numStrandEvents]strandState{
+	strandNone: {
+		evAfterEnd: strandNone, evStays: strandNone, evStaysOwnerless: strandForeign,
+		evEnds: strandNone, evEndsOwnerless: strandForeign, evRolledBack: strandNone,
+		evStrandedOwn: StrandOpen, evStrandedShared: StrandOpen,
 	},
 	StrandOpen: {
-		EvAfterEnd: StrandOpen, EvStays: StrandOpen, EvStaysOwnerless: StrandOpen,
-		EvEnds: StrandNone, EvEndsOwnerless: StrandForeign, EvRolledBack: StrandNone,
-		EvStrandedOwn: StrandOpen, EvStrandedShared: StrandOpen,
+		evAfterEnd: StrandOpen, evStays: StrandOpen, evStaysOwnerless: StrandOpen,
+		evEnds: strandNone, evEndsOwnerless: strandForeign, evRolledBack: strandNone,
+		evStrandedOwn: StrandOpen, evStrandedShared: StrandOpen,
 	},
-	StrandForeign: {
-		EvAfterEnd: StrandForeign, EvStays: StrandForeign, EvStaysOwnerless: StrandForeign,
-		EvEnds: StrandForeign, EvEndsOwnerless: StrandForeign, EvRolledBack: StrandNone,
-		EvStrandedOwn: StrandOpen, EvStrandedShared: StrandOpenForeign,
+	strandForeign: {
+		evAfterEnd: strandForeign, evStays: strandForeign, evStaysOwnerless: strandForeign,
+		evEnds: strandForeign, evEndsOwnerless: strandForeign, evRolledBack: strandNone,
+		evStrandedOwn: StrandOpen, evStrandedShared: strandOpenForeign,
 	},
-	StrandOpenForeign: {
-		EvAfterEnd: StrandOpenForeign, EvStays: StrandOpenForeign, EvStaysOwnerless: StrandOpenForeign,
-		EvEnds: StrandForeign, EvEndsOwnerless: StrandForeign, EvRolledBack: StrandNone,
-		EvStrandedOwn: StrandOpen, EvStrandedShared: StrandOpenForeign,
+	strandOpenForeign: {
+		evAfterEnd: strandOpenForeign, evStays: strandOpenForeign, evStaysOwnerless: strandOpenForeign,
+		evEnds: strandForeign, evEndsOwnerless: strandForeign, evRolledBack: strandNone,
+		evStrandedOwn: StrandOpen, evStrandedShared: strandOpenForeign,
 	},
 }
 
-// BlockTraits are what the transaction-block state needs to know of the
+// blockTraits are what the transaction-block state needs to know of the
 // request whose reply a ReadyForQuery ends: all fixed when it was
 // queued, but ran and chainedFailed, which its reply told.
-type BlockTraits struct {
-	Seq uint64
-	// Detached: a request no caller waits for (a ROLLBACK pgline queued).
-	Detached bool
-	// EndsBlock: after it nobody holds the session's block (a detached
+type blockTraits struct {
+	seq uint64
+	// detached: a request no caller waits for (a ROLLBACK pgline queued).
+	detached bool
+	// endsBlock: after it nobody holds the session's block (a detached
 	// ROLLBACK, a transaction's COMMIT or ROLLBACK, a text that ends the
 	// block it may begin).
-	EndsBlock bool
-	// Ownerless: sent for no transaction or COPY holding the connection.
-	Ownerless bool
-	// TxControl and ran: a request nobody holds with a statement of
+	endsBlock bool
+	// ownerless: sent for no transaction or COPY holding the connection.
+	ownerless bool
+	// txControl and ran: a request nobody holds with a statement of
 	// transaction control, and one of its statements completed.
-	TxControl, Ran bool
-	// ChainedFailed: a run that gave its Sync away failed once its
+	txControl, ran bool
+	// chainedFailed: a run that gave its Sync away failed once its
 	// statement completed (in the BEGIN or COMMIT after it).
-	ChainedFailed bool
+	chainedFailed bool
 }
 
-func (r *Request) blockTraits() BlockTraits {
-	return BlockTraits{
-		Seq:           r.seq,
-		Detached:      r.detached,
-		EndsBlock:     r.endsBlock,
-		Ownerless:     r.owner == nil,
-		TxControl:     r.txControl,
-		Ran:           r.ran,
-		ChainedFailed: r.Chained.Load() && r.Step < 0 && r.failedAt > 0,
+func (r *Request) blockTraits() blockTraits {
+	return blockTraits{
+		seq:           r.seq,
+		detached:      r.detached,
+		endsBlock:     r.endsBlock,
+		ownerless:     r.owner == nil,
+		txControl:     r.txControl,
+		ran:           r.ran,
+		chainedFailed: r.chained.Load() && r.step < 0 && r.failedAt > 0,
 	}
 }
 
-// LeavesStranded reports whether a ReadyForQuery of status after a
+// leavesStranded reports whether a ReadyForQuery of status after a
 // request of traits t leaves the session in a transaction block that
 // nobody holds: after a chained run whose error came once its statement
 // completed, or after a request that ends the block, after which nobody
 // holds it.
-func (t BlockTraits) LeavesStranded(status byte) bool {
-	return status != 'I' && (t.EndsBlock || t.ChainedFailed)
+func (t blockTraits) leavesStranded(status byte) bool {
+	return status != 'I' && (t.endsBlock || t.chainedFailed)
 }
 
-// TxBlock is the session's transaction-block state: the status each
+// txBlock is the session's transaction-block state: the status each
 // ReadyForQuery reports, the ROLLBACKs pgline queued detached from any
 // caller, and the stranded block (see the file comment).
 //
@@ -216,8 +216,8 @@ func (t BlockTraits) LeavesStranded(status byte) bool {
 // lastRollback is under Session.Wmu. strand, end and endStatus are the
 // reader's alone: it keeps them from each ReadyForQuery (readyForQuery)
 // and from the ROLLBACK it queues for a stranded block (stranded).
-type TxBlock struct {
-	Status atomic.Uint32 // of the last ReadyForQuery: 'I', 'T' or 'E'
+type txBlock struct {
+	status atomic.Uint32 // of the last ReadyForQuery: 'I', 'T' or 'E'
 	// Rollbacks counts the ROLLBACKs pgline queued detached (a stranded
 	// block's, a transaction's that ended unsent) whose ReadyForQuery has
 	// not been read: the session's block ends with them, before anything
@@ -226,125 +226,125 @@ type TxBlock struct {
 	// Strands counts the blocks found stranded.
 	Strands atomic.Uint64
 
-	// LastRollback is the seq of the last ROLLBACK queued detached: a
+	// lastRollback is the seq of the last ROLLBACK queued detached: a
 	// block found stranded by a request queued before it ends with it.
 	// Under Session.Wmu.
-	LastRollback uint64
+	lastRollback uint64
 
-	Strand StrandState
+	Strand strandState
 	// End is the seq of the ROLLBACK that ends the last block found
 	// stranded; endStatus the status that found it.
 	End       uint64
-	EndStatus byte
+	endStatus byte
 }
 
-// ErrForeignRolledBack closes the connection when the ROLLBACK queued
+// errForeignRolledBack closes the connection when the ROLLBACK queued
 // for a stranded block is read in strandForeign or strandOpenForeign
 // with the session in a block.
-var ErrForeignRolledBack = errors.New("pgline: the ROLLBACK queued for a transaction block nobody held may have ended a block that a statement queued before it began once that one had ended (a raw ROLLBACK or COMMIT, then BEGIN); the connection is closed, since that block's statements may have been reported as done")
+var errForeignRolledBack = errors.New("pgline: the ROLLBACK queued for a transaction block nobody held may have ended a block that a statement queued before it began once that one had ended (a raw ROLLBACK or COMMIT, then BEGIN); the connection is closed, since that block's statements may have been reported as done")
 
 // event classifies a ReadyForQuery of status after a request of traits
 // t, before any block it leaves stranded is handled.
-func (b *TxBlock) event(t BlockTraits, status byte) StrandEvent {
+func (b *txBlock) event(t blockTraits, status byte) strandEvent {
 	switch {
-	case t.Detached && t.EndsBlock && t.Seq == b.End:
-		return EvRolledBack
-	case t.Seq >= b.End:
-		return EvAfterEnd
+	case t.detached && t.endsBlock && t.seq == b.End:
+		return evRolledBack
+	case t.seq >= b.End:
+		return evAfterEnd
 	}
-	ends := status == 'I' || status == 'T' && b.EndStatus == 'E' || t.TxControl && t.Ran
-	ownerless := status != 'I' && t.Ownerless
+	ends := status == 'I' || status == 'T' && b.endStatus == 'E' || t.txControl && t.ran
+	ownerless := status != 'I' && t.ownerless
 	switch {
 	case ends && ownerless:
-		return EvEndsOwnerless
+		return evEndsOwnerless
 	case ends:
-		return EvEnds
+		return evEnds
 	case ownerless:
-		return EvStaysOwnerless
+		return evStaysOwnerless
 	}
-	return EvStays
+	return evStays
 }
 
-// ReadyForQuery applies a ReadyForQuery of status read after a request
+// readyForQuery applies a ReadyForQuery of status read after a request
 // of traits t: the stranded block's transition, then status is stored.
 // It returns errForeignRolledBack when the connection must close, and
 // whether the session is left in a block nobody holds, which the caller
 // must hand to stranded before anything else is read.
-func (b *TxBlock) ReadyForQuery(t BlockTraits, status byte) (leavesStranded bool, err error) {
+func (b *txBlock) readyForQuery(t blockTraits, status byte) (leavesStranded bool, err error) {
 	ev := b.event(t, status)
-	if ev == EvRolledBack && b.Strand.Foreign() && b.Status.Load() != 'I' {
-		err = ErrForeignRolledBack
+	if ev == evRolledBack && b.Strand.foreign() && b.status.Load() != 'I' {
+		err = errForeignRolledBack
 	}
-	b.Strand = StrandNext[b.Strand][ev]
+	b.Strand = strandNext[b.Strand][ev]
 	if err != nil {
 		return false, err
 	}
-	leavesStranded = t.LeavesStranded(status)
+	leavesStranded = t.leavesStranded(status)
 	if leavesStranded {
-		b.EndStatus = status
+		b.endStatus = status
 	}
 	return leavesStranded, nil
 }
 
-// Stored records status as the session's, after readyForQuery and any
+// stored records status as the session's, after readyForQuery and any
 // stranded; a detached ROLLBACK's own reply takes its count back, so that
 // TxStatus never shows a block that such a ROLLBACK ends.
-func (b *TxBlock) Stored(t BlockTraits, status byte) {
-	b.Status.Store(uint32(status))
-	if t.Detached && t.EndsBlock {
+func (b *txBlock) stored(t blockTraits, status byte) {
+	b.status.Store(uint32(status))
+	if t.detached && t.endsBlock {
 		b.Rollbacks.Add(-1)
 	}
 }
 
-// Stranded records a block found stranded, ended by the ROLLBACK of seq
+// stranded records a block found stranded, ended by the ROLLBACK of seq
 // end: one queued for it (own), or one queued after the request that
 // found it. The caller holds wmu.
-func (b *TxBlock) Stranded(end uint64, own bool) {
+func (b *txBlock) stranded(end uint64, own bool) {
 	b.Strands.Add(1)
 	b.End = end
-	ev := EvStrandedShared
+	ev := evStrandedShared
 	if own {
-		ev = EvStrandedOwn
+		ev = evStrandedOwn
 	}
-	b.Strand = StrandNext[b.Strand][ev]
+	b.Strand = strandNext[b.Strand][ev]
 }
 
-// StrandedClosed records a block found stranded on a connection already
+// strandedClosed records a block found stranded on a connection already
 // closed: no ROLLBACK is queued, and none will be read.
-func (b *TxBlock) StrandedClosed() {
-	b.Strand = StrandNext[b.Strand][EvStrandedShared]
+func (b *txBlock) strandedClosed() {
+	b.Strand = strandNext[b.Strand][evStrandedShared]
 }
 
-// RollbackQueued records a detached ROLLBACK of seq queued. The caller
+// rollbackQueued records a detached ROLLBACK of seq queued. The caller
 // holds wmu.
-func (b *TxBlock) RollbackQueued(seq uint64) {
+func (b *txBlock) rollbackQueued(seq uint64) {
 	b.Rollbacks.Add(1) // until its ReadyForQuery (see stored)
-	b.LastRollback = seq
+	b.lastRollback = seq
 }
 
-// Refused reports whether a 25P02 for the request of seq is the refusal
+// refused reports whether a 25P02 for the request of seq is the refusal
 // of the block found stranded, queued before its ROLLBACK: nothing of
 // the request ran.
-func (b *TxBlock) Refused(seq uint64) bool {
+func (b *txBlock) refused(seq uint64) bool {
 	return seq < b.End && b.Strand == StrandOpen
 }
 
-// SkipsInBlock reports whether runs the server skipped after a
+// skipsInBlock reports whether runs the server skipped after a
 // ReadyForQuery of status were skipped in a caller's block that the
 // stranded block's ROLLBACK will end (see request.skippedInBlock).
-func (b *TxBlock) SkipsInBlock(status byte) bool {
-	return status == 'E' && b.Strand.Foreign()
+func (b *txBlock) skipsInBlock(status byte) bool {
+	return status == 'E' && b.Strand.foreign()
 }
 
 // TxStatus is Conn.TxStatus: the last status, but 'I' while a detached
 // ROLLBACK is in flight.
-func (b *TxBlock) TxStatus() byte {
+func (b *txBlock) TxStatus() byte {
 	for {
-		s := byte(b.Status.Load())
+		s := byte(b.status.Load())
 		if s == 'I' || b.Rollbacks.Load() > 0 {
 			return 'I'
 		}
-		if byte(b.Status.Load()) == s { // not a ROLLBACK's status stored meanwhile
+		if byte(b.status.Load()) == s { // not a ROLLBACK's status stored meanwhile
 			return s
 		}
 	}

@@ -44,9 +44,9 @@ var ErrPooler = errors.New("pgline: the connection goes through a transaction po
 // and digits, so that a name needs no quoting in SQL (DEALLOCATE).
 var nameEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// StmtPrefix returns a new connection's prefix of statement names,
+// stmtPrefix returns a new connection's prefix of statement names,
 // "pgline_" and a random tag of 32 bits (7 characters).
-func StmtPrefix() string {
+func stmtPrefix() string {
 	var b [4]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
 	return "pgline_" + nameEncoding.EncodeToString(b[:])
@@ -110,8 +110,8 @@ func (f *ProxyFlags) Hosts() []string {
 // connection, still cached (not closed by pgline), and no statement that
 // may deallocate it was sent since it was prepared. The connection then
 // switches to describe mode.
-func (c *Session) poolerSign(sd *StmtDesc, e *SrvErr) bool {
-	if e.F.Code != "26000" && e.F.Code != "42P05" || sd == nil || sd.Name == "" {
+func (c *Session) poolerSign(sd *StmtDesc, e *srvErr) bool {
+	if e.f.Code != "26000" && e.f.Code != "42P05" || sd == nil || sd.Name == "" {
 		return false
 	}
 	sd = sd.origin()
@@ -119,7 +119,7 @@ func (c *Session) poolerSign(sd *StmtDesc, e *SrvErr) bool {
 	sign := !sd.closed && sd.deallocs == c.Stmts.deallocs
 	c.Wmu.Unlock()
 	if sign {
-		c.ToDescribeMode(fmt.Sprintf("statement %s: %s (SQLSTATE %s)", sd.Name, e.F.Message, e.F.Code))
+		c.ToDescribeMode(fmt.Sprintf("statement %s: %s (SQLSTATE %s)", sd.Name, e.f.Message, e.f.Code))
 	}
 	return sign
 }

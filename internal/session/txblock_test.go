@@ -1,42 +1,40 @@
-package pgline
+package session
 
 import (
 	"errors"
 	"fmt"
 	"testing"
-
-	"github.com/pgline/pgline/internal/session"
 )
 
 // TestTxBlockTransitions pins every transition of the stranded block's
 // state machine (txblock.go): each state and event, written out by hand.
 func TestTxBlockTransitions(t *testing.T) {
 	const (
-		N  = session.StrandNone
-		O  = session.StrandOpen
-		F  = session.StrandForeign
-		OF = session.StrandOpenForeign
+		N  = strandNone
+		O  = StrandOpen
+		F  = strandForeign
+		OF = strandOpenForeign
 	)
-	events := []session.StrandEvent{session.EvAfterEnd, session.EvStays, session.EvStaysOwnerless, session.EvEnds, session.EvEndsOwnerless, session.EvRolledBack, session.EvStrandedOwn, session.EvStrandedShared}
-	want := map[session.StrandState][]session.StrandState{
+	events := []strandEvent{evAfterEnd, evStays, evStaysOwnerless, evEnds, evEndsOwnerless, evRolledBack, evStrandedOwn, evStrandedShared}
+	want := map[strandState][]strandState{
 		//   afterEnd stays ownerless ends endsOwnerless rolledBack strandedOwn strandedShared
 		N:  {N, N, F, N, F, N, O, O},
 		O:  {O, O, O, N, F, N, O, O},
 		F:  {F, F, F, F, F, N, O, OF},
 		OF: {OF, OF, OF, F, F, N, O, OF},
 	}
-	if len(events) != int(session.NumStrandEvents) {
-		t.Fatalf("%d events listed, %d defined", len(events), session.NumStrandEvents)
+	if len(events) != int(numStrandEvents) {
+		t.Fatalf("%d events listed, %d defined", len(events), numStrandEvents)
 	}
 	for from, tos := range want {
 		for i, ev := range events {
-			if got := session.StrandNext[from][ev]; got != tos[i] {
+			if got := strandNext[from][ev]; got != tos[i] {
 				t.Errorf("%v on event %d: %v, want %v", from, ev, got, tos[i])
 			}
 		}
 	}
-	if len(session.StrandNext) != len(want) {
-		t.Errorf("table has %d states, want %d", len(session.StrandNext), len(want))
+	if len(strandNext) != len(want) {
+		t.Errorf("table has %d states, want %d", len(strandNext), len(want))
 	}
 }
 
@@ -52,23 +50,23 @@ type strandOracle struct {
 
 // ready is the old replyGroupEnded up to storing the status; rollback
 // is the outcome of queueing the ROLLBACK: 0 closed, 1 shared, 2 own.
-func (o *strandOracle) ready(t session.BlockTraits, status byte, rollback int, seqNext uint64) (fail, strands bool) {
-	if t.Detached && t.EndsBlock && t.Seq == o.end {
+func (o *strandOracle) ready(t blockTraits, status byte, rollback int, seqNext uint64) (fail, strands bool) {
+	if t.detached && t.endsBlock && t.seq == o.end {
 		foreign := o.foreign
 		o.foreign = false
 		if foreign && o.status != 'I' {
 			return true, false
 		}
 	}
-	if t.Seq < o.end {
-		if status == 'I' || status == 'T' && o.endStatus == 'E' || t.TxControl && t.Ran {
+	if t.seq < o.end {
+		if status == 'I' || status == 'T' && o.endStatus == 'E' || t.txControl && t.ran {
 			o.open = false
 		}
-		if !o.open && status != 'I' && t.Ownerless {
+		if !o.open && status != 'I' && t.ownerless {
 			o.foreign = true
 		}
 	}
-	if t.LeavesStranded(status) {
+	if t.leavesStranded(status) {
 		strands = true
 		o.endStatus = status
 		o.open = true
@@ -94,7 +92,7 @@ func TestTxBlockMatchesOldLogic(t *testing.T) {
 	const end, seqNext = 10, 20
 	statuses := []byte{'I', 'T', 'E'}
 	type step struct {
-		t        session.BlockTraits
+		t        blockTraits
 		status   byte
 		rollback int
 	}
@@ -104,14 +102,14 @@ func TestTxBlockMatchesOldLogic(t *testing.T) {
 			for rb := range 3 {
 				for seq := uint64(end - 2); seq <= end+2; seq++ {
 					steps = append(steps, step{
-						t: session.BlockTraits{
-							Seq:           seq,
-							Detached:      bits&1 != 0,
-							EndsBlock:     bits&2 != 0,
-							Ownerless:     bits&4 != 0,
-							TxControl:     bits&8 != 0,
-							Ran:           bits&16 != 0,
-							ChainedFailed: bits&32 != 0,
+						t: blockTraits{
+							seq:           seq,
+							detached:      bits&1 != 0,
+							endsBlock:     bits&2 != 0,
+							ownerless:     bits&4 != 0,
+							txControl:     bits&8 != 0,
+							ran:           bits&16 != 0,
+							chainedFailed: bits&32 != 0,
 						},
 						status: st, rollback: rb,
 					})
@@ -120,23 +118,23 @@ func TestTxBlockMatchesOldLogic(t *testing.T) {
 		}
 	}
 	checked := 0
-	for s := range session.StrandState(4) {
+	for s := range strandState(4) {
 		for _, endStatus := range statuses {
 			for _, status := range statuses {
 				for i, a := range steps {
 					for _, b := range []step{steps[(i*7+3)%len(steps)], steps[(i*13+5)%len(steps)], steps[(i*31+11)%len(steps)]} {
-						if b.t.Seq <= a.t.Seq {
+						if b.t.seq <= a.t.seq {
 							continue // replies are read in queue order
 						}
-						var m session.TxBlock
-						m.Strand, m.End, m.EndStatus = s, end, endStatus
-						m.Status.Store(uint32(status))
-						o := strandOracle{open: s.Open(), foreign: s.Foreign(), end: end, endStatus: endStatus, status: status}
+						var m txBlock
+						m.Strand, m.End, m.endStatus = s, end, endStatus
+						m.status.Store(uint32(status))
+						o := strandOracle{open: s.open(), foreign: s.foreign(), end: end, endStatus: endStatus, status: status}
 						for k, sp := range []step{a, b} {
 							label := fmt.Sprintf("start %v/%c/%c, step %d %+v status %c rollback %d", s, endStatus, status, k, sp.t, sp.status, sp.rollback)
 							oFail, oStrands := o.ready(sp.t, sp.status, sp.rollback, seqNext)
-							strands, err := m.ReadyForQuery(sp.t, sp.status)
-							if (err != nil) != oFail || oFail && !errors.Is(err, session.ErrForeignRolledBack) {
+							strands, err := m.readyForQuery(sp.t, sp.status)
+							if (err != nil) != oFail || oFail && !errors.Is(err, errForeignRolledBack) {
 								t.Fatalf("%s: error %v, old logic fails %v", label, err, oFail)
 							}
 							if oFail {
@@ -148,21 +146,21 @@ func TestTxBlockMatchesOldLogic(t *testing.T) {
 							if strands {
 								switch sp.rollback {
 								case 0:
-									m.StrandedClosed()
+									m.strandedClosed()
 								case 1:
-									m.Stranded(seqNext-1, false)
+									m.stranded(seqNext-1, false)
 								case 2:
-									m.Stranded(seqNext+1, true)
+									m.stranded(seqNext+1, true)
 								}
 							}
-							m.Stored(sp.t, sp.status)
-							for seq := sp.t.Seq + 1; seq <= seqNext+2; seq++ {
-								if got, old := m.Refused(seq), seq < o.end && o.open && !o.foreign; got != old {
+							m.stored(sp.t, sp.status)
+							for seq := sp.t.seq + 1; seq <= seqNext+2; seq++ {
+								if got, old := m.refused(seq), seq < o.end && o.open && !o.foreign; got != old {
 									t.Fatalf("%s: refused(%d) %v, old %v (state %v)", label, seq, got, old, m.Strand)
 								}
 							}
 							for _, st := range statuses {
-								if got, old := m.SkipsInBlock(st), st == 'E' && o.foreign; got != old {
+								if got, old := m.skipsInBlock(st), st == 'E' && o.foreign; got != old {
 									t.Fatalf("%s: skipsInBlock(%c) %v, old %v", label, st, got, old)
 								}
 							}
@@ -179,23 +177,23 @@ func TestTxBlockMatchesOldLogic(t *testing.T) {
 // TestTxBlockTxStatus: TxStatus shows 'I' while a detached ROLLBACK is in
 // flight, and the last status once its reply is read.
 func TestTxBlockTxStatus(t *testing.T) {
-	var b session.TxBlock
-	b.Status.Store('E')
+	var b txBlock
+	b.status.Store('E')
 	if s := b.TxStatus(); s != 'E' {
 		t.Fatalf("TxStatus %c, want E", s)
 	}
-	b.RollbackQueued(5)
+	b.rollbackQueued(5)
 	if s := b.TxStatus(); s != 'I' {
 		t.Fatalf("TxStatus %c with a ROLLBACK in flight, want I", s)
 	}
-	if b.LastRollback != 5 {
-		t.Fatalf("lastRollback %d", b.LastRollback)
+	if b.lastRollback != 5 {
+		t.Fatalf("lastRollback %d", b.lastRollback)
 	}
-	rb := session.BlockTraits{Seq: 5, Detached: true, EndsBlock: true, Ownerless: true}
-	if _, err := b.ReadyForQuery(rb, 'T'); err != nil {
+	rb := blockTraits{seq: 5, detached: true, endsBlock: true, ownerless: true}
+	if _, err := b.readyForQuery(rb, 'T'); err != nil {
 		t.Fatal(err)
 	}
-	b.Stored(rb, 'T')
+	b.stored(rb, 'T')
 	if s := b.TxStatus(); s != 'T' {
 		t.Fatalf("TxStatus %c after the ROLLBACK's reply, want T", s)
 	}

@@ -1,10 +1,8 @@
-package pgline
+package session
 
 import (
 	"context"
 	"testing"
-
-	"github.com/pgline/pgline/internal/session"
 )
 
 // TestRetryBudgets pins each reason's budget (retry.go): a call may be
@@ -14,14 +12,14 @@ import (
 func TestRetryBudgets(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		reason session.ResendReason
+		reason resendReason
 		budget int
 	}{
-		{session.ResendInterfered, session.MaxCancelRetries},
-		{session.ResendStale, 1},
-		{session.ResendPathChanged, session.MaxPathRetries},
+		{ResendInterfered, MaxCancelRetries},
+		{resendStale, 1},
+		{resendPathChanged, maxPathRetries},
 	} {
-		var b session.Resends
+		var b Resends
 		for i := range tc.budget {
 			if !b.Again(ctx, tc.reason) {
 				t.Fatalf("reason %d: attempt %d refused, budget %d", tc.reason, i+1, tc.budget)
@@ -30,7 +28,7 @@ func TestRetryBudgets(t *testing.T) {
 		if b.Again(ctx, tc.reason) {
 			t.Fatalf("reason %d: sent again past its budget %d", tc.reason, tc.budget)
 		}
-		for _, other := range []session.ResendReason{session.ResendInterfered, session.ResendStale, session.ResendPathChanged} {
+		for _, other := range []resendReason{ResendInterfered, resendStale, resendPathChanged} {
 			if other != tc.reason && !b.Again(ctx, other) {
 				t.Errorf("reason %d used up reason %d's budget", tc.reason, other)
 			}
@@ -43,13 +41,13 @@ func TestRetryBudgets(t *testing.T) {
 func TestRetryNotAfterCtxEnded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var b session.Resends
-	for _, r := range []session.ResendReason{session.ResendInterfered, session.ResendStale, session.ResendPathChanged} {
+	var b Resends
+	for _, r := range []resendReason{ResendInterfered, resendStale, resendPathChanged} {
 		if b.Again(ctx, r) {
 			t.Errorf("reason %d: sent again after the ctx ended", r)
 		}
 	}
-	if b != (session.Resends{}) {
+	if b != (Resends{}) {
 		t.Errorf("budget used: %+v", b)
 	}
 }
