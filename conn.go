@@ -48,14 +48,12 @@ func (c *Conn) Close() error { return c.s.Close() }
 
 // IsClosed reports whether the connection is closed, by Close or by a fatal
 // error.
-func (c *Conn) IsClosed() bool { return c.s.Closed.Load() }
+func (c *Conn) IsClosed() bool { return c.s.IsClosed() }
 
 // ParameterStatus returns the value of a server parameter reported by the
 // server (server_version, TimeZone, in_hot_standby, ...), or "".
 func (c *Conn) ParameterStatus(name string) string {
-	c.s.ParamsMu.RLock()
-	defer c.s.ParamsMu.RUnlock()
-	return c.s.Params[name]
+	return c.s.ParameterStatus(name)
 }
 
 // TypeMap returns the codec registry the connection encodes and decodes
@@ -94,7 +92,7 @@ func (c *Conn) Host() HostConfig { return c.host }
 // ErrCanceledByOther, or a transaction ended before its own ROLLBACK
 // could be sent), it is 'I': that block ends before any statement
 // queued since runs.
-func (c *Conn) TxStatus() byte { return c.s.Block.TxStatus() }
+func (c *Conn) TxStatus() byte { return c.s.TxStatus() }
 
 // CommandTag is the server's completion tag for a statement, such as
 // "INSERT 0 3" or "SELECT 10".

@@ -110,8 +110,7 @@ func newPoolSet(own *Config) *poolSet {
 			}
 			c, err := ConnectConfig(ctx, conns[h.Index()])
 			if err == nil && n > 1 {
-				c.s.ReadOnly = h.NoteReadOnly
-				c.s.RoleReport = func() { h.NoteRole(backendOf(c)) }
+				c.s.SetHostHooks(h.NoteReadOnly, func() { h.NoteRole(backendOf(c)) })
 			}
 			return connectBackend(c, err)
 		},

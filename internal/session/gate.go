@@ -102,7 +102,7 @@ func (g *gate) releaseLocked(prev *Holder, prevFree chan struct{}) {
 // gateLocked waits, with wmu held, until requests of owner may be queued:
 // while the gate is held, only its holder's may.
 func (c *Session) gateLocked(ctx context.Context, owner *Holder) error {
-	for c.gate.holder != nil && c.gate.holder != owner && !c.Closed.Load() {
+	for c.gate.holder != nil && c.gate.holder != owner && !c.closed.Load() {
 		free := c.gate.free
 		c.Wmu.Unlock()
 		select {
@@ -114,7 +114,7 @@ func (c *Session) gateLocked(ctx context.Context, owner *Holder) error {
 		}
 		c.Wmu.Lock()
 	}
-	if c.Closed.Load() {
+	if c.closed.Load() {
 		return c.closedErr()
 	}
 	if owner != nil && owner.closing {
@@ -211,7 +211,7 @@ func (c *Session) RolledBackAfter(h *Holder) bool {
 // queuing a ROLLBACK first when the server may be in it still (rollback).
 // The caller holds wmu, and holds it again on return.
 func (c *Session) endTxLocked(rollback bool) {
-	if rollback && !c.Closed.Load() {
+	if rollback && !c.closed.Load() {
 		c.sendDetachedUnlock("ROLLBACK")
 		c.Wmu.Lock()
 	}

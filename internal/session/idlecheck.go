@@ -26,7 +26,7 @@ const idlePingTimeout = 5 * time.Second
 // looked at is checked with an empty query. A connection found unusable
 // is closed.
 func (c *Session) UsableAfterIdle(ctx context.Context) bool {
-	if c.Closed.Load() {
+	if c.closed.Load() {
 		return false
 	}
 	pctx, cancel := context.WithTimeout(ctx, idlePingTimeout)
@@ -35,7 +35,7 @@ func (c *Session) UsableAfterIdle(ctx context.Context) bool {
 		c.Close()
 		return false
 	}
-	return !c.Closed.Load()
+	return !c.closed.Load()
 }
 
 // settleIdle reads what an idle connection's socket holds: a session that

@@ -772,7 +772,7 @@ func (c *Session) sendStreamed(ctx context.Context, s *ReqSpec, build func([]byt
 		c.Wmu.Unlock()
 		return nil, NotSent(err)
 	}
-	if c.Closed.Load() {
+	if c.closed.Load() {
 		c.Writer.dropLocked()
 		c.Wmu.Unlock()
 		return nil, NotSent(c.closedErr())

@@ -355,7 +355,7 @@ func (c *Session) drainTick(req *Request) error {
 // transaction's. The requests queued so far count as refused either way.
 func (c *Session) rollBackStranded(req *Request) {
 	c.Wmu.Lock()
-	if c.Closed.Load() {
+	if c.closed.Load() {
 		c.Block.strandedClosed()
 		c.Wmu.Unlock()
 		return

@@ -35,7 +35,7 @@ type Session struct {
 
 	PID, SecretKey uint32 // BackendKeyData, for CancelRequest
 
-	Closed atomic.Bool
+	closed atomic.Bool
 	fatal  atomic.Pointer[error] // the error that closed the connection, if any
 	// CancelClock ticks twice for each CancelRequest: before it is sent
 	// and once it is delivered (see cancelSession).
@@ -76,8 +76,8 @@ type Session struct {
 	scratch []byte
 	unarmed *ctxWatch
 
-	ParamsMu sync.RWMutex // protects params
-	Params   map[string]string
+	paramsMu sync.RWMutex // protects params
+	params   map[string]string
 
 	NotifyMu      sync.Mutex // protects notifications
 	Notifications []wire.NotificationResponse
@@ -86,23 +86,46 @@ type Session struct {
 	// Proxied is set when the host is found behind a transaction pooler:
 	// shared by the connections of a Pool to the host (see txpooler.go).
 	Proxied *atomic.Bool
-	// ReadOnly, set by a Pool over several hosts before the connection is
-	// used, is told of every 25006 error (read-only transaction) the
-	// connection receives, whatever call it answers (see pool.Host.NoteReadOnly).
-	ReadOnly func()
-	// RoleReport, set by a Pool over several hosts before the connection
-	// is used, is told when the server reports a new in_hot_standby (a
-	// promotion, see pool.Host.NoteRole).
-	RoleReport func()
+	// readOnly, set by a Pool over several hosts before the connection is
+	// used (SetHostHooks), is told of every 25006 error (read-only
+	// transaction) the connection receives, whatever call it answers (see
+	// pool.Host.NoteReadOnly).
+	readOnly func()
+	// roleReport, set by a Pool over several hosts before the connection
+	// is used (SetHostHooks), is told when the server reports a new
+	// in_hot_standby (a promotion, see pool.Host.NoteRole).
+	roleReport func()
 
 	dead     chan struct{} // closed when the connection closes, for waiters at the gate
 	deadOnce sync.Once
 }
 
+// SetHostHooks sets what a Pool over several hosts is told of the
+// session: readOnly of every 25006 error, roleReport of a new
+// in_hot_standby. Called before the session is used, never after.
+func (c *Session) SetHostHooks(readOnly, roleReport func()) {
+	c.readOnly, c.roleReport = readOnly, roleReport
+}
+
+// IsClosed reports whether the session is closed.
+func (c *Session) IsClosed() bool { return c.closed.Load() }
+
+// TxStatus is the transaction status of the last ReadyForQuery read
+// (see txBlock.txStatus).
+func (c *Session) TxStatus() byte { return c.Block.txStatus() }
+
+// ParameterStatus returns the server's last value of the run-time
+// parameter name ("" when it sent none).
+func (c *Session) ParameterStatus(name string) string {
+	c.paramsMu.RLock()
+	defer c.paramsMu.RUnlock()
+	return c.params[name]
+}
+
 // markClosed marks the connection closed and wakes the goroutines waiting
 // for it to be free (gateLocked).
 func (c *Session) markClosed() (already bool) {
-	already = c.Closed.Swap(true)
+	already = c.closed.Swap(true)
 	c.deadOnce.Do(func() {
 		if c.dead != nil {
 			close(c.dead)
@@ -147,8 +170,8 @@ func (c *Session) pgError(body []byte) (srvErr, error) {
 		fe := e // kept: only a FATAL one is moved to the heap
 		c.serverFatal.CompareAndSwap(nil, &fe)
 	}
-	if err == nil && e.f.Code == "25006" && c.ReadOnly != nil {
-		c.ReadOnly()
+	if err == nil && e.f.Code == "25006" && c.readOnly != nil {
+		c.readOnly()
 	}
 	return e, err
 }
@@ -170,12 +193,12 @@ func (c *Session) HandleAsync(typ byte, body []byte) error {
 			// strings. The connection fails.
 			return fmt.Errorf("pgline: client_encoding %q is not supported: pgline sends and reads text in UTF8", ps.Value)
 		}
-		c.ParamsMu.Lock()
-		changed := c.Params[ps.Name] != ps.Value
-		c.Params[ps.Name] = ps.Value
-		c.ParamsMu.Unlock()
-		if changed && ps.Name == "in_hot_standby" && c.RoleReport != nil {
-			c.RoleReport()
+		c.paramsMu.Lock()
+		changed := c.params[ps.Name] != ps.Value
+		c.params[ps.Name] = ps.Value
+		c.paramsMu.Unlock()
+		if changed && ps.Name == "in_hot_standby" && c.roleReport != nil {
+			c.roleReport()
 		}
 	case wire.MsgNotificationResponse:
 		if err := c.pushNotification(body); err != nil {
@@ -259,7 +282,7 @@ func (c *Session) Init(netConn net.Conn, opts SessionOpts) {
 	}
 	c.NetConn = netConn
 	c.peeker = newSockPeeker(netConn)
-	c.Params = make(map[string]string)
+	c.params = make(map[string]string)
 	c.Stmts = newStmtCache(opts.CacheMode, opts.CacheCapacity)
 	c.dead = make(chan struct{})
 	c.Writer.init(c)

@@ -288,7 +288,7 @@ func (b *txBlock) readyForQuery(t blockTraits, status byte) (leavesStranded bool
 
 // stored records status as the session's, after readyForQuery and any
 // stranded; a detached ROLLBACK's own reply takes its count back, so that
-// TxStatus never shows a block that such a ROLLBACK ends.
+// txStatus never shows a block that such a ROLLBACK ends.
 func (b *txBlock) stored(t blockTraits, status byte) {
 	b.status.Store(uint32(status))
 	if t.detached && t.endsBlock {
@@ -336,9 +336,9 @@ func (b *txBlock) skipsInBlock(status byte) bool {
 	return status == 'E' && b.Strand.foreign()
 }
 
-// TxStatus is Conn.TxStatus: the last status, but 'I' while a detached
+// txStatus is Conn.TxStatus: the last status, but 'I' while a detached
 // ROLLBACK is in flight.
-func (b *txBlock) TxStatus() byte {
+func (b *txBlock) txStatus() byte {
 	for {
 		s := byte(b.status.Load())
 		if s == 'I' || b.Rollbacks.Load() > 0 {

@@ -179,11 +179,11 @@ func TestTxBlockMatchesOldLogic(t *testing.T) {
 func TestTxBlockTxStatus(t *testing.T) {
 	var b txBlock
 	b.status.Store('E')
-	if s := b.TxStatus(); s != 'E' {
+	if s := b.txStatus(); s != 'E' {
 		t.Fatalf("TxStatus %c, want E", s)
 	}
 	b.rollbackQueued(5)
-	if s := b.TxStatus(); s != 'I' {
+	if s := b.txStatus(); s != 'I' {
 		t.Fatalf("TxStatus %c with a ROLLBACK in flight, want I", s)
 	}
 	if b.lastRollback != 5 {
@@ -194,7 +194,7 @@ func TestTxBlockTxStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.stored(rb, 'T')
-	if s := b.TxStatus(); s != 'T' {
+	if s := b.txStatus(); s != 'T' {
 		t.Fatalf("TxStatus %c after the ROLLBACK's reply, want T", s)
 	}
 }

@@ -123,7 +123,7 @@ func (w *writer) awaitLocked(pass func() error) error {
 		if w.TakeLocked() {
 			return nil
 		}
-		if w.c.Closed.Load() {
+		if w.c.closed.Load() {
 			return w.c.closedErr()
 		}
 		w.idle.Wait() // signalled when a writer stops or a cancel was delivered
