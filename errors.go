@@ -137,7 +137,6 @@ func isProtocolError(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// The session makes the API's errors (see apiErrors).
 // SafeToRetry reports whether err came from a call that sent nothing to
 // the server, so that running it again cannot run the statement twice,
 // and that may succeed if run again (on another connection, for a
@@ -146,6 +145,7 @@ func isProtocolError(err error) bool {
 // follows one), are not SafeToRetry: either would fail again.
 func SafeToRetry(err error) bool { return session.SafeToRetry(err) }
 
+// The session makes the API's errors (see session.APIErrors).
 func init() {
 	session.APIErrors.Closed, session.APIErrors.CanceledByOther = ErrClosed, ErrCanceledByOther
 	session.APIErrors.TxClosed, session.APIErrors.IdleEnded = ErrTxClosed, errIdleEnded

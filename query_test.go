@@ -342,3 +342,23 @@ func TestCancelTimeoutClosesConnection(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestNoColumnsGivesEmptyFieldDescriptions: a statement with no result
+// column (SELECT with no list) has an empty, non-nil FieldDescriptions,
+// in both statement-cache modes; nil is for rows without a description.
+func TestNoColumnsGivesEmptyFieldDescriptions(t *testing.T) {
+	ctx := testCtx(t)
+	for _, mode := range []string{"prepare", "describe"} {
+		c := connect(t, srv.DSN("statement_cache_mode="+mode))
+		for range 2 { // described, then from the cache
+			rows, err := c.Query(ctx, "SELECT")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fds := rows.FieldDescriptions(); fds == nil || len(fds) != 0 {
+				t.Errorf("%s mode: FieldDescriptions() = %#v, want an empty slice", mode, fds)
+			}
+			rows.Close()
+		}
+	}
+}

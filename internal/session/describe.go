@@ -399,5 +399,10 @@ func parseFields(body []byte) ([]wire.FieldDescription, error) {
 	if err != nil {
 		return nil, ProtocolErr(err)
 	}
+	if fds == nil {
+		// No column: described all the same (Rows.FieldDescriptions
+		// gives an empty slice, not nil, as it always did).
+		fds = []wire.FieldDescription{}
+	}
 	return fds, nil
 }

@@ -211,6 +211,7 @@ func (r *Request) free() {
 	r.next, r.cancelClock, r.ReqSpec = nil, 0, ReqSpec{}
 	r.chained.Store(false)
 	r.step, r.failedAt, r.skipped, r.skippedInBlock, r.parsed = 0, 0, false, false, 0
+	r.namedCommit, r.commitDeallocs = false, 0
 	r.preparesCommit.Store(false)
 	r.rfqs, r.completions, r.described, r.draining, r.status, r.ran = 0, 0, 0, false, 0, false
 	r.Watch.Interrupts, r.Watch.start = false, time.Time{}

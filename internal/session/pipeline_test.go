@@ -1,6 +1,7 @@
 package session
 
 import (
+	"reflect"
 	"sync/atomic"
 	"testing"
 
@@ -117,5 +118,35 @@ func TestGroupEndedMarksSkipped(t *testing.T) {
 	}
 	if c.CommitState != commitNone || c.Resent != 2 {
 		t.Errorf("commit state %d, resent %d", c.CommitState, c.Resent)
+	}
+}
+
+// TestFreedRequestKeepsNothing: a request goes back to the pool shared by
+// every session with nothing of its run left (requests are reused; a
+// field left set is read as the next run's), but for what is kept on
+// purpose: the turn channel, the watch's bound cancel function and
+// WaitGroup, and what the next submit sets first (state, seq).
+func TestFreedRequestKeepsNothing(t *testing.T) {
+	r := requests.Get().(*Request)
+	r.step, r.failedAt, r.parsed, r.skipped, r.skippedInBlock = 2, 1, 1, true, true
+	r.namedCommit, r.commitDeallocs = true, 7
+	r.preparesCommit.Store(true)
+	r.chained.Store(true)
+	r.rfqs, r.completions, r.described, r.draining, r.status, r.ran = 1, 1, 1, true, 'T', true
+	r.cancelClock, r.next = 3, &Request{}
+	r.ReqSpec = ReqSpec{extended: true, owner: &Holder{}}
+	r.free()
+	kept := map[string]bool{"turn": true, "state": true, "seq": true, "Watch": true}
+	v := reflect.ValueOf(r).Elem()
+	for i := range v.NumField() {
+		if name := v.Type().Field(i).Name; !kept[name] && !v.Field(i).IsZero() {
+			t.Errorf("a freed request keeps %s", name)
+		}
+	}
+	w := reflect.ValueOf(&r.Watch).Elem()
+	for i := range w.NumField() {
+		if name := w.Type().Field(i).Name; name != "cancelFn" && name != "cancelled" && !w.Field(i).IsZero() {
+			t.Errorf("a freed request's watch keeps %s", name)
+		}
 	}
 }
