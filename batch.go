@@ -28,7 +28,7 @@ type Batch struct {
 // Queue adds a statement to the batch. NamedArgs are rewritten now; their
 // error, if any, is that of SendBatch.
 func (b *Batch) Queue(sql string, args ...any) {
-	it := session.BatchItem{SQL: sql, Args: args}
+	it := session.BatchItem{SQL: sql, Args: sessionArgs(args)}
 	if len(args) == 1 && isNamedArgs(args[0]) {
 		it.SQL, it.Args, it.Err = rewriteNamedArgs(sql, args[0])
 	}

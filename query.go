@@ -107,7 +107,7 @@ func (c *Conn) query(ctx context.Context, owner *session.Holder, r *Rows, sql st
 
 // run is query without tracing: the session's run, into r's reply.
 func (c *Conn) run(ctx context.Context, owner *session.Holder, r *Rows, sql string, args []any) error {
-	if err := c.s.Run(ctx, owner, &r.res, &r.resends, sql, args); err != nil {
+	if err := c.s.Run(ctx, owner, &r.res, &r.resends, sql, sessionArgs(args)); err != nil {
 		return err
 	}
 	r.c = c

@@ -231,9 +231,9 @@ func (c *Session) appendBind(buf []byte, sd *StmtDesc, args []any, holes *[]hole
 	return b.Finish(buf, sd.formats)
 }
 
-// ReaderValue is pgline.ReaderValue: a query argument whose value is
-// read from a reader while the statement is written (see
-// session.appendBind).
+// ReaderValue is a query argument read from a reader while the
+// statement is written (see appendBind): what pgline.ReaderValue holds,
+// and what the API gives the session in its place.
 type ReaderValue struct {
 	r io.Reader
 	n int64
