@@ -111,14 +111,14 @@ func (c *Session) ReadCopyOut(req *Request, w io.Writer) (string, error) {
 		case wire.MsgCopyData:
 			// Streamed to w a buffer at a time, whatever its size.
 			if werr != nil || firstErr != nil {
-				if err := c.Rd.Discard(size); err != nil {
-					return "", c.fail(ReadErr(err))
+				if err := c.rd.Discard(size); err != nil {
+					return "", c.fail(readErr(err))
 				}
 				continue
 			}
-			before := c.Rd.Remaining()
-			err := c.Rd.CopyN(w, size)
-			if err != nil && (c.Rd.Err() != nil || before-c.Rd.Remaining() < size) {
+			before := c.rd.Remaining()
+			err := c.rd.CopyN(w, size)
+			if err != nil && (c.rd.Err() != nil || before-c.rd.Remaining() < size) {
 				// The read failed, not the writer.
 				if cancelled != nil {
 					<-cancelled
@@ -126,7 +126,7 @@ func (c *Session) ReadCopyOut(req *Request, w io.Writer) (string, error) {
 				if c.stoppedByCtx(req, err) {
 					return "", ErrInterrupted // the rest is drained
 				}
-				return "", c.fail(ReadErr(err))
+				return "", c.fail(readErr(err))
 			}
 			if err != nil {
 				werr = fmt.Errorf("pgline: CopyTo: writing: %w", err)

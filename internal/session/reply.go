@@ -64,20 +64,20 @@ func (c *Session) next(req *Request, mode readMode) (typ byte, body []byte, n in
 		}
 		switch mode {
 		case readWhole:
-			typ, body, err = c.Rd.Next()
+			typ, body, err = c.rd.Next()
 			n = len(body)
 		case readDiscarding:
-			typ, body, err = c.Rd.NextDiscarding()
+			typ, body, err = c.rd.NextDiscarding()
 			n = len(body)
 		case readHeader:
-			if body, ok := c.Rd.BufferedDataRow(); ok {
+			if body, ok := c.rd.BufferedDataRow(); ok {
 				// Most rows of a reply arrive whole in the read buffer:
 				// taken in one step.
 				return wire.MsgDataRow, body, len(body), nil
 			}
-			typ, n, err = c.Rd.NextHeader()
-			if err == nil && typ != wire.MsgCopyData && (typ != wire.MsgDataRow || n <= c.Rd.Size()) {
-				body, err = c.Rd.Body()
+			typ, n, err = c.rd.NextHeader()
+			if err == nil && typ != wire.MsgCopyData && (typ != wire.MsgDataRow || n <= c.rd.Size()) {
+				body, err = c.rd.Body()
 			}
 		}
 		if err != nil {
@@ -127,7 +127,7 @@ func (c *Session) readFailed(req *Request, err error) error {
 	case c.stoppedByCtx(req, err):
 		return ErrInterrupted
 	}
-	return c.errFor(req, c.fail(ReadErr(err)))
+	return c.errFor(req, c.fail(readErr(err)))
 }
 
 // stoppedByCtx reports whether err, a read error, is the past read
@@ -142,11 +142,11 @@ func (c *Session) stoppedByCtx(req *Request, err error) bool {
 // still usable (see wire.Reader).
 func (c *Session) timedOut(err error) bool {
 	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() && c.Rd.Err() == nil
+	return errors.As(err, &ne) && ne.Timeout() && c.rd.Err() == nil
 }
 
-// ReadyForQuery checks and records a ReadyForQuery's transaction status.
-func (c *Session) ReadyForQuery(body []byte) error {
+// readyForQuery checks and records a ReadyForQuery's transaction status.
+func (c *Session) readyForQuery(body []byte) error {
 	if err := checkReadyForQuery(body); err != nil {
 		return c.fail(err)
 	}
@@ -200,7 +200,7 @@ func (c *Session) replyEnded(req *Request) bool {
 	if ended() {
 		return true
 	}
-	c.Rd.BufferedTypes(func(typ byte) bool {
+	c.rd.BufferedTypes(func(typ byte) bool {
 		switch typ {
 		case wire.MsgReadyForQuery:
 			rfqs++
@@ -266,7 +266,7 @@ func (c *Session) drainAbandoned(req *Request) {
 		}
 		req.graceEnd = start.Add(c.cancelGrace())
 		req.giveUpAt = req.graceEnd.Add(c.cancelTimeout())
-		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.Rd.InputBytes()
+		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.rd.InputBytes()
 	}
 	req.draining = true
 	c.NetConn.SetReadDeadline(req.phaseAt)
@@ -292,7 +292,7 @@ func (c *Session) drainTick(req *Request) error {
 	}
 	switch req.phase {
 	case drainGrace:
-		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.Rd.InputBytes()
+		req.phase, req.phaseAt, req.probeFrom = drainProbe, now.Add(drainProbeTime), c.rd.InputBytes()
 	case drainProbe:
 		if c.replyEnded(req) {
 			req.phase, req.phaseAt = drainQuiet, now.Add(c.cancelTimeout())
@@ -307,14 +307,14 @@ func (c *Session) drainTick(req *Request) error {
 			if now.After(req.giveUpAt) {
 				return c.fail(fmt.Errorf("pgline: a statement whose ctx ended was not sent within cancel_timeout (%v) after cancel_grace", c.cancelTimeout()))
 			}
-			req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.Rd.InputBytes()
+			req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.rd.InputBytes()
 			break
 		}
 		if req.next != nil {
 			// Requests wait behind: cancel only a statement that has run
 			// for the grace period and whose reply is not arriving (its
 			// end may be among bytes still on their way).
-			early, arriving := now.Before(req.graceEnd), c.Rd.InputBytes() != req.probeFrom
+			early, arriving := now.Before(req.graceEnd), c.rd.InputBytes() != req.probeFrom
 			if early || arriving {
 				c.Wmu.Unlock()
 				switch {
@@ -323,7 +323,7 @@ func (c *Session) drainTick(req *Request) error {
 				case now.After(req.giveUpAt):
 					return c.fail(fmt.Errorf("pgline: a statement whose ctx ended went on for cancel_timeout (%v) after cancel_grace with requests waiting behind it", c.cancelTimeout()))
 				default:
-					req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.Rd.InputBytes()
+					req.phaseAt, req.probeFrom = now.Add(drainProbeTime), c.rd.InputBytes()
 				}
 				break
 			}
@@ -386,7 +386,7 @@ func (c *Session) failedErr() error {
 // be the reply of a request queued meanwhile, which must be left to it.
 // The one read of the connection outside next, with readIdle.
 func (c *Session) peekIdle() error {
-	_, err := c.Rd.PeekType()
+	_, err := c.rd.PeekType()
 	return err
 }
 
@@ -396,9 +396,9 @@ func (c *Session) peekIdle() error {
 // error, which closes the connection. Unlike next, it returns after one
 // message: nothing else is expected.
 func (c *Session) readIdle() error {
-	typ, body, err := c.Rd.Next()
+	typ, body, err := c.rd.Next()
 	if err != nil {
-		return c.fail(ReadErr(err))
+		return c.fail(readErr(err))
 	}
 	switch typ {
 	case wire.MsgNotificationResponse, wire.MsgParameterStatus, wire.MsgNoticeResponse:
@@ -417,8 +417,8 @@ func (c *Session) readIdle() error {
 	return c.fail(APIErrors.Protocol("unexpected message " + string(typ) + " while idle"))
 }
 
-// ReadErr converts a read error from the wire layer.
-func ReadErr(err error) error {
+// readErr converts a read error from the wire layer.
+func readErr(err error) error {
 	var pe *wire.ProtocolError
 	if errors.Is(err, io.EOF) || errors.As(err, &pe) && errors.Is(pe.Err, io.ErrUnexpectedEOF) {
 		// Never a bare io.EOF: database/sql (and many a loop) takes it
@@ -486,7 +486,7 @@ func (c *Session) WaitOnce(ctx context.Context) error {
 		if c.timedOut(err) {
 			return ctx.Err() // interrupted (ctx, or a request queued): nothing consumed
 		}
-		return c.fail(ReadErr(err))
+		return c.fail(readErr(err))
 	}
 	if queued {
 		return nil // maybe the queued request's reply: step aside

@@ -216,9 +216,9 @@ func (r *Result) ReadRow(c *Session) bool {
 // startBigRow begins a DataRow larger than the read buffer: it reads the
 // column count; Scan reads the columns (see stream.go).
 func (r *Result) startBigRow(c *Session) error {
-	n, err := c.Rd.ReadColumnCount()
+	n, err := c.rd.ReadColumnCount()
 	if err != nil {
-		return ReadErr(err)
+		return readErr(err)
 	}
 	if n != len(r.Sd.Fields) {
 		return APIErrors.Protocol(fmt.Sprintf("DataRow has %d columns, RowDescription %d", n, len(r.Sd.Fields)))
@@ -238,17 +238,17 @@ const ScratchSize = 64 << 10
 
 // BigColumnLength reads the length of column i of a big row (-1: NULL).
 func (r *Result) BigColumnLength(c *Session, i int) (int, error) {
-	l, err := c.Rd.ReadColumnLength(i)
+	l, err := c.rd.ReadColumnLength(i)
 	if err != nil {
-		return 0, ReadErr(err)
+		return 0, readErr(err)
 	}
 	return l, nil
 }
 
 // BigDiscard skips n bytes of a big row.
 func (r *Result) BigDiscard(c *Session, n int) error {
-	if err := c.Rd.Discard(n); err != nil {
-		return ReadErr(err)
+	if err := c.rd.Discard(n); err != nil {
+		return readErr(err)
 	}
 	return nil
 }
@@ -258,14 +258,14 @@ func (r *Result) BigDiscard(c *Session, n int) error {
 // rest of the value unread); writeFailed is w's, after which the value
 // was consumed all the same.
 func (r *Result) BigCopy(c *Session, w io.Writer, n int) (readFailed, writeFailed error) {
-	rd := c.Rd
+	rd := c.rd
 	before := rd.Remaining()
 	err := rd.CopyN(w, n)
 	if err == nil {
 		return nil, nil
 	}
 	if rd.Err() != nil || before-rd.Remaining() < n {
-		return ReadErr(err), nil
+		return readErr(err), nil
 	}
 	return nil, err
 }
@@ -277,8 +277,8 @@ func (r *Result) BigScratch(c *Session, n int) ([]byte, error) {
 		c.scratch = make([]byte, ScratchSize)
 	}
 	b := c.scratch[:n]
-	if err := c.Rd.ReadFull(b); err != nil {
-		return nil, ReadErr(err)
+	if err := c.rd.ReadFull(b); err != nil {
+		return nil, readErr(err)
 	}
 	return b, nil
 }
@@ -287,16 +287,16 @@ func (r *Result) BigScratch(c *Session, n int) ([]byte, error) {
 // size. A value over the maximum message size is skipped instead, and
 // tooBig is that maximum.
 func (r *Result) BigValue(c *Session, n int) (b []byte, tooBig int, err error) {
-	rd := c.Rd
+	rd := c.rd
 	if max := rd.MaxMessageSize(); n > max {
 		if err := rd.Discard(n); err != nil {
-			return nil, 0, ReadErr(err)
+			return nil, 0, readErr(err)
 		}
 		return nil, max, nil
 	}
 	b = make([]byte, n)
 	if err := rd.ReadFull(b); err != nil {
-		return nil, 0, ReadErr(err)
+		return nil, 0, readErr(err)
 	}
 	return b, 0, nil
 }
@@ -326,7 +326,7 @@ func (r *Result) Materialize(c *Session) error {
 	if r.BigScanned {
 		return errors.New("pgline: a row larger than the read buffer can be read once; it was scanned")
 	}
-	rd := c.Rd
+	rd := c.rd
 	rest := rd.Remaining()
 	if max := rd.MaxMessageSize(); rest+2 > max {
 		return fmt.Errorf("pgline: row of %d bytes exceeds max_message_size (%d); scan it with StreamTo", rest+2, max)
@@ -334,7 +334,7 @@ func (r *Result) Materialize(c *Session) error {
 	body := make([]byte, 2+rest)
 	binary.BigEndian.PutUint16(body, uint16(len(r.Sd.Fields)))
 	if err := rd.ReadFull(body[2:]); err != nil {
-		return r.BigFail(c, ReadErr(err))
+		return r.BigFail(c, readErr(err))
 	}
 	row, err := wire.ParseDataRow(body)
 	if err != nil {

@@ -68,11 +68,11 @@ type Session struct {
 	// the runs skipped by the failure of their Sync group (for tests).
 	Shared, Resent uint64
 
-	// Rd is used by the request at the head of the queue only, and so is
+	// rd is used by the request at the head of the queue only, and so is
 	// scratch (small columns of rows larger than the read buffer), and
 	// unarmed: the watch of the request reading, armed by the first read
 	// that reaches the socket (see Session.Watch).
-	Rd      *wire.Reader
+	rd      *wire.Reader
 	scratch []byte
 	unarmed *ctxWatch
 
@@ -291,7 +291,7 @@ func (c *Session) Init(netConn net.Conn, opts SessionOpts) {
 // StartReading makes the session's reader, over the socket or the TLS
 // connection (see socketReader), with its buffer size and message limit.
 func (c *Session) StartReading(bufSize, maxMessage int) {
-	c.Rd = wire.NewReader(socketReader{c}, bufSize, maxMessage)
+	c.rd = wire.NewReader(socketReader{c}, bufSize, maxMessage)
 }
 
 // Started ends the startup over socket, the plain connection under
