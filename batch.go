@@ -149,13 +149,16 @@ func (br *BatchResults) next(dst *Rows) (*Rows, error) {
 		r = &Rows{}
 	}
 	*r = Rows{c: br.c, batch: br}
-	switch again, err := br.rep.StartStatement(&br.c.s, i, &r.res); {
+	again, err := br.rep.StartStatement(&br.c.s, i, &r.res)
+	if err != nil {
+		r.c = nil // the batch goes on reading
+	}
+	switch {
 	case again == session.ResendRest:
 		return br.resendRefused(i, err, r)
 	case again == session.ResendLast:
 		return br.resend(i, err, r)
 	case err != nil:
-		r.c = nil // the batch goes on reading
 		br.noteErr(err)
 		return nil, err
 	}

@@ -149,13 +149,7 @@ type FieldDescription struct {
 // fieldsOf returns the session's column descriptions as FieldDescriptions,
 // without a copy (see FieldDescription).
 func fieldsOf(fds []wire.FieldDescription) []FieldDescription {
-	if len(fds) == 0 {
-		if fds == nil {
-			return nil
-		}
-		return []FieldDescription{}
-	}
-	return unsafe.Slice((*FieldDescription)(&fds[0]), len(fds))
+	return unsafe.Slice((*FieldDescription)(unsafe.SliceData(fds)), len(fds)) // nil stays nil, empty stays empty
 }
 
 // StatementDescription describes a prepared statement: the types of its

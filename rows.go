@@ -168,14 +168,8 @@ func (r *Rows) closeForTxEnd() (gaveUp bool) {
 	return gaveUp
 }
 
-// start reads the reply up to the first row or its end (see result.start).
-func (r *Rows) start() error { return r.res.Start(&r.c.s) }
-
 // readRow reads the reply up to the next row (see result.readRow).
 func (r *Rows) readRow() bool { return r.res.ReadRow(&r.c.s) }
-
-// fatal ends the rows on an error that closes the connection.
-func (r *Rows) fatal(err error) bool { return r.res.Fatal(&r.c.s, err) }
 
 // Next advances to the next row and reports whether there is one. When it
 // returns false the rows are closed; check Err.
@@ -325,7 +319,7 @@ func (r *Rows) malformedRow() error {
 	if err == nil {
 		err = errors.New("DataRow: malformed") // not reached: Check finds what Scan's walk did
 	}
-	r.fatal(session.ProtocolErr(err))
+	r.res.Fatal(&r.c.s, session.ProtocolErr(err))
 	return r.res.Err
 }
 
