@@ -68,9 +68,14 @@ func (c *Session) settleIdle(ctx context.Context, ask bool) error {
 	return err
 }
 
-// Busy reports whether requests are in flight or being written.
+// Busy reports whether requests are in flight: queued, being written, or
+// waiting for (or draining) their reply. Every byte queued belongs to a
+// request (see writer), so a goroutine still holding the writer's role
+// when none is in flight (a flusher between its last write and giving the
+// role up) is not a use: it has nothing of anyone's left to write, and
+// what is queued meanwhile it writes before it gives the role up.
 func (c *Session) Busy() bool {
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()
-	return c.Tail != nil || c.Writer.busyLocked()
+	return c.Tail != nil
 }

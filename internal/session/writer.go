@@ -18,7 +18,9 @@ import (
 // to the socket and writes to the socket (its platform part is sockWriter,
 // writer_sock_*.go), once the startup is done. Whoever queues a request
 // appends its messages to the write buffer, under wmu, between buf and
-// queue, and nothing else.
+// queue, and nothing else; it submits the request before it releases wmu,
+// so that no byte is queued without a request in flight (Session.Busy
+// relies on it).
 //
 // The writer's role: at most one goroutine at a time holds it (taken),
 // and only that goroutine writes to the socket or swaps the write buffer
