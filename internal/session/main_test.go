@@ -2,11 +2,13 @@ package session
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/pgline/pgline/internal/wire"
 	"github.com/pgline/pgline/pgtest"
 	"github.com/pgline/pgline/pgtype"
 )
@@ -14,7 +16,45 @@ import (
 // srv is the cluster the engine's connection-level tests dial.
 var srv *pgtest.Server
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, pgtest.Options{}, &srv)) }
+func TestMain(m *testing.M) {
+	setTestAPIErrors()
+	os.Exit(pgtest.Run(m, pgtest.Options{}, &srv))
+}
+
+// testServerError is the kit's error for an ErrorResponse (the API's is
+// *PgError).
+type testServerError struct{ f wire.ErrorFields }
+
+func (e *testServerError) Error() string    { return e.f.Severity + ": " + e.f.Message + " (" + e.f.Code + ")" }
+func (e *testServerError) SQLState() string { return e.f.Code }
+
+// testProtocolError is the kit's protocol error (the API's is
+// *ProtocolError).
+type testProtocolError struct{ msg string }
+
+func (e *testProtocolError) Error() string { return "protocol error: " + e.msg }
+
+// setTestAPIErrors gives the engine the errors the API gives it
+// (errors.go's init), made by the kit.
+func setTestAPIErrors() {
+	APIErrors.Closed = errors.New("test: connection closed")
+	APIErrors.CanceledByOther = errors.New("test: canceled by another's CancelRequest")
+	APIErrors.TxClosed = errors.New("test: transaction closed")
+	APIErrors.IdleEnded = errors.New("test: the session ended while idle")
+	APIErrors.Protocol = func(msg string) error { return &testProtocolError{msg} }
+	APIErrors.IsProtocol = func(err error) bool {
+		var pe *testProtocolError
+		return errors.As(err, &pe)
+	}
+	APIErrors.Server = func(f wire.ErrorFields) error { return &testServerError{f} }
+	APIErrors.ServerCode = func(err error) (code, message string, ok bool) {
+		var se *testServerError
+		if !errors.As(err, &se) {
+			return "", "", false
+		}
+		return se.f.Code, se.f.Message, true
+	}
+}
 
 // testCtx is a ctx that ends with the test, or after 30 s.
 func testCtx(t *testing.T) context.Context {
@@ -54,4 +94,76 @@ func dialSession(t *testing.T) *Session {
 	s.Started(netConn)
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// query runs sql with args on s as the API's Query does (Session.Run, its
+// retry budget its own) and reads the reply to its end. It returns each
+// row's values, copied (nil for NULL), in the formats the session chose
+// (binary for the types pgtype decodes in binary, text for the others:
+// cast in the SQL to get text), the command tag and the statement's
+// error.
+func query(ctx context.Context, s *Session, sql string, args ...any) (rows [][][]byte, tag string, err error) {
+	var res Result
+	var budget Resends
+	if err := s.Run(ctx, nil, &res, &budget, sql, args); err != nil {
+		return nil, "", err
+	}
+	for !res.Done {
+		if res.Pending {
+			res.Pending = false
+		} else if !res.ReadRow(s) {
+			break
+		}
+		if res.Big {
+			if err := res.Materialize(s); err != nil {
+				break
+			}
+		}
+		if err := res.Row.Check(); err != nil {
+			res.SetErr(err)
+			break
+		}
+		var row [][]byte
+		for _, v := range res.Row.Values(nil) {
+			if v != nil {
+				v = append([]byte{}, v...)
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
+	}
+	for !res.Done {
+		res.ReadRow(s)
+	}
+	res.End(s)
+	return rows, res.Tag, res.Err
+}
+
+// queryText runs sql (its columns cast to text) and returns its rows as
+// strings ("NULL" for NULL).
+func queryText(ctx context.Context, s *Session, sql string, args ...any) ([][]string, error) {
+	rows, _, err := query(ctx, s, sql, args...)
+	var out [][]string
+	for _, r := range rows {
+		var row []string
+		for _, v := range r {
+			if v == nil {
+				row = append(row, "NULL")
+			} else {
+				row = append(row, string(v))
+			}
+		}
+		out = append(out, row)
+	}
+	return out, err
+}
+
+// storm skips t unless PGLINE_STORMS is set: the root's gate for tests
+// that hammer a connection for seconds (see the root's main_test.go),
+// which .ci/run sets.
+func storm(t *testing.T) {
+	t.Helper()
+	if os.Getenv("PGLINE_STORMS") == "" {
+		t.Skip("a storm: set PGLINE_STORMS=1 to run it (.ci/run does)")
+	}
 }
