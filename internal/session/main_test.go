@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 // *PgError).
 type testServerError struct{ f wire.ErrorFields }
 
-func (e *testServerError) Error() string    { return e.f.Severity + ": " + e.f.Message + " (" + e.f.Code + ")" }
+func (e *testServerError) Error() string {
+	return e.f.Severity + ": " + e.f.Message + " (" + e.f.Code + ")"
+}
 func (e *testServerError) SQLState() string { return e.f.Code }
 
 // testProtocolError is the kit's protocol error (the API's is
