@@ -46,6 +46,37 @@ type Config struct {
 	// authentication). Zero means no timeout beyond ctx.
 	ConnectTimeout time.Duration
 
+	// TCP keepalives find a peer that is gone without a word (a network
+	// partition, a host that lost power, a cloud address moved, a NAT
+	// entry that expired): a connection that has heard nothing for
+	// KeepalivesIdle sends a probe every KeepalivesInterval, and after
+	// KeepalivesCount unanswered probes the connection fails, and with it
+	// every request on it (those never sent are SafeToRetry, and a Pool
+	// sends them to another connection). They are on by default, because
+	// a pgline connection is shared: every goroutine pipelining on it
+	// would otherwise wait for the dead peer as long as the operating
+	// system does (hours for keepalives, about 15 minutes for data sent
+	// and not acknowledged). DSN keys: keepalives, keepalives_idle,
+	// keepalives_interval, keepalives_count (libpq's).
+	//
+	// NoKeepalives turns them off (keepalives=0). A zero
+	// KeepalivesIdle, KeepalivesInterval or KeepalivesCount takes
+	// pgline's default (DefaultKeepalivesIdle, DefaultKeepalivesInterval,
+	// DefaultKeepalivesCount: a dead peer is found within 30 seconds); a
+	// negative one leaves the operating system's (the DSN's 0, as in
+	// libpq).
+	NoKeepalives       bool
+	KeepalivesIdle     time.Duration
+	KeepalivesInterval time.Duration
+	KeepalivesCount    int
+	// TCPUserTimeout is how long data sent may stay unacknowledged before
+	// the connection fails (tcp_user_timeout; Linux's TCP_USER_TIMEOUT,
+	// ignored elsewhere). Zero leaves the operating system's. It is off
+	// by default: Linux applies it also to a live server that has stopped
+	// reading for that long (one running a long statement while more
+	// statements wait behind it, pipelined), which it would cut off.
+	TCPUserTimeout time.Duration
+
 	// SSLMode is one of disable, allow, prefer (the default), require,
 	// verify-ca, verify-full.
 	SSLMode        string

@@ -14,7 +14,9 @@ import (
 // environment.
 //
 // Keys are libpq's (host, hostaddr, port, dbname, user, password, passfile,
-// connect_timeout, application_name, fallback_application_name, options,
+// connect_timeout, keepalives, keepalives_idle, keepalives_interval,
+// keepalives_count, tcp_user_timeout (see Config.KeepalivesIdle),
+// application_name, fallback_application_name, options,
 // sslmode, sslrootcert, sslcert, sslkey, sslpassword, sslnegotiation,
 // sslsni, sslcertmode, ssl_min_protocol_version, ssl_max_protocol_version,
 // channel_binding, require_auth, target_session_attrs,
@@ -24,7 +26,7 @@ import (
 // pipeline_sync (shared, the default, or each: see Conn), cancel_timeout
 // and cancel_grace (durations: see Config.CancelTimeout) and the pool_*
 // keys read by NewPool. Other libpq keywords pgline does not use
-// (keepalives, krbsrvname, ...) are accepted and ignored, except those
+// (krbsrvname, gsslib, ...) are accepted and ignored, except those
 // asking for a check pgline cannot make, which are refused rather than
 // connect where libpq would not: gssencmode=require, requirepeer, sslcrl,
 // sslcrldir, sslcertmode=require. Any other key is a runtime parameter
@@ -71,6 +73,12 @@ func configOf(s *config.Settings) *Config {
 		Options:         s.Options,
 		RuntimeParams:   s.RuntimeParams,
 		ConnectTimeout:  s.ConnectTimeout,
+
+		NoKeepalives:       s.NoKeepalives,
+		KeepalivesIdle:     s.KeepalivesIdle,
+		KeepalivesInterval: s.KeepalivesInterval,
+		KeepalivesCount:    s.KeepalivesCount,
+		TCPUserTimeout:     s.TCPUserTimeout,
 
 		SSLMode:               s.SSLMode,
 		SSLRootCert:           s.SSLRootCert,

@@ -243,7 +243,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		ctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
 		defer cancel()
 	}
-	netConn, err := dialHost(ctx, h)
+	netConn, err := dialHost(ctx, cfg, h)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	opts := session.SessionOpts{
 		CancelTimeout: cfg.CancelTimeout,
 		CancelGrace:   cfg.CancelGrace,
-		DialCancel:    func(ctx context.Context) (net.Conn, error) { return dialHost(ctx, h) },
+		DialCancel:    func(ctx context.Context) (net.Conn, error) { return dialHost(ctx, cfg, h) },
 		CancelTLS:     func() (*tls.Config, error) { return buildTLSConfig(cfg, h.Host) },
 		Types:         newTypeMap(cfg.TypeMap),
 		CacheMode:     cfg.cacheMode,
@@ -324,32 +324,6 @@ func ctxWrap(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%w)", ctxErr, err)
 	}
 	return err
-}
-
-// dialHost opens the socket to h: its Unix socket when Host is a directory,
-// otherwise TCP to HostAddr or Host (every resolved address is tried).
-func dialHost(ctx context.Context, h HostConfig) (net.Conn, error) {
-	var d net.Dialer
-	port := strconv.Itoa(int(h.Port))
-	if h.IsUnixSocket() {
-		return d.DialContext(ctx, "unix", h.Host+"/.s.PGSQL."+port)
-	}
-	addr := h.Host
-	if h.HostAddr != "" {
-		addr = h.HostAddr
-	}
-	if addr == "" {
-		addr = "localhost"
-	}
-	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, port))
-	if err != nil {
-		return nil, err
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-		tc.SetKeepAlive(true)
-	}
-	return c, nil
 }
 
 // startTLS sends SSLRequest and reads exactly one byte of answer straight

@@ -97,6 +97,9 @@ func build(s settings, src *dsn.Source, defaultMaxConns int) (*Settings, error) 
 	if st.ConnectTimeout, err = parseConnectTimeout(s); err != nil {
 		return nil, err
 	}
+	if err := parseTCPSettings(s, st); err != nil {
+		return nil, err
+	}
 	if err := parseTLSSettings(s, src, st); err != nil {
 		return nil, err
 	}
@@ -132,8 +135,8 @@ var knownKeys = map[string]int{
 	"channel_binding": keyLibpq, "require_auth": keyLibpq,
 	"target_session_attrs": keyLibpq, "load_balance_hosts": keyLibpq,
 
-	"keepalives": keyIgnored, "keepalives_idle": keyIgnored, "keepalives_interval": keyIgnored,
-	"keepalives_count": keyIgnored, "tcp_user_timeout": keyIgnored,
+	"keepalives": keyLibpq, "keepalives_idle": keyLibpq, "keepalives_interval": keyLibpq,
+	"keepalives_count": keyLibpq, "tcp_user_timeout": keyLibpq,
 	"gssencmode": keyLibpq, "gsslib": keyIgnored, "gssdelegation": keyIgnored,
 	"krbsrvname": keyIgnored, "requirepeer": keyLibpq, "sslcompression": keyIgnored,
 	"sslcrl": keyLibpq, "sslcrldir": keyLibpq, "sslcertmode": keyLibpq,

@@ -169,6 +169,14 @@ func TestParse(t *testing.T) {
 		{"connect_timeout 0 means none", "connect_timeout=0", nil, func(c *Settings) {}},
 		{"connect_timeout negative means none", "connect_timeout=-5", nil, func(c *Settings) {}},
 		{"connect_timeout with spaces", "connect_timeout=' 30 '", nil, func(c *Settings) { c.ConnectTimeout = 30 * time.Second }},
+		{"keepalives keys", "keepalives=1 keepalives_idle=7 keepalives_interval=' 2 ' keepalives_count=4 tcp_user_timeout=2500", nil, func(c *Settings) {
+			c.KeepalivesIdle, c.KeepalivesInterval, c.KeepalivesCount, c.TCPUserTimeout = 7*time.Second, 2*time.Second, 4, 2500*time.Millisecond
+		}},
+		{"keepalives=0 turns them off", "keepalives=0", nil, func(c *Settings) { c.NoKeepalives = true }},
+		{"keepalives nonzero keeps them on", "keepalives=5", nil, func(c *Settings) {}},
+		{"keepalives 0 or less leave the system's", "keepalives_idle=0 keepalives_interval=-3 keepalives_count=0 tcp_user_timeout=-1", nil, func(c *Settings) {
+			c.KeepalivesIdle, c.KeepalivesInterval, c.KeepalivesCount = -1, -1, -1
+		}},
 		{"last duplicate wins", "port=1 port=2", nil, func(c *Settings) { c.Hosts[0].Port = 2 }},
 		{"empty values take defaults", "host='' port='' sslmode='' user='' dbname='' connect_timeout=", nil, func(c *Settings) {}},
 		{"dbname defaults to user", "user=bob", nil, func(c *Settings) { c.User, c.Database = "bob", "bob" }},

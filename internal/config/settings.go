@@ -45,6 +45,19 @@ type Settings struct {
 	// and zero or less is none); zero when none.
 	ConnectTimeout time.Duration
 
+	// NoKeepalives is keepalives=0 (keepalives are on by default).
+	NoKeepalives bool
+	// KeepalivesIdle and KeepalivesInterval are keepalives_idle and
+	// keepalives_interval (whole seconds), KeepalivesCount is
+	// keepalives_count: zero when not set (pgline's defaults), -1 when
+	// set to 0 or less (the operating system's, as in libpq).
+	KeepalivesIdle     time.Duration
+	KeepalivesInterval time.Duration
+	KeepalivesCount    int
+	// TCPUserTimeout is tcp_user_timeout (milliseconds); zero when not
+	// set or set to 0 or less (the operating system's).
+	TCPUserTimeout time.Duration
+
 	// SSLMode is sslmode: disable, allow, prefer (the default, or
 	// verify-full with sslrootcert=system), require, verify-ca or
 	// verify-full.

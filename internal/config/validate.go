@@ -131,6 +131,65 @@ func refuseUnenforced(s settings, certMode string) error {
 	return nil
 }
 
+// parseTCPSettings reads keepalives, keepalives_idle,
+// keepalives_interval, keepalives_count and tcp_user_timeout with
+// libpq's rules: integers; keepalives=0 turns keepalives off; a count or
+// time of 0 or less leaves the operating system's value (-1 here, zero
+// for tcp_user_timeout), and one not set takes pgline's default (zero).
+func parseTCPSettings(s settings, st *Settings) error {
+	const maxSeconds = 24 * 3600 // a day: longer is no keepalive
+	n, set, err := parseLibpqInt(s, "keepalives", 1<<31-1)
+	if err != nil {
+		return err
+	}
+	st.NoKeepalives = set && n == 0
+	for _, k := range []struct {
+		key string
+		dst *time.Duration
+	}{{"keepalives_idle", &st.KeepalivesIdle}, {"keepalives_interval", &st.KeepalivesInterval}} {
+		n, set, err := parseLibpqInt(s, k.key, maxSeconds)
+		if err != nil {
+			return err
+		}
+		switch {
+		case set && n <= 0:
+			*k.dst = -1
+		case set:
+			*k.dst = time.Duration(n) * time.Second
+		}
+	}
+	if n, set, err = parseLibpqInt(s, "keepalives_count", 1<<15); err != nil {
+		return err
+	}
+	switch {
+	case set && n <= 0:
+		st.KeepalivesCount = -1
+	case set:
+		st.KeepalivesCount = n
+	}
+	if n, _, err = parseLibpqInt(s, "tcp_user_timeout", maxSeconds*1000); err != nil {
+		return err
+	}
+	if n > 0 {
+		st.TCPUserTimeout = time.Duration(n) * time.Millisecond
+	}
+	return nil
+}
+
+// parseLibpqInt reads an integer key as libpq does (surrounding spaces
+// allowed; any sign), at most hi; set reports whether it was given.
+func parseLibpqInt(s settings, key string, hi int) (n int, set bool, err error) {
+	v := strings.TrimSpace(s.get(key))
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil || n > hi {
+		return 0, false, s.invalid(key, "must be a whole number, at most "+strconv.Itoa(hi))
+	}
+	return n, true, nil
+}
+
 // parseSessionSettings reads channel_binding, require_auth,
 // target_session_attrs and load_balance_hosts.
 func parseSessionSettings(s settings, st *Settings) error {
