@@ -107,3 +107,11 @@ func TestPgBouncerTransactionPooling(t *testing.T) {
 		t.Fatalf("pool through pgbouncer: %d %v", n, err)
 	}
 }
+
+// syncCounts returns how many runs gave their Sync away and how many were
+// sent again after their Sync group failed.
+func syncCounts(c *Conn) (shared, resent uint64) {
+	c.s.Wmu.Lock()
+	defer c.s.Wmu.Unlock()
+	return c.s.Shared, c.s.Resent
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -70,19 +72,47 @@ func testCtx(t *testing.T) context.Context {
 // ends.
 func dialSession(t *testing.T) *Session {
 	t.Helper()
+	return dialSessionOpts(t, nil)
+}
+
+// dialSessionOpts is dialSession with the options changed by set, when
+// not nil (OnNotice, ShareSyncs false for pipeline_sync=each, CacheMode,
+// CancelGrace...).
+func dialSessionOpts(t *testing.T, set func(*SessionOpts)) *Session {
+	t.Helper()
+	return dialSessionAt(t, "tcp", srv.Addr(), set)
+}
+
+// dialSessionUnix is dialSessionOpts over srv's Unix socket (over TCP for
+// a server without one, as the root's SocketDSN).
+func dialSessionUnix(t *testing.T, set func(*SessionOpts)) *Session {
+	t.Helper()
+	if srv.External || srv.SocketDir == "" {
+		return dialSessionOpts(t, set)
+	}
+	return dialSessionAt(t, "unix", filepath.Join(srv.SocketDir, ".s.PGSQL."+strconv.Itoa(srv.Port)), set)
+}
+
+// dialSessionAt is dialSessionOpts to addr on network.
+func dialSessionAt(t *testing.T, network, addr string, set func(*SessionOpts)) *Session {
+	t.Helper()
 	ctx := testCtx(t)
 	var d net.Dialer
-	netConn, err := d.DialContext(ctx, "tcp", srv.Addr())
+	netConn, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := new(Session)
-	s.Init(netConn, SessionOpts{
-		DialCancel: func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", srv.Addr()) },
+	opts := SessionOpts{
+		DialCancel: func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, network, addr) },
 		Types:      pgtype.NewMap(),
 		CacheMode:  CachePrepare,
 		ShareSyncs: true,
-	})
+	}
+	if set != nil {
+		set(&opts)
+	}
+	s := new(Session)
+	s.Init(netConn, opts)
 	s.StartReading(0, 0)
 	netConn.SetDeadline(time.Now().Add(10 * time.Second))
 	err = s.Startup(StartupConfig{
@@ -105,10 +135,37 @@ func dialSession(t *testing.T) *Session {
 // cast in the SQL to get text), the command tag and the statement's
 // error.
 func query(ctx context.Context, s *Session, sql string, args ...any) (rows [][][]byte, tag string, err error) {
-	var res Result
 	var budget Resends
-	if err := s.Run(ctx, nil, &res, &budget, sql, args); err != nil {
-		return nil, "", err
+	rows, tag, _, err = runQuery(ctx, s, &budget, sql, args)
+	return rows, tag, err
+}
+
+// queryResending is query as the API's Row.Scan and Exec with arguments
+// run a statement: sent again, on the budget of its runs, when a
+// CancelRequest meant for another statement hit it (Resendable).
+func queryResending(ctx context.Context, s *Session, sql string, args ...any) (rows [][][]byte, tag string, err error) {
+	var budget Resends
+	for {
+		var status byte
+		rows, tag, status, err = runQuery(ctx, s, &budget, sql, args)
+		if !Resendable(nil, sql, err, status) || !budget.Again(ctx, ResendInterfered) {
+			return rows, tag, err
+		}
+	}
+}
+
+// queryResendingText is queryResending with rows as queryText's.
+func queryResendingText(ctx context.Context, s *Session, sql string, args ...any) ([][]string, error) {
+	rows, _, err := queryResending(ctx, s, sql, args...)
+	return textRows(rows), err
+}
+
+// runQuery is query on budget; status is that of the ReadyForQuery that
+// ended the reply.
+func runQuery(ctx context.Context, s *Session, budget *Resends, sql string, args []any) (rows [][][]byte, tag string, status byte, err error) {
+	var res Result
+	if err := s.Run(ctx, nil, &res, budget, sql, args); err != nil {
+		return nil, "", 0, err
 	}
 	for !res.Done {
 		if res.Pending {
@@ -138,13 +195,18 @@ func query(ctx context.Context, s *Session, sql string, args ...any) (rows [][][
 		res.ReadRow(s)
 	}
 	res.End(s)
-	return rows, res.Tag, res.Err
+	return rows, res.Tag, res.TxStatus, res.Err
 }
 
 // queryText runs sql (its columns cast to text) and returns its rows as
 // strings ("NULL" for NULL).
 func queryText(ctx context.Context, s *Session, sql string, args ...any) ([][]string, error) {
 	rows, _, err := query(ctx, s, sql, args...)
+	return textRows(rows), err
+}
+
+// textRows is rows as strings ("NULL" for NULL).
+func textRows(rows [][][]byte) [][]string {
 	var out [][]string
 	for _, r := range rows {
 		var row []string
@@ -157,7 +219,7 @@ func queryText(ctx context.Context, s *Session, sql string, args ...any) ([][]st
 		}
 		out = append(out, row)
 	}
-	return out, err
+	return out
 }
 
 // storm skips t unless PGLINE_STORMS is set: the root's gate for tests
