@@ -328,8 +328,8 @@ func (st *stormStats) verify(t *testing.T, db stormDB, table string) {
 
 var allKinds = []string{"QueryRow", "Query", "ExecArgs", "ExecSimple", "Batch", "BatchAll", "Tx", "Copy"}
 
-// stormKinds is every kind, CopyFrom included (see
-// TestDrainCopyFromDescribe).
+// stormKinds is every kind, CopyFrom included (see internal/session's
+// TestDrainDescribeReplyOfCopyFrom).
 var stormKinds = allKinds
 
 // TestStormConn: 12 workers on one Conn run every kind of operation

@@ -1,7 +1,6 @@
 package pgline
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,88 +11,8 @@ import (
 	"github.com/pgline/pgline/internal/session"
 )
 
-// preparedNames returns the names of the statements prepared in c's
-// session.
-func preparedNames(t *testing.T, ctx context.Context, c *Conn) []string {
-	t.Helper()
-	rows, err := c.Query(ctx, "SELECT name FROM pg_prepared_statements WHERE name LIKE 'pgline%' ORDER BY name")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return names
-}
-
-// TestStatementNamesIdentifyText checks the names the server sees: each
-// identifies its text, and a statement prepared again after eviction
-// gets the same name.
-func TestStatementNamesIdentifyText(t *testing.T) {
-	ctx := testCtx(t)
-	c := connect(t, srv.DSN("statement_cache_capacity=3"))
-	if m := c.s.StatementCacheMode(); m != session.CachePrepare {
-		t.Fatalf("direct connection runs in %q mode, want prepare", m)
-	}
-	var v int
-	for _, sql := range []string{"SELECT $1::int + 1", "SELECT $1::int + 2"} {
-		if err := c.QueryRow(ctx, sql, 1).Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	names := preparedNames(t, ctx, c)
-	want := map[string]bool{
-		session.StmtName(c.s.Stmts.Prefix, "SELECT $1::int + 1", nil): true,
-		session.StmtName(c.s.Stmts.Prefix, "SELECT $1::int + 2", nil): true,
-	}
-	for _, n := range names {
-		delete(want, n)
-	}
-	if len(want) > 0 {
-		t.Errorf("prepared statements %v lack %v", names, want)
-	}
-	// The cache holds 3 (the two and the names query): the next one evicts the first, which
-	// comes back under its name.
-	for _, sql := range []string{"SELECT $1::int + 3", "SELECT $1::int + 1"} {
-		if err := c.QueryRow(ctx, sql, 1).Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := c.QueryRow(ctx, "SELECT $1::int + 1", 41).Scan(&v); err != nil || v != 42 {
-		t.Fatalf("after eviction: %d %v", v, err)
-	}
-}
-
-// TestDeallocateIsNoPoolerSign: statements missing after the application's
-// own DEALLOCATE ALL are prepared again, and the connection stays in
-// prepare mode.
-func TestDeallocateIsNoPoolerSign(t *testing.T) {
-	ctx := testCtx(t)
-	c := connect(t, srv.DSN())
-	var v int
-	if err := c.QueryRow(ctx, "SELECT $1::int * 2", 2).Scan(&v); err != nil {
-		t.Fatal(err)
-	}
-	for _, sql := range []string{"DEALLOCATE ALL", "DISCARD ALL"} {
-		if _, err := c.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.QueryRow(ctx, "SELECT $1::int * 2", 21).Scan(&v); err != nil || v != 42 {
-			t.Fatalf("after %s: %d %v", sql, v, err)
-		}
-		if m := c.s.StatementCacheMode(); m != session.CachePrepare {
-			t.Fatalf("after %s the connection switched to %q", sql, m)
-		}
-	}
-}
+// The engine's statement names and DEALLOCATE handling are tested beside
+// it (internal/session/txpooler_conn_test.go); these go through PgBouncer.
 
 // TestPoolerDetectedAtConnect: through PgBouncer, with the default
 // statement_cache_mode, a Conn and a Pool describe statements from the

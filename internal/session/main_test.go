@@ -231,3 +231,62 @@ func storm(t *testing.T) {
 		t.Skip("a storm: set PGLINE_STORMS=1 to run it (.ci/run does)")
 	}
 }
+
+// waitFor polls cond every 2 ms until it returns true, for at most
+// within, and reports whether it did. An error from cond ends the wait
+// (false) and is logged. (The root kit's waitFor.)
+func waitFor(t testing.TB, within time.Duration, cond func() (bool, error)) bool {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(2 * time.Millisecond) {
+		ok, err := cond()
+		if err != nil {
+			t.Logf("waiting: %v", err)
+			return false
+		}
+		if ok {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// waitActivity waits, for at most within, until pg_stat_activity (read
+// through mon, another session) shows a session other than mon's where
+// the condition where holds (args are its parameters), and returns its
+// pid, or 0. (The root kit's waitActivity.)
+func waitActivity(t testing.TB, mon *Session, within time.Duration, where string, args ...any) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within+5*time.Second)
+	defer cancel()
+	var pid int
+	waitFor(t, within, func() (bool, error) {
+		rows, err := queryText(ctx, mon, "SELECT pid::text FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ("+where+") LIMIT 1", args...)
+		if err != nil || len(rows) == 0 {
+			return false, err
+		}
+		pid, err = strconv.Atoi(rows[0][0])
+		return err == nil, err
+	})
+	return pid
+}
+
+// runningLike is a waitActivity condition: the session whose pid is $1
+// runs a statement whose text contains $2.
+const runningLike = "pid = $1 AND state = 'active' AND query LIKE '%' || $2 || '%'"
+
+// countRows returns the number of rows of from (a table, or a table and
+// a WHERE clause), read through s as the root's rowCount does.
+func countRows(t *testing.T, s *Session, from string) int64 {
+	t.Helper()
+	rows, err := queryText(testCtx(t), s, "SELECT count(*)::text FROM "+from)
+	if err != nil {
+		t.Fatalf("count %s: %v", from, err)
+	}
+	n, err := strconv.ParseInt(rows[0][0], 10, 64)
+	if err != nil {
+		t.Fatalf("count %s: %v", from, err)
+	}
+	return n
+}
