@@ -214,6 +214,7 @@ func (r *Request) free() {
 	r.namedCommit, r.commitDeallocs = false, 0
 	r.preparesCommit.Store(false)
 	r.rfqs, r.completions, r.described, r.draining, r.status, r.ran = 0, 0, 0, false, 0, false
+	r.phase, r.phaseAt, r.graceEnd, r.giveUpAt, r.probeFrom = 0, time.Time{}, time.Time{}, time.Time{}, 0
 	r.Watch.Interrupts, r.Watch.start = false, time.Time{}
 	r.Watch.c, r.Watch.Ctx, r.Watch.stopAfter, r.Watch.timer = nil, nil, nil, nil
 	r.Watch.fired.Store(false)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pgline/pgline/internal/wire"
 )
@@ -134,6 +135,7 @@ func TestFreedRequestKeepsNothing(t *testing.T) {
 	r.chained.Store(true)
 	r.rfqs, r.completions, r.described, r.draining, r.status, r.ran = 1, 1, 1, true, 'T', true
 	r.cancelClock, r.next = 3, &Request{}
+	r.phase, r.phaseAt, r.graceEnd, r.giveUpAt, r.probeFrom = drainCancel, time.Now(), time.Now(), time.Now(), 9
 	r.ReqSpec = ReqSpec{extended: true, owner: &Holder{}}
 	r.free()
 	kept := map[string]bool{"turn": true, "state": true, "seq": true, "Watch": true}
