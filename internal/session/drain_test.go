@@ -148,12 +148,12 @@ func TestDrainWaitsForUnsentHead(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the drain probes meanwhile
 	s.Wmu.Lock()
 	s.Writer.Taken = false
-	start := s.Writer.TakeLocked()
+	start := s.Writer.takeLocked()
 	s.Wmu.Unlock()
 	if !start {
 		t.Fatal("writes are held (a cancel for a statement never sent)")
 	}
-	go s.Writer.FlushLoop()
+	go s.Writer.flushLoop()
 	if rows, err := queryText(bg, s, "SELECT 42::text"); err != nil || len(rows) != 1 || rows[0][0] != "42" {
 		t.Fatalf("after: %q, %v", rows, err)
 	}

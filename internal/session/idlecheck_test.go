@@ -34,7 +34,7 @@ func TestBusyOnlyWhileRequestsAreInFlight(t *testing.T) {
 
 	// A flusher between its last write and giving the role up.
 	s.Wmu.Lock()
-	if !s.Writer.TakeLocked() {
+	if !s.Writer.takeLocked() {
 		s.Wmu.Unlock()
 		t.Fatal("the writer's role is held with nothing in flight")
 	}
@@ -45,7 +45,7 @@ func TestBusyOnlyWhileRequestsAreInFlight(t *testing.T) {
 	// A statement queued now is written by the role's holder.
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		s.Writer.FlushLoop()
+		s.Writer.flushLoop()
 	}()
 	if _, err := s.SimpleQueryUntraced(ctx, nil, "SELECT 1", nil, nil); err != nil {
 		t.Fatal(err)

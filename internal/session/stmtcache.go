@@ -221,7 +221,7 @@ func (sc *stmtCache) get(sql string) *StmtDesc {
 func (sc *stmtCache) newDesc(sql string, uncached bool) *StmtDesc {
 	sd := &StmtDesc{sql: sql, ready: make(chan struct{}), traits: TraitsOf(sql), deallocs: sc.deallocs, paths: sc.paths}
 	if sc.mode == CachePrepare && !uncached {
-		sd.Name = StmtName(sc.Prefix, sql, nil) // Parse sends no types
+		sd.Name = stmtName(sc.Prefix, sql, nil) // Parse sends no types
 		if sc.dropped > 0 {
 			// Unique to this description (see dropped): a description of
 			// sql dropped since had a smaller count, or none.

@@ -52,11 +52,11 @@ func stmtPrefix() string {
 	return "pgline_" + nameEncoding.EncodeToString(b[:])
 }
 
-// StmtName names the statement of sql parsed with paramOIDs: prefix and
+// stmtName names the statement of sql parsed with paramOIDs: prefix and
 // 64 bits of SHA-256 of the text and the types (13 characters), 27 bytes
 // in all. Names are written with every run (Bind): short ones cost the
 // pipeline less.
-func StmtName(prefix, sql string, paramOIDs []uint32) string {
+func stmtName(prefix, sql string, paramOIDs []uint32) string {
 	h := sha256.New()
 	h.Write([]byte(sql))
 	var b [5]byte // a NUL (never in a text the server accepts), then the types

@@ -62,8 +62,8 @@ func TestStatementNamesIdentifyText(t *testing.T) {
 	}
 	names := preparedNames(t, ctx, s)
 	want := map[string]bool{
-		StmtName(s.Stmts.Prefix, "SELECT $1::int + 1", nil): true,
-		StmtName(s.Stmts.Prefix, "SELECT $1::int + 2", nil): true,
+		stmtName(s.Stmts.Prefix, "SELECT $1::int + 1", nil): true,
+		stmtName(s.Stmts.Prefix, "SELECT $1::int + 2", nil): true,
 	}
 	for _, n := range names {
 		delete(want, n)

@@ -25,7 +25,7 @@ func TestStmtName(t *testing.T) {
 		{"SELECT $1", []uint32{20}},
 		{"SELECT $1, $2", []uint32{23, 23}},
 	} {
-		n := StmtName(p1, c.sql, c.types)
+		n := stmtName(p1, c.sql, c.types)
 		if !shape.MatchString(n) || len(n) > 63 {
 			t.Errorf("stmtName(%q, %v) = %q: not pgline_<tag>_<hash> within 63 bytes", c.sql, c.types, n)
 		}
@@ -36,10 +36,10 @@ func TestStmtName(t *testing.T) {
 			}
 		}
 		names[key] = n
-		if again := StmtName(p1, c.sql, c.types); again != n {
+		if again := stmtName(p1, c.sql, c.types); again != n {
 			t.Errorf("stmtName is not stable: %q then %q", n, again)
 		}
-		if StmtName(p2, c.sql, c.types) == n {
+		if stmtName(p2, c.sql, c.types) == n {
 			t.Errorf("two connections name %s alike", key)
 		}
 	}

@@ -97,11 +97,11 @@ func (w *writer) buf() []byte { return w.Wbuf }
 // write; the caller holds wmu.
 func (w *writer) queue(buf []byte) { w.Wbuf = buf }
 
-// TakeLocked makes the caller the connection's one writer and reports
+// takeLocked makes the caller the connection's one writer and reports
 // whether it did: not while another goroutine holds the role, nor while
 // a cancel holds writes (see pauseLocked). The caller holds wmu and gives
 // the role back with dropLocked (or hands it to a flusher).
-func (w *writer) TakeLocked() bool {
+func (w *writer) takeLocked() bool {
 	if w.Taken || w.paused {
 		return false
 	}
@@ -122,7 +122,7 @@ func (w *writer) awaitLocked(pass func() error) error {
 				return err
 			}
 		}
-		if w.TakeLocked() {
+		if w.takeLocked() {
 			return nil
 		}
 		if w.c.closed.Load() {
@@ -164,8 +164,8 @@ func (w *writer) PauseLocked() { w.paused = true }
 func (w *writer) Resume() {
 	w.c.Wmu.Lock()
 	w.paused = false
-	if len(w.Wbuf) > 0 && w.TakeLocked() {
-		go w.FlushLoop()
+	if len(w.Wbuf) > 0 && w.takeLocked() {
+		go w.flushLoop()
 	}
 	w.idle.Broadcast()
 	w.c.Wmu.Unlock()
@@ -190,7 +190,7 @@ func (w *writer) Resume() {
 // reply, where its ctx is watched.
 func (w *writer) flushUnlock(req *Request, patient bool) {
 	c := w.c
-	if !w.TakeLocked() {
+	if !w.takeLocked() {
 		if w.Yielding && !w.paused && w.overdueLocked() {
 			// The writer is still yielding, and half of what is queued
 			// waits for it: take its role over and write now.
@@ -208,7 +208,7 @@ func (w *writer) flushUnlock(req *Request, patient bool) {
 		w.writeUnlock(true, 1) // nothing in flight before it: the server reads
 	case !w.sock.ok():
 		c.Wmu.Unlock()
-		go w.FlushLoop()
+		go w.flushLoop()
 	case alone:
 		w.writeUnlock(false, callerPasses)
 	default:
@@ -254,7 +254,7 @@ func (w *writer) writeUnlock(wait bool, passes int) {
 	for pass := 0; len(w.Wbuf) > 0 && !w.paused; pass++ {
 		if passes > 0 && pass == passes {
 			c.Wmu.Unlock()
-			go w.FlushLoop()
+			go w.flushLoop()
 			return
 		}
 		if wait {
@@ -308,9 +308,9 @@ func (w *writer) writePassLocked() error {
 // after the seventh.
 const callerPasses = 2
 
-// FlushLoop writes the write buffer until it is empty, as the writer,
+// flushLoop writes the write buffer until it is empty, as the writer,
 // from a goroutine that waits for no reply.
-func (w *writer) FlushLoop() {
+func (w *writer) flushLoop() {
 	// Other requests are in flight: let the goroutines about to queue
 	// theirs do so first, so that one syscall writes them all.
 	runtime.Gosched()
@@ -439,7 +439,7 @@ func (w *writer) claim() error {
 
 // release gives up the writer's role taken by claim, writing whatever was
 // appended meanwhile (a CopyFail of readSimple refusing a second COPY).
-func (w *writer) release() { w.FlushLoop() }
+func (w *writer) release() { w.flushLoop() }
 
 // streamUnlock writes the write buffer, whose last request holds ReaderArg
 // values, as the writer (taken with awaitLocked), and releases wmu: each
@@ -461,7 +461,7 @@ func (w *writer) streamUnlock(ctx context.Context, holes []hole) {
 	}
 	if werr == nil && len(w.Wbuf) > 0 {
 		c.Wmu.Unlock()
-		go w.FlushLoop()
+		go w.flushLoop()
 	} else {
 		w.dropLocked()
 		c.Wmu.Unlock()
@@ -535,12 +535,12 @@ func (w *writer) flushPastHoldUnlock() {
 		c.Wmu.Unlock()
 		return
 	}
-	if !w.TakeLocked() {
+	if !w.takeLocked() {
 		c.Wmu.Unlock() // written by the writer, or after the cancel (resume)
 		return
 	}
 	c.Wmu.Unlock()
-	w.FlushLoop()
+	w.flushLoop()
 }
 
 // terminate writes Terminate, for Close, when no request is in flight and
