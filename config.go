@@ -59,6 +59,17 @@ type Config struct {
 	// and not acknowledged). DSN keys: keepalives, keepalives_idle,
 	// keepalives_interval, keepalives_count (libpq's).
 	//
+	// Requests in flight are held to the same bound (Linux): a
+	// connection whose server has acknowledged nothing it was sent, nor
+	// any probe, for KeepalivesIdle + KeepalivesCount ×
+	// KeepalivesInterval fails, as the keepalives would fail a silent
+	// one (the kernel sends no keepalive while data is unacknowledged,
+	// and would retransmit it for about 15 minutes). A live server
+	// that is busy acknowledges all the same, even when it has stopped
+	// reading, so only a dead peer is cut off. The bound is off with
+	// keepalives off or left to the system, and when TCPUserTimeout is
+	// set, which then bounds unacknowledged data itself.
+	//
 	// NoKeepalives turns them off (keepalives=0). A zero
 	// KeepalivesIdle, KeepalivesInterval or KeepalivesCount takes
 	// pgline's default (DefaultKeepalivesIdle, DefaultKeepalivesInterval,

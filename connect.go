@@ -269,6 +269,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		CacheMode:     cfg.cacheMode,
 		CacheCapacity: cfg.cacheCapacity,
 		ShareSyncs:    !cfg.syncEach,
+		DeadPeerAfter: deadPeerAfter(cfg),
 	}
 	if cfg.OnNotice != nil {
 		opts.OnNotice = func(f wire.ErrorFields) { cfg.OnNotice((*Notice)(pgErrorFromFields(&f))) }

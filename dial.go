@@ -77,3 +77,17 @@ func keepAliveConfig(cfg *Config) net.KeepAliveConfig {
 	}
 	return kc
 }
+
+// deadPeerAfter is how long a connection with requests in flight waits
+// for the server to acknowledge anything it sent before it fails (see
+// Config.KeepalivesIdle): the keepalives' bound, idle + interval × count,
+// as pgline's defaults or the Config's set them. It is zero (no such
+// bound) with keepalives off or left to the system, and with a
+// TCPUserTimeout, which bounds unacknowledged data itself.
+func deadPeerAfter(cfg *Config) time.Duration {
+	kc := keepAliveConfig(cfg)
+	if cfg.NoKeepalives || cfg.TCPUserTimeout > 0 || kc.Idle < 0 || kc.Interval < 0 || kc.Count < 0 {
+		return 0
+	}
+	return kc.Idle + time.Duration(kc.Count)*kc.Interval
+}

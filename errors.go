@@ -114,9 +114,10 @@ var ErrClosed = errors.New("pgline: connection closed")
 // for a statement_timeout.
 var ErrCanceledByOther = errors.New("pgline: statement canceled by a CancelRequest meant for another statement")
 
-// errIdleEnded is the failure of a connection that a Pool found closed by
-// the server while it was idle.
-var errIdleEnded = errors.New("pgline: the server closed the connection while it was idle")
+// errIdleEnded is the failure of a connection found ended while it was
+// idle: closed by the server, or failed (its keepalives found the peer
+// gone, which the error that follows it says).
+var errIdleEnded = errors.New("pgline: the connection ended while it was idle")
 
 // ProtocolError reports bytes from the server that break the protocol. The
 // connection is closed when one is returned. It is never SafeToRetry, nor

@@ -39,6 +39,10 @@ var testOptions = pgtest.Options{
 
 func TestMain(m *testing.M) {
 	ownClusters()
+	if err := netnsSetUp(); err != nil {
+		fmt.Fprintln(os.Stderr, "pgline tests:", err)
+		os.Exit(1)
+	}
 	s, err := pgtest.Start(testOptions)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgline tests: cannot start PostgreSQL:", err)

@@ -2,6 +2,9 @@ package session
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"os"
 	"time"
 )
 
@@ -54,7 +57,7 @@ func (c *Session) settleIdle(ctx context.Context, ask bool) error {
 	if c.Busy() {
 		return nil
 	}
-	switch c.peeker.peek() {
+	switch state, err := c.peeker.peek(); state {
 	case sockQuiet:
 		return nil
 	case sockUnknown:
@@ -62,6 +65,9 @@ func (c *Session) settleIdle(ctx context.Context, ask bool) error {
 			return nil
 		}
 	case sockEnded:
+		if err != nil {
+			return c.fail(fmt.Errorf("%w: %w", APIErrors.IdleEnded, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("recvfrom", err)}))
+		}
 		return c.fail(APIErrors.IdleEnded)
 	}
 	_, err := c.SimpleQueryUntraced(ctx, nil, "", nil, nil)

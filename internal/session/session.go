@@ -130,6 +130,7 @@ func (c *Session) markClosed() (already bool) {
 		if c.dead != nil {
 			close(c.dead)
 		}
+		c.unwatchPeer()
 	})
 	return already
 }
@@ -256,6 +257,10 @@ type SessionOpts struct {
 	// OnNotice, when set, is given every NoticeResponse (by value: a
 	// pointer given to a function value would move the fields to the heap).
 	OnNotice func(wire.ErrorFields)
+	// DeadPeerAfter, when positive, is how long the server may leave
+	// what was sent unacknowledged while requests are in flight before
+	// the connection fails (see deadpeer.go).
+	DeadPeerAfter time.Duration
 	// OnPooler, when set, is told why the session switched to describe
 	// mode (see toDescribeMode).
 	OnPooler func(why string)
@@ -302,6 +307,7 @@ func (c *Session) Started(socket net.Conn) {
 	if !c.TLS {
 		c.Writer.sock = newSockWriter(socket)
 	}
+	c.watchPeer(socket)
 }
 
 // apiErrors are the errors of the API's types (errors.go) that the

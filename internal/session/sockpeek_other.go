@@ -10,4 +10,4 @@ type sockPeeker struct{}
 
 func newSockPeeker(net.Conn) *sockPeeker { return nil }
 
-func (*sockPeeker) peek() sockState { return sockUnknown }
+func (*sockPeeker) peek() (sockState, error) { return sockUnknown, nil }

@@ -17,6 +17,7 @@ type sockPeeker struct {
 	rc    syscall.RawConn // nil: it cannot look
 	mu    sync.Mutex      // one look at a time
 	state sockState
+	err   error // why it ended, when the socket failed (a reset, a timeout)
 	b     [1]byte
 	fn    func(fd uintptr) bool
 }
@@ -33,18 +34,19 @@ func newSockPeeker(conn net.Conn) *sockPeeker {
 	return p
 }
 
-// peek looks into the socket.
-func (p *sockPeeker) peek() sockState {
+// peek looks into the socket. For sockEnded, err is the socket's error
+// (a reset, a keepalive's timeout), nil for the peer's FIN.
+func (p *sockPeeker) peek() (sockState, error) {
 	if p == nil || p.rc == nil {
-		return sockUnknown
+		return sockUnknown, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.state = sockUnknown
+	p.state, p.err = sockUnknown, nil
 	if err := p.rc.Read(p.fn); err != nil {
-		return sockUnknown // a deadline set earlier, a closed socket: ask the server
+		return sockUnknown, nil // a deadline set earlier, a closed socket: ask the server
 	}
-	return p.state
+	return p.state, p.err
 }
 
 func (p *sockPeeker) look(fd uintptr) bool {
@@ -54,7 +56,9 @@ func (p *sockPeeker) look(fd uintptr) bool {
 		p.state = sockQuiet
 	case errors.Is(err, syscall.EINTR):
 		p.state = sockUnknown
-	case err != nil, n == 0: // reset, or the peer's FIN
+	case err != nil: // reset, or timed out (keepalives, TCP_USER_TIMEOUT)
+		p.state, p.err = sockEnded, err
+	case n == 0: // the peer's FIN
 		p.state = sockEnded
 	default:
 		p.state = sockData
