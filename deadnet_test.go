@@ -217,3 +217,209 @@ func TestDeadPeerWatchSparesBusyServer(t *testing.T) {
 		}
 	}
 }
+
+// poolCall is one call of TestDeadNetworkPoolMovesToOtherHost.
+type poolCall struct {
+	start, end time.Time
+	host       string
+	err        error
+}
+
+// TestDeadNetworkPoolMovesToOtherHost: a Pool over two hosts, the
+// network to the first (which serves every call while it is up) cut
+// while callers without deadlines keep it busy: every call is answered within the dead-peer bound (keepalives 1 +
+// 1 × 1 s) + 1 s of the cut, with its own answer or an error (those
+// never sent go to the other host); from then on the cut host is down
+// for routing and every call goes to the other. When the network heals,
+// the host serves calls again.
+func TestDeadNetworkPoolMovesToOtherHost(t *testing.T) {
+	if !inOwnNetns(t) {
+		return
+	}
+	b := startNetnsHost(t)
+	bHost, bPort := b.hostPort()
+	dsn := fmt.Sprintf("host=%s,%s port=%d,%d user=postgres dbname=postgres sslmode=disable "+
+		"keepalives_idle=1 keepalives_interval=1 keepalives_count=1 "+
+		"pool_max_conns=3 pool_health_check_period=1s", bHost, srv.Host, bPort, srv.Port)
+	ctx := testCtx(t)
+	p, err := NewPool(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	served := func(ctx context.Context) (string, error) {
+		var host string
+		err := p.QueryRow(ctx, "SELECT host(inet_server_addr()), pg_sleep(0.02)::text").Scan(&host, new(string))
+		return host, err
+	}
+
+	var (
+		mu    sync.Mutex
+		calls []poolCall
+		stop  = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				start := time.Now()
+				host, err := served(context.Background())
+				mu.Lock()
+				calls = append(calls, poolCall{start, time.Now(), host, err})
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	b.cutHost(t)
+	cutAt := time.Now()
+	time.Sleep(8 * time.Second)
+	close(stop)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("callers still waiting 28 s after the cut")
+	}
+
+	const bound = 3 * time.Second // the dead-peer bound, 2 s, + 1 s
+	hosts := map[string]int{}
+	var failed, after int
+	var longest time.Duration
+	for _, c := range calls {
+		if c.err == nil && c.host != srv.Host && c.host != bHost {
+			t.Errorf("a call was answered by %q, neither host", c.host)
+		}
+		if c.start.Before(cutAt) && c.err == nil {
+			hosts[c.host]++
+		}
+		if c.end.After(cutAt) {
+			from := c.start
+			if from.Before(cutAt) {
+				from = cutAt
+			}
+			longest = max(longest, c.end.Sub(from))
+		}
+		if c.err != nil {
+			failed++
+			if c.start.After(cutAt.Add(bound)) {
+				t.Errorf("a call made %v after the cut failed: %v", c.start.Sub(cutAt).Round(time.Millisecond), c.err)
+			}
+			continue
+		}
+		if c.start.After(cutAt.Add(bound)) {
+			after++
+			if c.host != srv.Host {
+				t.Errorf("a call made %v after the cut was answered by the cut host", c.start.Sub(cutAt).Round(time.Millisecond))
+			}
+		}
+	}
+	t.Logf("before the cut: %v; after it: %d calls failed, %d answered by the other host from %v on; the longest wait after the cut %v",
+		hosts, failed, after, bound, longest.Round(time.Millisecond))
+	if hosts[bHost] == 0 {
+		t.Fatalf("before the cut, calls went to %v: the first host, the one cut, should serve", hosts)
+	}
+	if longest > bound {
+		t.Errorf("a call waited %v after the cut, want at most %v", longest.Round(time.Millisecond), bound)
+	}
+	if after == 0 {
+		t.Error("no call succeeded after the cut")
+	}
+
+	b.healHost(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		host, err := served(ctx)
+		if err == nil && host == bHost {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after the network healed, the host has not served a call (last: %q, %v)", host, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestDeadNetworkPoolRecovers: a Pool over one host whose network is cut
+// under callers without deadlines: every call is answered within the
+// dead-peer bound + 1 s of the cut, calls made while the network is down
+// fail within connect_timeout (2 s) + 1 s, and once it heals the Pool
+// serves again, on new connections.
+func TestDeadNetworkPoolRecovers(t *testing.T) {
+	if !inOwnNetns(t) {
+		return
+	}
+	ctx := testCtx(t)
+	p := newTestPool(t, "keepalives_idle=1 keepalives_interval=1 keepalives_count=1 connect_timeout=2 pool_max_conns=3")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var longest time.Duration
+	var cutAt time.Time
+	stop := make(chan struct{})
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				start := time.Now()
+				var got int
+				err := p.QueryRow(context.Background(), "SELECT $1::int4, pg_sleep(0.02)::text", g*1000+i).Scan(&got, new(string))
+				mu.Lock()
+				if !cutAt.IsZero() {
+					from := start
+					if from.Before(cutAt) {
+						from = cutAt
+					}
+					longest = max(longest, time.Since(from))
+				}
+				mu.Unlock()
+				if err == nil && got != g*1000+i {
+					t.Errorf("caller %d got %d, want %d", g, got, g*1000+i)
+				}
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	cutNetwork(t)
+	cutAt = time.Now()
+	mu.Unlock()
+	time.Sleep(6 * time.Second)
+	close(stop)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("callers still waiting 26 s after the cut")
+	}
+	if longest > 3*time.Second {
+		t.Errorf("a call waited %v after the cut, want at most 3s (the dead-peer bound or connect_timeout, + 1 s)", longest.Round(time.Millisecond))
+	}
+	t.Logf("the longest wait after the cut: %v", longest.Round(time.Millisecond))
+	healNetwork(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, err := p.Exec(ctx, "SELECT 1")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("15 s after the network healed, the Pool still fails: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

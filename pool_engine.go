@@ -53,6 +53,10 @@ func (b *backend) UsableAfterIdle(ctx context.Context) bool {
 	return (*Conn)(b).s.UsableAfterIdle(ctx)
 }
 
+// PeerLost returns the connection's failure when its server stopped
+// answering (Session.PeerLost).
+func (b *backend) PeerLost() error { return (*Conn)(b).s.PeerLost() }
+
 // DropNotifications discards the notifications kept.
 func (b *backend) DropNotifications() { (*Conn)(b).s.DropNotifications() }
 

@@ -63,6 +63,11 @@ type Backend interface {
 	// SimpleQuery runs sql with the simple protocol, untraced, and
 	// calls onRow with each row (the role check, see Set).
 	SimpleQuery(ctx context.Context, sql string, onRow func(*wire.DataRow) error) error
+	// PeerLost returns the failure of a closed connection when it means
+	// that the server stopped answering (nothing acknowledged, a
+	// keepalive's or the socket's timeout): the host may be unreachable.
+	// It is nil otherwise (open, closed by Close, ended by the server).
+	PeerLost() error
 }
 
 // Config is what a Set is made of: the settings, the hosts, and the

@@ -357,8 +357,8 @@ func (p *Host) done(pc *Conn, rows bool) {
 		pc.retiring = true
 	}
 	if pc.b.IsClosed() || pc.retiring && pc.inflight == 0 {
-		if p.multi && pc.b.IsClosed() {
-			p.set.kick() // a lost connection: is the host still there, and what is it?
+		if pc.b.IsClosed() {
+			p.lostLocked(pc)
 		}
 		p.dropLocked(pc)
 		if pc.inflight == 0 {
@@ -369,6 +369,24 @@ func (p *Host) done(pc *Conn, rows bool) {
 	p.serveLocked()
 	p.signalLocked()
 	p.mu.Unlock()
+}
+
+// lostLocked notes that pc, a connection of the host, was found closed.
+// With other hosts, a connection whose server stopped answering
+// (Backend.PeerLost: a partition, a host gone) marks the host down at
+// once, so that calls go to the others without waiting for a connection
+// attempt or a role check to time out on it; a role check (Set.check)
+// brings it back when it answers again. Any other loss asks for a role
+// check: is the host still there, and what is it?
+func (p *Host) lostLocked(pc *Conn) {
+	if !p.multi {
+		return
+	}
+	if err := pc.b.PeerLost(); err != nil {
+		p.hostDownLocked(err)
+		return
+	}
+	p.set.kick()
 }
 
 // Route takes a slot for one statement on a connection of the host (see

@@ -389,6 +389,9 @@ func (p *Host) giveBack(pc *Conn) {
 	pc.draining = false
 	pc.lastUsed = time.Now()
 	if bad || p.closed || time.Since(pc.created) > p.st.MaxLifetime {
+		if pc.b.IsClosed() {
+			p.lostLocked(pc)
+		}
 		pc.b.Close()
 		p.fillMinLocked()
 	} else {

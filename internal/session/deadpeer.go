@@ -1,9 +1,11 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -74,6 +76,22 @@ func (c *Session) watchPeer(socket net.Conn) {
 		peers.running = true
 		go peers.loop()
 	}
+}
+
+// PeerLost returns the failure that closed the session when it means
+// that the server stopped answering: the dead-peer watch's, or the
+// socket's timeout (keepalives, TCP_USER_TIMEOUT); nil when the session
+// is open, was closed, or ended otherwise.
+func (c *Session) PeerLost() error {
+	e := c.fatal.Load()
+	if e == nil {
+		return nil
+	}
+	var dp *DeadPeerError
+	if errors.As(*e, &dp) || errors.Is(*e, syscall.ETIMEDOUT) {
+		return *e
+	}
+	return nil
 }
 
 // DeadPeerAfter is the session's dead-peer bound (SessionOpts).
