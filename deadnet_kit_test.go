@@ -16,7 +16,7 @@ import (
 )
 
 // A dead network is tested for real: a test calls inOwnNetns, which runs
-// it again, alone, in a process in a network namespace of its own
+// it again, alone (its subtests one after the other), in a process in a network namespace of its own
 // (unshare -n: a loopback and nothing else), where TestMain starts the
 // clusters on that loopback; there the test cuts the network with
 // cutNetwork, which replaces the loopback's queue with one that drops
@@ -88,10 +88,11 @@ func inOwnNetns(t *testing.T) bool {
 }
 
 // cutNetwork drops every packet on the namespace's loopback from now on,
-// silently (see above), until healNetwork.
+// silently (see above), until healNetwork or the test's end.
 func cutNetwork(t *testing.T) {
 	t.Helper()
 	tcQdisc(t, "add")
+	t.Cleanup(func() { exec.Command("tc", "qdisc", "del", "dev", "lo", "root", "blackhole").Run() })
 }
 
 // healNetwork ends cutNetwork's cut.

@@ -108,15 +108,36 @@ func maxDuration(ds []time.Duration) time.Duration {
 	return m
 }
 
-// TestDeadNetworkFailsPipelinedCallers: 20 goroutines pipelining on one
+// TestDeadNetwork runs, in one network namespace of its own (see
+// deadnet_kit_test.go), one after the other, the cases of a network cut
+// under a Conn or a Pool: every caller answered within the bound that
+// detects it, with its own answer or an error, never another's; no
+// acknowledged write lost; deadlines kept; recovery once it heals.
+func TestDeadNetwork(t *testing.T) {
+	if !inOwnNetns(t) {
+		return
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"PipelinedCallers", deadNetworkFailsPipelinedCallers},
+		{"DefaultsFindIt", deadNetworkDefaultsFindIt},
+		{"IdleConnFoundByKeepalives", deadNetworkIdleConnFoundByKeepalives},
+		{"DeadlinesKept", deadNetworkDeadlinesKept},
+		{"PoolRecovers", deadNetworkPoolRecovers},
+		{"PoolMovesToOtherHost", deadNetworkPoolMovesToOtherHost},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// deadNetworkFailsPipelinedCallers: 20 goroutines pipelining on one
 // Conn without deadlines, the network cut under them: with
 // tcp_user_timeout=2000 and short keepalives, every one is answered (with
 // an error, never another's value) within the user timeout + 1 s, and
 // Close returns at once.
-func TestDeadNetworkFailsPipelinedCallers(t *testing.T) {
-	if !inOwnNetns(t) {
-		return
-	}
+func deadNetworkFailsPipelinedCallers(t *testing.T) {
 	c := connect(t, srv.DSN("tcp_user_timeout=2000 keepalives_idle=1 keepalives_interval=1 keepalives_count=1"))
 	after := pipelineUntilCut(t, c, 20, 3*time.Second, true)
 	t.Logf("the last caller answered %v after the cut", maxDuration(after).Round(time.Millisecond))
@@ -128,29 +149,23 @@ func TestDeadNetworkFailsPipelinedCallers(t *testing.T) {
 	healNetwork(t)
 }
 
-// TestDeadNetworkDefaultsFindIt: the same with no key set, and a
+// deadNetworkDefaultsFindIt: the same with no key set, and a
 // statement sent after the cut (unacknowledged bytes: no keepalive is
 // sent while the kernel retransmits): pgline's defaults answer every
 // caller within 30 s (keepalives 15 s + 3 × 5 s) + 1 s. A long wait: it
 // runs with the storms (PGLINE_STORMS=1, which .ci/run sets).
-func TestDeadNetworkDefaultsFindIt(t *testing.T) {
+func deadNetworkDefaultsFindIt(t *testing.T) {
 	storm(t) // a long wait: 30 s
-	if !inOwnNetns(t) {
-		return
-	}
 	c := connect(t, srv.DSN())
 	after := pipelineUntilCut(t, c, 20, 31*time.Second, true)
 	t.Logf("the last caller answered %v after the cut", maxDuration(after).Round(time.Millisecond))
 }
 
-// TestDeadNetworkIdleConnFoundByKeepalives: an idle Conn whose network is
+// deadNetworkIdleConnFoundByKeepalives: an idle Conn whose network is
 // cut is found dead by its keepalives (idle 1 s + 2 × 1 s), and the next
 // call fails at once, with an error that says it was not sent; after the
 // network heals, a new connection works.
-func TestDeadNetworkIdleConnFoundByKeepalives(t *testing.T) {
-	if !inOwnNetns(t) {
-		return
-	}
+func deadNetworkIdleConnFoundByKeepalives(t *testing.T) {
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN("keepalives_idle=1 keepalives_interval=1 keepalives_count=2"))
 	if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
@@ -225,17 +240,14 @@ type poolCall struct {
 	err        error
 }
 
-// TestDeadNetworkPoolMovesToOtherHost: a Pool over two hosts, the
+// deadNetworkPoolMovesToOtherHost: a Pool over two hosts, the
 // network to the first (which serves every call while it is up) cut
 // while callers without deadlines keep it busy: every call is answered within the dead-peer bound (keepalives 1 +
 // 1 × 1 s) + 1 s of the cut, with its own answer or an error (those
 // never sent go to the other host); from then on the cut host is down
 // for routing and every call goes to the other. When the network heals,
 // the host serves calls again.
-func TestDeadNetworkPoolMovesToOtherHost(t *testing.T) {
-	if !inOwnNetns(t) {
-		return
-	}
+func deadNetworkPoolMovesToOtherHost(t *testing.T) {
 	b := startNetnsHost(t)
 	bHost, bPort := b.hostPort()
 	dsn := fmt.Sprintf("host=%s,%s port=%d,%d user=postgres dbname=postgres sslmode=disable "+
@@ -348,21 +360,23 @@ func TestDeadNetworkPoolMovesToOtherHost(t *testing.T) {
 	}
 }
 
-// TestDeadNetworkPoolRecovers: a Pool over one host whose network is cut
-// under callers without deadlines: every call is answered within the
+// deadNetworkPoolRecovers: a Pool over one host whose network is cut
+// under writers without deadlines: every call is answered within the
 // dead-peer bound + 1 s of the cut, calls made while the network is down
 // fail within connect_timeout (2 s) + 1 s, and once it heals the Pool
-// serves again, on new connections.
-func TestDeadNetworkPoolRecovers(t *testing.T) {
-	if !inOwnNetns(t) {
-		return
-	}
+// serves again, on new connections, and every insert it acknowledged is
+// in the table.
+func deadNetworkPoolRecovers(t *testing.T) {
 	ctx := testCtx(t)
 	p := newTestPool(t, "keepalives_idle=1 keepalives_interval=1 keepalives_count=1 connect_timeout=2 pool_max_conns=3")
+	if _, err := p.Exec(ctx, "CREATE TABLE deadnet_w (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var longest time.Duration
 	var cutAt time.Time
+	var acked []int32
 	stop := make(chan struct{})
 	for g := range 8 {
 		wg.Add(1)
@@ -374,9 +388,10 @@ func TestDeadNetworkPoolRecovers(t *testing.T) {
 					return
 				default:
 				}
+				id := int32(g*100_000 + i)
 				start := time.Now()
-				var got int
-				err := p.QueryRow(context.Background(), "SELECT $1::int4, pg_sleep(0.02)::text", g*1000+i).Scan(&got, new(string))
+				var got int32
+				err := p.QueryRow(context.Background(), "INSERT INTO deadnet_w VALUES ($1) RETURNING id", id).Scan(&got)
 				mu.Lock()
 				if !cutAt.IsZero() {
 					from := start
@@ -385,9 +400,12 @@ func TestDeadNetworkPoolRecovers(t *testing.T) {
 					}
 					longest = max(longest, time.Since(from))
 				}
+				if err == nil {
+					acked = append(acked, id)
+				}
 				mu.Unlock()
-				if err == nil && got != g*1000+i {
-					t.Errorf("caller %d got %d, want %d", g, got, g*1000+i)
+				if err == nil && got != id {
+					t.Errorf("writer %d got id %d, want %d", g, got, id)
 				}
 			}
 		}()
@@ -409,7 +427,6 @@ func TestDeadNetworkPoolRecovers(t *testing.T) {
 	if longest > 3*time.Second {
 		t.Errorf("a call waited %v after the cut, want at most 3s (the dead-peer bound or connect_timeout, + 1 s)", longest.Round(time.Millisecond))
 	}
-	t.Logf("the longest wait after the cut: %v", longest.Round(time.Millisecond))
 	healNetwork(t)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -422,4 +439,42 @@ func TestDeadNetworkPoolRecovers(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	var found int
+	if err := p.QueryRow(ctx, "SELECT count(*) FROM deadnet_w WHERE id = ANY($1)", acked).Scan(&found); err != nil {
+		t.Fatal(err)
+	}
+	if found != len(acked) {
+		t.Errorf("%d inserts acknowledged, %d of them in the table", len(acked), found)
+	}
+	t.Logf("the longest wait after the cut: %v; %d inserts acknowledged, all in the table", longest.Round(time.Millisecond), len(acked))
+}
+
+// deadNetworkDeadlinesKept: on a cut network, a call with a deadline
+// returns at its deadline (its CancelRequest, which cannot reach the
+// server either, is bounded on its own and waited for by nobody), Close
+// returns at once, and a connect fails within connect_timeout.
+func deadNetworkDeadlinesKept(t *testing.T) {
+	c := connect(t, srv.DSN("cancel_timeout=2s"))
+	if _, err := c.Exec(testCtx(t), "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	cutNetwork(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Exec(ctx, "SELECT pg_sleep(5)")
+	if took := time.Since(start); err == nil || took > 800*time.Millisecond {
+		t.Errorf("a call with a 300 ms deadline on a cut network: %v after %v", err, took.Round(time.Millisecond))
+	}
+	start = time.Now()
+	c.Close()
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Close on a cut network took %v", took.Round(time.Millisecond))
+	}
+	start = time.Now()
+	_, err = Connect(context.Background(), srv.DSN("connect_timeout=2"))
+	if took := time.Since(start); err == nil || took > 3*time.Second {
+		t.Errorf("a connect on a cut network with connect_timeout=2: %v after %v", err, took.Round(time.Millisecond))
+	}
+	healNetwork(t)
 }
