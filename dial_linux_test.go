@@ -60,6 +60,7 @@ func sysctlInt(t *testing.T, name string) int {
 // tcp_user_timeout when set (libpq's units: seconds, milliseconds), the
 // system's values for a 0, and no keepalives with keepalives=0.
 func TestKeepalivesOnTheSocket(t *testing.T) {
+	t.Parallel() // connections of its own; nothing timed
 	type opts struct{ keepalive, idle, interval, count, userTimeout int }
 	sysIdle := sysctlInt(t, "net/ipv4/tcp_keepalive_time")
 	sysIntvl := sysctlInt(t, "net/ipv4/tcp_keepalive_intvl")
