@@ -112,8 +112,11 @@ func maxDuration(ds []time.Duration) time.Duration {
 // deadnet_kit_test.go), one after the other, the cases of a network cut
 // under a Conn or a Pool: every caller answered within the bound that
 // detects it, with its own answer or an error, never another's; no
-// acknowledged write lost; deadlines kept; recovery once it heals.
+// acknowledged write lost; deadlines kept; recovery once it heals. It
+// takes a minute, mostly waiting, so it runs with the storms
+// (PGLINE_STORMS=1, which .ci/run sets).
 func TestDeadNetwork(t *testing.T) {
+	storm(t) // half a minute of waiting, and clusters of its own: with the storms
 	if !inOwnNetns(t) {
 		return
 	}
@@ -152,10 +155,8 @@ func deadNetworkFailsPipelinedCallers(t *testing.T) {
 // deadNetworkDefaultsFindIt: the same with no key set, and a
 // statement sent after the cut (unacknowledged bytes: no keepalive is
 // sent while the kernel retransmits): pgline's defaults answer every
-// caller within 30 s (keepalives 15 s + 3 × 5 s) + 1 s. A long wait: it
-// runs with the storms (PGLINE_STORMS=1, which .ci/run sets).
+// caller within 30 s (keepalives 15 s + 3 × 5 s) + 1 s.
 func deadNetworkDefaultsFindIt(t *testing.T) {
-	storm(t) // a long wait: 30 s
 	c := connect(t, srv.DSN())
 	after := pipelineUntilCut(t, c, 20, 31*time.Second, true)
 	t.Logf("the last caller answered %v after the cut", maxDuration(after).Round(time.Millisecond))

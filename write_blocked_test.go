@@ -270,6 +270,7 @@ func TestWriteUnreadRepliesKeepsDeadline(t *testing.T) {
 func TestWriteFullSocketKeepsDeadline(t *testing.T) {
 	for name, dsn := range transportDSNs() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // the transports side by side: each waits 3 s for its server
 			c := connect(t, dsn)
 			bg := context.Background()
 			param := strings.Repeat("p", 60<<10)
