@@ -7,6 +7,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"weak"
 )
 
 // The dead-peer watch closes a connection whose server has acknowledged
@@ -26,8 +27,10 @@ import (
 // deadPeerTick, and only while some session is registered. A session
 // registers in Started and leaves as it closes (markClosed); a session
 // found dead fails (fail), which closes its socket under its reader: every
-// request on it gets the error, those never written as not sent.
-var peers = peerWatch{conns: make(map[*Session]*tcpStall)}
+// request on it gets the error, those never written as not sent. The
+// watch holds sessions by weak pointers: a connection its program forgot
+// to close is still collected (and its socket closed by the runtime).
+var peers = peerWatch{conns: make(map[weak.Pointer[Session]]struct{})}
 
 // deadPeerTick is how often the watch looks at each busy session.
 const deadPeerTick = 500 * time.Millisecond
@@ -35,7 +38,7 @@ const deadPeerTick = 500 * time.Millisecond
 // peerWatch is the set of sessions the dead-peer watch looks at.
 type peerWatch struct {
 	mu      sync.Mutex
-	conns   map[*Session]*tcpStall
+	conns   map[weak.Pointer[Session]]struct{}
 	running bool // the watching goroutine runs
 }
 
@@ -62,8 +65,7 @@ func (c *Session) watchPeer(socket net.Conn) {
 	if c.opts.DeadPeerAfter <= 0 {
 		return
 	}
-	st := newTCPStall(socket)
-	if st == nil {
+	if c.stall = newTCPStall(socket); c.stall == nil {
 		return
 	}
 	peers.mu.Lock()
@@ -71,7 +73,7 @@ func (c *Session) watchPeer(socket net.Conn) {
 	if c.closed.Load() {
 		return
 	}
-	peers.conns[c] = st
+	peers.conns[weak.Make(c)] = struct{}{}
 	if !peers.running {
 		peers.running = true
 		go peers.loop()
@@ -103,7 +105,7 @@ func (c *Session) unwatchPeer() {
 		return
 	}
 	peers.mu.Lock()
-	delete(peers.conns, c)
+	delete(peers.conns, weak.Make(c))
 	peers.mu.Unlock()
 }
 
@@ -111,8 +113,7 @@ func (c *Session) unwatchPeer() {
 func (w *peerWatch) loop() {
 	t := time.NewTicker(deadPeerTick)
 	defer t.Stop()
-	var busy []*Session
-	var stalls []*tcpStall
+	var busy []weak.Pointer[Session]
 	for range t.C {
 		w.mu.Lock()
 		if len(w.conns) == 0 {
@@ -120,16 +121,21 @@ func (w *peerWatch) loop() {
 			w.mu.Unlock()
 			return
 		}
-		busy, stalls = busy[:0], stalls[:0]
-		for c, st := range w.conns {
-			busy, stalls = append(busy, c), append(stalls, st)
+		busy = busy[:0]
+		for wp := range w.conns {
+			if wp.Value() == nil {
+				delete(w.conns, wp) // collected without Close
+				continue
+			}
+			busy = append(busy, wp)
 		}
 		w.mu.Unlock()
-		for i, c := range busy {
-			if !c.Busy() {
-				continue // idle: the keepalives' watch
+		for _, wp := range busy {
+			c := wp.Value()
+			if c == nil || !c.Busy() {
+				continue // collected, or idle: the keepalives' watch
 			}
-			if stalled := stalls[i].stalledFor(); stalled >= c.opts.DeadPeerAfter {
+			if c.stall.stalledFor() >= c.opts.DeadPeerAfter {
 				c.fail(&DeadPeerError{After: c.opts.DeadPeerAfter})
 			}
 		}

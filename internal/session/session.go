@@ -98,6 +98,7 @@ type Session struct {
 
 	dead     chan struct{} // closed when the connection closes, for waiters at the gate
 	deadOnce sync.Once
+	stall    *tcpStall // the socket as the dead-peer watch reads it (deadpeer.go)
 }
 
 // SetHostHooks sets what a Pool over several hosts is told of the
