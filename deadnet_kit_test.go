@@ -70,7 +70,9 @@ func inOwnNetns(t *testing.T) bool {
 		}
 		t.Fatal(msg + " (CI is set)")
 	}
-	t.Parallel() // a process and clusters of its own; it mostly waits
+	// Not in parallel: its clusters' start and its load would take the
+	// processors from tests that time their deadlines, and its own
+	// bounds are timed too.
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "-n", os.Args[0],
