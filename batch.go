@@ -107,9 +107,14 @@ func (c *Conn) sendBatchUntraced(ctx context.Context, owner *session.Holder, b *
 
 // Query returns the rows of the next statement of the batch. They must be
 // closed (or read to the end) before the next result is read; reading the
-// next result closes them.
+// next result closes them. On an error it also returns Rows that carry
+// it (see Conn.Query).
 func (br *BatchResults) Query() (*Rows, error) {
-	return br.query(nil)
+	r, err := br.query(nil)
+	if err != nil {
+		return failedRows(err), err
+	}
+	return r, nil
 }
 
 // query is Query with the rows positioned in dst (nil: a new Rows).

@@ -298,7 +298,7 @@ func (p *Pool) mayRetry(ctx context.Context, attempt int, pc *pool.Conn, err err
 // rows: close them promptly.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
 	if err := routable(sql); err != nil {
-		return nil, err
+		return failedRows(err), err
 	}
 	var rows *Rows
 	err := p.retryRows(ctx, func(pc *pool.Conn) error {
@@ -311,7 +311,10 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 		rows = r
 		return nil
 	})
-	return rows, err
+	if err != nil {
+		return failedRows(err), err
+	}
+	return rows, nil
 }
 
 // QueryRow runs sql on one of the pool's connections (see Conn.QueryRow).

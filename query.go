@@ -25,13 +25,25 @@ import (
 // connection's reader until they are closed (by Close, or by Next
 // returning false): always close them; statements queued behind them wait.
 // Errors that the server reports before the first row (syntax, bad
-// arguments, a failing first row) are returned by Query itself.
+// arguments, a failing first row) are returned by Query itself, together
+// with Rows that carry the error, as pgx's do: their Next is false and
+// their Err (and CollectRows, ForEachRow) returns it.
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
 	r := &Rows{}
 	if err := c.query(ctx, nil, r, sql, args); err != nil {
-		return nil, err
+		return failedRows(err), err
 	}
 	return r, nil
+}
+
+// failedRows returns Rows that are closed and carry err, the error of the
+// Query that did not start them (see Conn.Query). They are new Rows: the
+// ones the Query used may still be referred to while their reply is
+// drained.
+func failedRows(err error) *Rows {
+	r := &Rows{}
+	r.res.Err, r.res.Done = err, true
+	return r
 }
 
 // QueryRow runs sql with args and returns its first row; the error, if

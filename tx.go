@@ -263,11 +263,11 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (CommandTag, er
 // Query runs sql in the transaction (see Conn.Query).
 func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
 	if tx.closed() {
-		return nil, ErrTxClosed
+		return failedRows(ErrTxClosed), ErrTxClosed
 	}
 	r := &Rows{}
 	if err := tx.c.query(ctx, tx.owner(), r, sql, args); err != nil {
-		return nil, err
+		return failedRows(err), err
 	}
 	tx.track(r)
 	return r, nil
