@@ -29,8 +29,13 @@ import (
 // (krbsrvname, gsslib, ...) are accepted and ignored, except those
 // asking for a check pgline cannot make, which are refused rather than
 // connect where libpq would not: gssencmode=require, requirepeer, sslcrl,
-// sslcrldir, sslcertmode=require. Any other key is a runtime parameter
-// sent to the server (Config.RuntimeParams).
+// sslcrldir, sslcertmode=require. pgx's default_query_exec_mode and
+// description_cache_capacity map to statement_cache_mode and
+// statement_cache_capacity (simple_protocol, and pgxpool's keys pgline has
+// no counterpart for, are refused naming pgline's). Any other key is a
+// runtime parameter sent to the server (Config.RuntimeParams), and must
+// be a setting's name: a DSN of another driver (a MySQL one, say) or
+// another URL scheme is refused, without showing its text.
 //
 // When no host is given, the default is the first of /var/run/postgresql,
 // /run/postgresql and /tmp that holds the server socket .s.PGSQL.<port>,

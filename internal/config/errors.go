@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pgline/pgline/internal/dsn"
 )
@@ -27,6 +28,10 @@ func dsnError(err error) error {
 func splitDSN(conninfo string) ([]dsn.Pair, error) {
 	pairs, err := dsn.Split(conninfo, isKnownKey)
 	if err != nil {
+		if strings.HasPrefix(err.Error(), `missing "=" after key`) {
+			// A first word without "=": not key=value, nor a URL pgline takes.
+			return nil, parseError("%v (%s)", err, accepted)
+		}
 		return nil, dsnError(err)
 	}
 	return pairs, nil

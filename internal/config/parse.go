@@ -25,6 +25,9 @@ import (
 //
 // Errors follow the package doc's rule: the prefix, and no value.
 func Parse(conninfo string, src *dsn.Source, defaultMaxConns int) (*Settings, error) {
+	if err := checkScheme(conninfo); err != nil {
+		return nil, err
+	}
 	pairs, err := splitDSN(conninfo)
 	if err != nil {
 		return nil, err
@@ -37,6 +40,9 @@ func Parse(conninfo string, src *dsn.Source, defaultMaxConns int) (*Settings, er
 		return nil, err
 	}
 	applyEnv(s, src)
+	if err := fromPgx(s); err != nil {
+		return nil, err
+	}
 	return build(s, src, defaultMaxConns)
 }
 
@@ -122,6 +128,7 @@ const (
 	keyLibpq          // read by pgline
 	keyIgnored        // a libpq keyword pgline does not use
 	keyPgline         // pgline's own (see parsePglineSettings)
+	keyPgx            // pgx's, mapped to pgline's (see fromPgx)
 )
 
 // knownKeys classifies every key Parse does not pass to the server.
@@ -154,6 +161,10 @@ var knownKeys = map[string]int{
 	"pool_max_conn_lifetime": keyPgline, "pool_max_conn_idle_time": keyPgline,
 	"pool_health_check_period": keyPgline, "pool_max_pipeline": keyPgline, "pool_idle_check": keyPgline,
 	"pool_max_replica_lag": keyPgline,
+
+	// pgx's, mapped to pgline's or refused (see fromPgx).
+	"default_query_exec_mode": keyPgx, "description_cache_capacity": keyPgx,
+	"pool_min_idle_conns": keyPgx, "pool_max_conn_lifetime_jitter": keyPgx,
 }
 
 // isKnownKey reports whether key is a keyword Parse knows, so that errors
@@ -182,6 +193,10 @@ func classifyKeys(s settings, st *Settings) error {
 				return parseError("unknown key \"database\" (the database name is dbname)")
 			case strings.HasPrefix(k, "_pq_."):
 				return parseError("protocol options (_pq_.*) are not supported")
+			case !isSettingName(k):
+				// Not shown: a DSN of another form may hold a password
+				// there ("root:secret@tcp(...)/db?x=1").
+				return parseError("a key is not a setting name: %s", accepted)
 			}
 		}
 		if strings.IndexByte(v, 0) >= 0 {
