@@ -3,6 +3,7 @@ package pgline
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -67,5 +68,44 @@ func TestQueryErrorGivesUsableRows(t *testing.T) {
 	tx.Rollback(ctx)
 	if rows, err := tx.Query(ctx, "SELECT 1"); !errors.Is(err, ErrTxClosed) || !errors.Is(rows.Err(), ErrTxClosed) {
 		t.Fatalf("Query after Rollback: %v, rows' %v; want ErrTxClosed", err, rows.Err())
+	}
+}
+
+// TestScanWithoutRowSaysWhy: Scan, ScanColumn and Values without a current
+// row say why: before the first Next, call Next; after Close or after
+// Next returned false, the Rows are closed.
+func TestScanWithoutRowSaysWhy(t *testing.T) {
+	ctx := testCtx(t)
+	c := connect(t, srv.DSN())
+	var n int
+	calls := map[string]func(*Rows) error{
+		"Scan":       func(r *Rows) error { return r.Scan(&n) },
+		"ScanColumn": func(r *Rows) error { return r.ScanColumn(0, &n) },
+		"Values":     func(r *Rows) error { _, err := r.Values(); return err },
+	}
+	for name, call := range calls {
+		rows, err := c.Query(ctx, "SELECT 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := call(rows); err == nil || !strings.Contains(err.Error(), name+" called without a current row (call Next first)") {
+			t.Errorf("%s before Next: %v", name, err)
+		}
+		if !rows.Next() {
+			t.Fatal(rows.Err())
+		}
+		if err := call(rows); err != nil {
+			t.Errorf("%s on a row: %v", name, err)
+		}
+		rows.Close()
+		if err := call(rows); err == nil || !strings.Contains(err.Error(), name+" called on closed Rows") {
+			t.Errorf("%s after Close: %v", name, err)
+		}
+		rows, _ = c.Query(ctx, "SELECT 1")
+		for rows.Next() {
+		}
+		if err := call(rows); err == nil || !strings.Contains(err.Error(), name+" called on closed Rows") {
+			t.Errorf("%s after Next returned false: %v", name, err)
+		}
 	}
 }

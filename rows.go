@@ -255,6 +255,16 @@ func (r *Rows) Err() error {
 // closed.
 func (r *Rows) CommandTag() CommandTag { return CommandTag{s: r.res.Tag} }
 
+// noRowError is the error of call, which needs a current row, when there
+// is none: the rows are closed (by Close, or by Next returning false), or
+// Next has not been called yet.
+func (r *Rows) noRowError(call string) error {
+	if r.c == nil {
+		return fmt.Errorf("pgline: %s called on closed Rows (after Close, or after Next returned false)", call)
+	}
+	return fmt.Errorf("pgline: %s called without a current row (call Next first)", call)
+}
+
 // FieldDescriptions describes the result columns.
 func (r *Rows) FieldDescriptions() []FieldDescription {
 	if r.res.Sd == nil {
@@ -278,7 +288,7 @@ func (r *Rows) Scan(dest ...any) error {
 		defer r.leave()
 	}
 	if r.c == nil || r.res.Pending || r.res.Done {
-		return errors.New("pgline: Scan called without a current row (call Next first)")
+		return r.noRowError("Scan")
 	}
 	if len(dest) != len(r.res.Sd.Fields) {
 		return fmt.Errorf("pgline: Scan got %d destinations for %d columns", len(dest), len(r.res.Sd.Fields))
@@ -366,7 +376,7 @@ func (r *Rows) ScanColumn(i int, dest any) error {
 		defer r.leave()
 	}
 	if r.c == nil || r.res.Pending || r.res.Done {
-		return errors.New("pgline: ScanColumn called without a current row (call Next first)")
+		return r.noRowError("ScanColumn")
 	}
 	if i < 0 || i >= len(r.res.Sd.Fields) {
 		return fmt.Errorf("pgline: ScanColumn: no column %d of %d", i, len(r.res.Sd.Fields))
@@ -438,7 +448,7 @@ func (r *Rows) Values() ([]any, error) {
 		defer r.leave()
 	}
 	if r.c == nil || r.res.Pending || r.res.Done {
-		return nil, errors.New("pgline: Values called without a current row (call Next first)")
+		return nil, r.noRowError("Values")
 	}
 	if err := r.materialize(); err != nil {
 		return nil, err

@@ -78,13 +78,16 @@ type DecodeError struct {
 	Reason string
 }
 
-// Error returns "invalid binary int4 value: 3 bytes, want 4".
+// Error returns "invalid int4 value (binary format): 3 bytes, want 4":
+// the type named once, its wire format after it (a text column scanned
+// into an int reads "invalid text value (text format): ...", not "text
+// text").
 func (e *DecodeError) Error() string {
 	f := "binary"
 	if e.Format == 0 {
 		f = "text"
 	}
-	return "invalid " + f + " " + e.Type + " value: " + e.Reason
+	return "invalid " + e.Type + " value (" + f + " format): " + e.Reason
 }
 
 func decodeErr(t *typeInfo, format int16, reason string, args ...any) error {
@@ -157,6 +160,10 @@ func (m *Map) PlanScan(oid uint32, format int16, dst any) (ScanPlan, error) {
 	}
 	if p := m.reflectPlan(oid, format, rt); p != nil {
 		return p, nil
+	}
+	if _, known := m.lookup(oid); !known {
+		// Named "OID n" already: say how to make it known instead.
+		return nil, fmt.Errorf("pgtype: cannot scan %s, a type this Map does not know (register it: Conn.LoadType for an enum, composite, domain or range), into %T: %w", t.name, dst, ErrUnsupportedDest)
 	}
 	return nil, fmt.Errorf("pgtype: cannot scan %s (OID %d) into %T: %w", t.name, oid, dst, ErrUnsupportedDest)
 }

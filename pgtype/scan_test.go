@@ -47,8 +47,8 @@ func TestScanErrors(t *testing.T) {
 		{NumericOID, vals[7].bin, new(int64), "cannot scan numeric value 1000000000000000000000000000000 into *int64: out of range", ErrOutOfRange},
 		{IntervalOID, vals[5].bin, new(time.Duration), "cannot scan interval value 1 mon into *time.Duration: interval with months", nil},
 		{Int4ArrayOID, vals[6].bin, new([]int32), "array element 1: cannot scan NULL into *int32", ErrNull},
-		{Int4OID, []byte{1, 2, 3}, new(int32), "invalid binary int4 value: 3 bytes, want 4", nil},
-		{Int4OID, []byte("12x"), new(int32), `invalid text int4 value: "12x" is not an integer`, nil},
+		{Int4OID, []byte{1, 2, 3}, new(int32), "invalid int4 value (binary format): 3 bytes, want 4", nil},
+		{Int4OID, []byte("12x"), new(int32), `invalid int4 value (text format): "12x" is not an integer`, nil},
 	}
 	for _, c := range cases {
 		format := int16(1)
@@ -62,6 +62,18 @@ func TestScanErrors(t *testing.T) {
 		if c.is != nil && !errors.Is(err, c.is) {
 			t.Errorf("%s into %T: %v is not %v", m.TypeName(c.oid), c.dst, err, c.is)
 		}
+	}
+}
+
+// TestScanUnknownTypeSaysRegister: a type the Map does not know is named
+// once, with how to make it known.
+func TestScanUnknownTypeSaysRegister(t *testing.T) {
+	type address struct{ Street string }
+	_, err := NewMap().PlanScan(20481, 1, new(address))
+	if err == nil || !errors.Is(err, ErrUnsupportedDest) ||
+		!strings.Contains(err.Error(), "cannot scan OID 20481, a type this Map does not know (register it: Conn.LoadType") ||
+		strings.Contains(err.Error(), "(OID 20481)") {
+		t.Fatalf("scanning an unknown type: %v", err)
 	}
 }
 
