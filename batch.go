@@ -52,6 +52,7 @@ type BatchResults struct {
 	err     error              // a failure that ends the batch (sending, I/O)
 	aborted error              // AllOrNothing: the error that stopped the batch
 	first   error              // first error of any statement, for Close
+	firstAt int                // the index of first's statement
 	closed  bool
 	pooled  *pool.Conn // the pool connection the batch counts against, if any
 
@@ -75,13 +76,20 @@ func (tx *Tx) SendBatch(ctx context.Context, b *Batch) *BatchResults {
 }
 
 func (c *Conn) sendBatch(ctx context.Context, owner *session.Holder, b *Batch) *BatchResults {
-	tctx, ev := c.traceStart(ctx, TraceEvent{Kind: TraceBatch, BatchLen: len(b.items)})
+	var tctx context.Context
+	var ev *TraceEvent
+	if c.cfg.Tracer != nil {
+		sqls := make([]string, len(b.items))
+		for i := range b.items {
+			sqls[i] = b.items[i].SQL
+		}
+		tctx, ev = c.traceStart(ctx, TraceEvent{Kind: TraceBatch, BatchLen: len(b.items), Batch: sqls, BatchFailed: -1})
+	}
 	br := c.sendBatchUntraced(ctx, owner, b, session.Resends{})
 	if ev != nil {
+		br.trace, br.traceCtx = ev, tctx
 		if br.rep.Req == nil {
-			traceEnd(tctx, c.cfg, ev, CommandTag{}, br.err)
-		} else {
-			br.trace, br.traceCtx = ev, tctx
+			br.end(br.err)
 		}
 	}
 	return br
@@ -242,6 +250,7 @@ func (br *BatchResults) noteErr(err error) {
 	}
 	if br.first == nil {
 		br.first = err
+		br.firstAt = br.i - 1 // the statement read last (see next)
 	}
 	var pgErr *PgError
 	if br.rep.All && errors.As(err, &pgErr) {
@@ -296,6 +305,9 @@ func (br *BatchResults) Close() error {
 // end ends Close, which returns err: the trace, and the pool connection
 // the batch counted against, if any.
 func (br *BatchResults) end(err error) error {
+	if br.trace != nil && err != nil && br.first != nil && errors.Is(err, br.first) {
+		br.trace.BatchFailed = br.firstAt
+	}
 	traceEnd(br.traceCtx, br.c.cfg, br.trace, CommandTag{}, err)
 	br.trace = nil
 	if pc := br.pooled; pc != nil {

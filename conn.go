@@ -143,16 +143,19 @@ func (c *Conn) Ping(ctx context.Context) error {
 
 // queryScalar runs sql with the simple protocol and returns the text of the
 // first column of its first row ("" when there is none or it is NULL).
+// It is pgline's own statement (the connect's checks: the pooler's, the
+// target_session_attrs'), so it is not traced as the user's: the
+// connect's event covers it.
 func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 	var v string
 	seen := false
-	_, err := c.simpleQuery(ctx, nil, sql, func(row *wire.DataRow) error {
+	_, err := c.s.SimpleQueryUntraced(ctx, nil, sql, func(row *wire.DataRow) error {
 		if !seen && row.NumColumns() > 0 {
 			b, _ := row.Column(0)
 			v, seen = string(b), true
 		}
 		return nil
-	})
+	}, nil)
 	return v, err
 }
 

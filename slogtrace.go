@@ -69,6 +69,13 @@ func (t *slogTracer) TraceEnd(ctx context.Context, ev *TraceEvent) {
 	}
 	if ev.Kind == TraceBatch {
 		attrs = append(attrs, slog.Int("batch_len", ev.BatchLen))
+		if i := ev.BatchFailed; ev.Err != nil && i >= 0 && i < len(ev.Batch) {
+			sql := ev.Batch[i]
+			if t.opts.MaxSQL > 0 && len(sql) > t.opts.MaxSQL {
+				sql = sql[:t.opts.MaxSQL] + "…"
+			}
+			attrs = append(attrs, slog.Int("failed_statement", i), slog.String("sql", sql))
+		}
 	}
 	if ev.Host != "" {
 		attrs = append(attrs, slog.String("host", ev.Host))

@@ -75,8 +75,13 @@ type TraceEvent struct {
 	Host string
 	// Database is the database name the connection asked for.
 	Database string
-	// BatchLen is the number of statements of a batch.
-	BatchLen int
+	// BatchLen is the number of statements of a batch, and Batch their
+	// SQL, in order (TraceBatch). At TraceEnd of a batch whose Err is
+	// set by one of its statements, BatchFailed is that statement's index
+	// in Batch (the first that failed); it is -1 otherwise.
+	BatchLen    int
+	Batch       []string
+	BatchFailed int
 	// Reason says what showed a pooler (TracePooler).
 	Reason string
 
@@ -119,4 +124,55 @@ func traceEnd(ctx context.Context, cfg *Config, ev *TraceEvent, tag CommandTag, 
 	ev.Duration = time.Since(ev.Start)
 	ev.Tag, ev.Err = tag, err
 	cfg.Tracer.TraceEnd(ctx, ev)
+}
+
+// MultiTracer returns a Tracer that passes every event to each of tracers
+// in turn (nil ones are left out): a log and OpenTelemetry together, say.
+// TraceStart calls them in order, each with the context the one before
+// returned, so that what one puts in the context (a span) is seen by the
+// next; TraceEnd calls them in the reverse order, each with the context
+// its own TraceStart returned. It is pgx's multitracer.
+func MultiTracer(tracers ...Tracer) Tracer {
+	m := &multiTracer{}
+	for _, t := range tracers {
+		if t != nil {
+			m.tracers = append(m.tracers, t)
+		}
+	}
+	return m
+}
+
+// multiTracer is MultiTracer's Tracer. Its own pointer keys the contexts
+// its tracers' TraceStart returned (multiTracerCtxs), so that nested
+// MultiTracers keep theirs apart.
+type multiTracer struct{ tracers []Tracer }
+
+// multiTracerCtxs is the key, and the value, of a multiTracer's event
+// contexts in the context its TraceStart returns.
+type multiTracerCtxs struct {
+	m    *multiTracer
+	ctxs []context.Context
+}
+
+// TraceStart calls each tracer's TraceStart in order (see MultiTracer).
+func (m *multiTracer) TraceStart(ctx context.Context, ev *TraceEvent) context.Context {
+	ctxs := make([]context.Context, len(m.tracers))
+	for i, t := range m.tracers {
+		ctx = t.TraceStart(ctx, ev)
+		ctxs[i] = ctx
+	}
+	return context.WithValue(ctx, m, &multiTracerCtxs{m, ctxs})
+}
+
+// TraceEnd calls each tracer's TraceEnd in the reverse order, with the
+// context its TraceStart returned.
+func (m *multiTracer) TraceEnd(ctx context.Context, ev *TraceEvent) {
+	mc, _ := ctx.Value(m).(*multiTracerCtxs)
+	for i := len(m.tracers) - 1; i >= 0; i-- {
+		c := ctx
+		if mc != nil && i < len(mc.ctxs) {
+			c = mc.ctxs[i]
+		}
+		m.tracers[i].TraceEnd(c, ev)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -114,5 +115,134 @@ func TestTracer(t *testing.T) {
 	}
 	if e := find(TraceAcquire, ""); e.Err != nil || e.Host == "" || e.Conn == nil {
 		t.Fatalf("acquire event %+v", e)
+	}
+}
+
+// orderTracer notes the order of its calls in a shared log.
+type orderTracer struct {
+	name string
+	log  *[]string
+	mu   *sync.Mutex
+}
+
+func (o orderTracer) TraceStart(ctx context.Context, ev *TraceEvent) context.Context {
+	o.mu.Lock()
+	*o.log = append(*o.log, o.name+" start")
+	o.mu.Unlock()
+	return ctx
+}
+
+func (o orderTracer) TraceEnd(ctx context.Context, ev *TraceEvent) {
+	o.mu.Lock()
+	*o.log = append(*o.log, o.name+" end")
+	o.mu.Unlock()
+}
+
+// TestMultiTracer: every tracer of a MultiTracer sees every event, in
+// order at the start and in reverse at the end, each ending with the
+// context its own start returned (recordingTracer checks it), also
+// when MultiTracers nest; nil tracers are left out.
+func TestMultiTracer(t *testing.T) {
+	a, b := &recordingTracer{}, &recordingTracer{}
+	var mu sync.Mutex
+	var log []string
+	cfg, err := ParseConfig(srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tracer = MultiTracer(a, nil, MultiTracer(orderTracer{"p", &log, &mu}, orderTracer{"q", &log, &mu}, b))
+	ctx := testCtx(t)
+	c, err := ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Exec(ctx, "SELECT $1::int", 1); err != nil {
+		t.Fatal(err)
+	}
+	c.Exec(ctx, "SELECT 1/0")
+	a.mu.Lock()
+	b.mu.Lock()
+	defer a.mu.Unlock()
+	defer b.mu.Unlock()
+	if len(a.ended) == 0 || len(a.ended) != len(b.ended) || a.starts != b.starts || a.bad != 0 || b.bad != 0 {
+		t.Fatalf("a: %d ended, %d started, %d with another's context; b: %d, %d, %d", len(a.ended), a.starts, a.bad, len(b.ended), b.starts, b.bad)
+	}
+	for i := range a.ended {
+		if a.ended[i].Kind != b.ended[i].Kind || a.ended[i].SQL != b.ended[i].SQL {
+			t.Fatalf("event %d: a saw %v %q, b %v %q", i, a.ended[i].Kind, a.ended[i].SQL, b.ended[i].Kind, b.ended[i].SQL)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(log) != 4*len(a.ended) || !slices.Equal(log[:4], []string{"p start", "q start", "q end", "p end"}) {
+		t.Fatalf("the nested tracers' calls: %q", log)
+	}
+}
+
+// TestConnectTracesNoOwnStatements: the statements pgline runs itself at
+// connect (the pooler check, target_session_attrs' checks) are not
+// traced as the user's: a connect is one TraceConnect event.
+func TestConnectTracesNoOwnStatements(t *testing.T) {
+	tr := &recordingTracer{}
+	cfg, err := ParseConfig(srv.DSN("target_session_attrs=read-write"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tracer = tr
+	c, err := ConnectConfig(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, ev := range tr.ended {
+		if ev.Kind != TraceConnect {
+			t.Errorf("a connect traced a %v event: %q", ev.Kind, ev.SQL)
+		}
+	}
+}
+
+// TestBatchTraceNamesStatements: a batch's trace lists its statements and,
+// when one fails, which.
+func TestBatchTraceNamesStatements(t *testing.T) {
+	tr := &recordingTracer{}
+	cfg, err := ParseConfig(srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tracer = tr
+	ctx := testCtx(t)
+	c, err := ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sqls := []string{"SELECT 1", "SELECT 1/0", "SELECT 3"}
+	for _, fail := range []bool{false, true} {
+		b := &Batch{}
+		for i, sql := range sqls {
+			if i == 1 && !fail {
+				sql = "SELECT 2"
+			}
+			b.Queue(sql)
+		}
+		c.SendBatch(ctx, b).Close()
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var batches []TraceEvent
+	for _, ev := range tr.ended {
+		if ev.Kind == TraceBatch {
+			batches = append(batches, ev)
+		}
+	}
+	if len(batches) != 2 {
+		t.Fatalf("%d batch events, want 2", len(batches))
+	}
+	if ok, failed := batches[0], batches[1]; len(ok.Batch) != 3 || ok.Batch[1] != "SELECT 2" || ok.BatchFailed != -1 || ok.Err != nil ||
+		!slices.Equal(failed.Batch, sqls) || failed.BatchFailed != 1 || pgCode(failed.Err) != "22012" {
+		t.Fatalf("batch events: %+v / %+v", ok, failed)
 	}
 }
