@@ -31,14 +31,15 @@ func Example() {
 		log.Fatal(err)
 	}
 	cfg.Pool.MaxConns = 8
-	cfg.Tracer = otelpgline.NewTracer(otelpgline.WithTracerProvider(tp), otelpgline.WithMeterProvider(mp))
+	// One name for the pool, in the spans and in every metric.
+	poolName := otelpgline.WithPoolName("main")
+	cfg.Tracer = otelpgline.NewTracer(otelpgline.WithTracerProvider(tp), otelpgline.WithMeterProvider(mp), poolName)
 	pool, err := pgline.NewPoolConfig(ctx, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer pool.Close()
-	unregister, err := otelpgline.RegisterPoolMetrics(pool,
-		otelpgline.WithMeterProvider(mp), otelpgline.WithPoolName("main"))
+	unregister, err := otelpgline.RegisterPoolMetrics(pool, otelpgline.WithMeterProvider(mp), poolName)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -64,14 +65,16 @@ func Example() {
 	}
 	for _, m := range rm.ScopeMetrics[0].Metrics {
 		if m.Name == "db.client.connection.max" {
-			fmt.Println(m.Name, "=", m.Data.(metricdata.Sum[int64]).DataPoints[0].Value)
+			dp := m.Data.(metricdata.Sum[int64]).DataPoints[0]
+			name, _ := dp.Attributes.Value("db.client.connection.pool.name")
+			fmt.Println(m.Name, "=", dp.Value, "pool", name.Emit())
 		}
 	}
 	// Output:
 	// SELECT postgres
 	// db.query.text = SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = $1
 	// db.response.returned_rows = 1
-	// db.client.connection.max = 8
+	// db.client.connection.max = 8 pool main
 }
 
 // TestREADMESnippet keeps README.md's snippet the code of Example.
