@@ -39,9 +39,13 @@ const copyChunkSize = 64 << 10
 // STDIN in binary format and returns the number of rows copied. Names are
 // quoted: pass them as they are spelled in the catalog
 // (Identifier{"public", "users"}). Each value is encoded for its column's
-// type as a query argument would be, and must have a binary encoding (a
-// value that only encodes as text, such as a Go string for an int4 column,
-// is an error naming the column and the Go type).
+// type as a query argument would be; COPY writes the binary form, so a
+// value that only has a text form (a Go string for an int4 or numeric
+// column, a UUID string, a driver.Valuer's string) is read by the
+// column's codec, as the server would read it, and written in binary. Text
+// that is no value of the column's type ("abc" for an int4), and array
+// text with explicit bounds, are errors naming the column and the Go type
+// (TestCopyFromTextOnlyValues).
 //
 // Rows are encoded into a 64 KiB buffer that is written to the socket
 // whenever it fills: memory stays bounded however many rows src gives. The
