@@ -203,7 +203,7 @@ func TestDeadPeerWatchSparesBusyServer(t *testing.T) {
 	t.Parallel() // a connection of its own, and a 4 s wait
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN("keepalives_idle=1 keepalives_interval=1 keepalives_count=1"))
-	if d := c.s.DeadPeerAfter(); d != 2*time.Second {
+	if d := deadPeerAfter(c.cfg); d != 2*time.Second {
 		t.Fatalf("dead-peer bound %v, want 2s (keepalives 1 + 1 × 1)", d)
 	}
 	big := strings.Repeat("x", 1<<20)

@@ -142,17 +142,11 @@ func MultiTracer(tracers ...Tracer) Tracer {
 	return m
 }
 
-// multiTracer is MultiTracer's Tracer. Its own pointer keys the contexts
-// its tracers' TraceStart returned (multiTracerCtxs), so that nested
-// MultiTracers keep theirs apart.
+// multiTracer is MultiTracer's Tracer. Its own pointer keys, in the
+// context its TraceStart returns, the contexts its tracers' TraceStart
+// returned ([]context.Context), so that nested MultiTracers keep theirs
+// apart.
 type multiTracer struct{ tracers []Tracer }
-
-// multiTracerCtxs is the key, and the value, of a multiTracer's event
-// contexts in the context its TraceStart returns.
-type multiTracerCtxs struct {
-	m    *multiTracer
-	ctxs []context.Context
-}
 
 // TraceStart calls each tracer's TraceStart in order (see MultiTracer).
 func (m *multiTracer) TraceStart(ctx context.Context, ev *TraceEvent) context.Context {
@@ -161,17 +155,17 @@ func (m *multiTracer) TraceStart(ctx context.Context, ev *TraceEvent) context.Co
 		ctx = t.TraceStart(ctx, ev)
 		ctxs[i] = ctx
 	}
-	return context.WithValue(ctx, m, &multiTracerCtxs{m, ctxs})
+	return context.WithValue(ctx, m, ctxs)
 }
 
 // TraceEnd calls each tracer's TraceEnd in the reverse order, with the
 // context its TraceStart returned.
 func (m *multiTracer) TraceEnd(ctx context.Context, ev *TraceEvent) {
-	mc, _ := ctx.Value(m).(*multiTracerCtxs)
+	ctxs, _ := ctx.Value(m).([]context.Context)
 	for i := len(m.tracers) - 1; i >= 0; i-- {
 		c := ctx
-		if mc != nil && i < len(mc.ctxs) {
-			c = mc.ctxs[i]
+		if i < len(ctxs) {
+			c = ctxs[i]
 		}
 		m.tracers[i].TraceEnd(c, ev)
 	}

@@ -357,9 +357,7 @@ func (p *Host) done(pc *Conn, rows bool) {
 		pc.retiring = true
 	}
 	if pc.b.IsClosed() || pc.retiring && pc.inflight == 0 {
-		if pc.b.IsClosed() {
-			p.lostLocked(pc)
-		}
+		p.lostLocked(pc)
 		p.dropLocked(pc)
 		if pc.inflight == 0 {
 			pc.b.Close()
@@ -371,15 +369,16 @@ func (p *Host) done(pc *Conn, rows bool) {
 	p.mu.Unlock()
 }
 
-// lostLocked notes that pc, a connection of the host, was found closed.
-// With other hosts, a connection whose server stopped answering
+// lostLocked is called for every connection the host drops, and notes
+// those found closed (not retired). With other hosts, a connection whose
+// server stopped answering
 // (Backend.PeerLost: a partition, a host gone) marks the host down at
 // once, so that calls go to the others without waiting for a connection
 // attempt or a role check to time out on it; a role check (Set.check)
 // brings it back when it answers again. Any other loss asks for a role
 // check: is the host still there, and what is it?
 func (p *Host) lostLocked(pc *Conn) {
-	if !p.multi {
+	if !p.multi || !pc.b.IsClosed() {
 		return
 	}
 	if err := pc.b.PeerLost(); err != nil {

@@ -389,9 +389,7 @@ func (p *Host) giveBack(pc *Conn) {
 	pc.draining = false
 	pc.lastUsed = time.Now()
 	if bad || p.closed || time.Since(pc.created) > p.st.MaxLifetime {
-		if pc.b.IsClosed() {
-			p.lostLocked(pc)
-		}
+		p.lostLocked(pc) // before Close: was it closed by its failure?
 		pc.b.Close()
 		p.fillMinLocked()
 	} else {

@@ -96,13 +96,10 @@ func (c *Session) PeerLost() error {
 	return nil
 }
 
-// DeadPeerAfter is the session's dead-peer bound (SessionOpts).
-func (c *Session) DeadPeerAfter() time.Duration { return c.opts.DeadPeerAfter }
-
 // unwatchPeer takes c out of the dead-peer watch.
 func (c *Session) unwatchPeer() {
-	if c.opts.DeadPeerAfter <= 0 {
-		return
+	if c.stall == nil {
+		return // never watched
 	}
 	peers.mu.Lock()
 	delete(peers.conns, weak.Make(c))
@@ -113,7 +110,7 @@ func (c *Session) unwatchPeer() {
 func (w *peerWatch) loop() {
 	t := time.NewTicker(deadPeerTick)
 	defer t.Stop()
-	var busy []weak.Pointer[Session]
+	var live []*Session // held for one tick only
 	for range t.C {
 		w.mu.Lock()
 		if len(w.conns) == 0 {
@@ -121,24 +118,20 @@ func (w *peerWatch) loop() {
 			w.mu.Unlock()
 			return
 		}
-		busy = busy[:0]
 		for wp := range w.conns {
-			if wp.Value() == nil {
+			if c := wp.Value(); c != nil {
+				live = append(live, c)
+			} else {
 				delete(w.conns, wp) // collected without Close
-				continue
 			}
-			busy = append(busy, wp)
 		}
 		w.mu.Unlock()
-		for _, wp := range busy {
-			c := wp.Value()
-			if c == nil || !c.Busy() {
-				continue // collected, or idle: the keepalives' watch
-			}
-			if c.stall.stalledFor() >= c.opts.DeadPeerAfter {
+		for _, c := range live {
+			if c.Busy() && c.stall.stalledFor() >= c.opts.DeadPeerAfter { // an idle one is the keepalives'
 				c.fail(&DeadPeerError{After: c.opts.DeadPeerAfter})
 			}
 		}
-		clear(busy)
+		clear(live)
+		live = live[:0]
 	}
 }

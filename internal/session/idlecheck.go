@@ -3,8 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
 	"time"
 )
 
@@ -66,7 +64,7 @@ func (c *Session) settleIdle(ctx context.Context, ask bool) error {
 		}
 	case sockEnded:
 		if err != nil {
-			return c.fail(fmt.Errorf("%w: %w", APIErrors.IdleEnded, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("recvfrom", err)}))
+			return c.fail(fmt.Errorf("%w: %w", APIErrors.IdleEnded, err))
 		}
 		return c.fail(APIErrors.IdleEnded)
 	}

@@ -5,6 +5,7 @@ package session
 import (
 	"errors"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 )
@@ -57,7 +58,7 @@ func (p *sockPeeker) look(fd uintptr) bool {
 	case errors.Is(err, syscall.EINTR):
 		p.state = sockUnknown
 	case err != nil: // reset, or timed out (keepalives, TCP_USER_TIMEOUT)
-		p.state, p.err = sockEnded, err
+		p.state, p.err = sockEnded, os.NewSyscallError("recvfrom", err)
 	case n == 0: // the peer's FIN
 		p.state = sockEnded
 	default:
