@@ -96,8 +96,8 @@ func TestPgErrorFields(t *testing.T) {
 	if !errors.As(err, &pgErr) {
 		t.Fatalf("got %v", err)
 	}
-	if pgErr.Code != "23505" || pgErr.Table != "u" || pgErr.Constraint != "u_pkey" || pgErr.Detail == "" ||
-		pgErr.Schema == "" || pgErr.File == "" || pgErr.Line == 0 || pgErr.Routine == "" || pgErr.SeverityV != "ERROR" {
+	if pgErr.Code != "23505" || pgErr.TableName != "u" || pgErr.ConstraintName != "u_pkey" || pgErr.Detail == "" ||
+		pgErr.SchemaName == "" || pgErr.File == "" || pgErr.Line == 0 || pgErr.Routine == "" || pgErr.SeverityUnlocalized != "ERROR" {
 		t.Fatalf("fields missing: %+v", pgErr)
 	}
 	_, err = c.Exec(testCtx(t), "SELECT nosuchcolumn FROM u")

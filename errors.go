@@ -12,39 +12,40 @@ import (
 
 // PgError is an error reported by the server (an ErrorResponse). Its fields
 // are the ErrorResponse fields; those the server did not send are empty.
+// The field names are pgx's (pgconn.PgError).
 type PgError struct {
-	Severity         string // localized severity (S)
-	SeverityV        string // non-localized severity (V), PostgreSQL 9.6+
-	Code             string // SQLSTATE (C)
-	Message          string // primary message (M)
-	Detail           string // D
-	Hint             string // H
-	Position         int32  // cursor position in the query, 1-based (P)
-	InternalPosition int32  // p
-	InternalQuery    string // q
-	Where            string // W
-	Schema           string // s
-	Table            string // t
-	Column           string // c
-	DataType         string // d
-	Constraint       string // n
-	File             string // F
-	Line             int32  // L
-	Routine          string // R
+	Severity            string // localized severity (S)
+	SeverityUnlocalized string // non-localized severity (V), PostgreSQL 9.6+
+	Code                string // SQLSTATE (C)
+	Message             string // primary message (M)
+	Detail              string // D
+	Hint                string // H
+	Position            int32  // cursor position in the query, 1-based (P)
+	InternalPosition    int32  // p
+	InternalQuery       string // q
+	Where               string // W
+	SchemaName          string // s
+	TableName           string // t
+	ColumnName          string // c
+	DataTypeName        string // d
+	ConstraintName      string // n
+	File                string // F
+	Line                int32  // L
+	Routine             string // R
 }
 
 // Error returns "SEVERITY: message (SQLSTATE code)".
 func (e *PgError) Error() string {
 	sev := e.Severity
 	if sev == "" {
-		sev = e.SeverityV
+		sev = e.SeverityUnlocalized
 	}
 	return sev + ": " + e.Message + " (SQLSTATE " + e.Code + ")"
 }
 
 // fatal reports whether the server ends the session with e: severity FATAL
 // or PANIC (the non-localized one; PgBouncer sends only the other).
-func (e *PgError) fatal() bool { return session.FatalSeverity(e.Severity, e.SeverityV) }
+func (e *PgError) fatal() bool { return session.FatalSeverity(e.Severity, e.SeverityUnlocalized) }
 
 // SQLState returns the SQLSTATE code of the error.
 func (e *PgError) SQLState() string { return e.Code }

@@ -61,7 +61,7 @@ func TestTimeForTimeParams(t *testing.T) {
 	}
 	// An infinite Timestamp has no time of day.
 	var v string
-	if err := c.QueryRow(ctx, "SELECT $1::time::text", pgtype.Timestamp{InfinityModifier: pgtype.Infinity}).Scan(&v); err == nil {
+	if err := c.QueryRow(ctx, "SELECT $1::time::text", pgtype.Timestamp{InfinityModifier: pgtype.Infinity, Valid: true}).Scan(&v); err == nil {
 		t.Fatalf("infinity as time: %q, want an error", v)
 	}
 }

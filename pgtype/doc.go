@@ -144,4 +144,16 @@
 // its value first (as in database/sql, also a nil pointer whose Value
 // method has a pointer receiver); pointers are followed. An argument with no
 // encoding for the parameter type is an *EncodeError naming both types.
+//
+// # Values that may be NULL, with pgx's names
+//
+// Text, Int2, Int4, Int8, Float4, Float8, Bool, UUID, Date and Timestamptz
+// have the fields of pgx's types of those names (String and Valid, Int32
+// and Valid, ...), and Numeric, Timestamp, Interval and Time have pgx's
+// Valid field: code written for pgx's pgtype, sqlc's generated models
+// among it, compiles against this package. NULL scans as the zero value
+// (Valid false), any other value sets Valid; as an argument the zero value
+// is NULL, and a value with Valid false but another field set is an
+// error, not a NULL. Each is a sql.Scanner and driver.Valuer for
+// database/sql and marshals to JSON as null or its value.
 package pgtype

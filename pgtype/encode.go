@@ -126,12 +126,21 @@ func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16
 	case time.Time:
 		return encodeTime(t, arg, Timestamp{Time: v}, buf)
 	case Timestamp:
+		if null, err := checkValid(v.Valid, v.isZero(), v); null || err != nil {
+			return nullOrErr(t, arg, buf, err)
+		}
 		return encodeTime(t, arg, v, buf)
 	case time.Duration:
 		return encodeDuration(t, arg, v, buf)
 	case Interval:
+		if null, err := checkValid(v.Valid, v == Interval{Valid: v.Valid}, v); null || err != nil {
+			return nullOrErr(t, arg, buf, err)
+		}
 		return encodeInterval(t, arg, v, buf)
 	case Time:
+		if null, err := checkValid(v.Valid, v == Time{Valid: v.Valid}, v); null || err != nil {
+			return nullOrErr(t, arg, buf, err)
+		}
 		return encodeTimeOfDay(t, arg, v.Microseconds, buf)
 	case [16]byte:
 		return encodeUUID(t, arg, v, buf)
@@ -150,6 +159,9 @@ func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16
 		}
 		return encodeDecimal(t, arg, []byte(s), buf)
 	case Numeric:
+		if null, err := checkValid(v.Valid, v.isZero(), v); null || err != nil {
+			return nullOrErr(t, arg, buf, err)
+		}
 		s, err := numericDecimal(v)
 		if err != nil {
 			return buf, 0, false, encErr(t, arg, err)
@@ -179,6 +191,18 @@ func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16
 		return encodeBits(t, arg, v, buf)
 	case Timetz:
 		return encodeTimetz(t, arg, v, buf)
+	case validDest: // a pointer to one of this package's Valid types
+		rv := reflect.ValueOf(arg)
+		if rv.IsNil() {
+			return buf, 1, true, nil
+		}
+		return m.encode(t, rv.Elem().Interface(), buf, depth+1)
+	case validArg:
+		a, null, err := v.argValue()
+		if null || err != nil {
+			return nullOrErr(t, arg, buf, err)
+		}
+		return m.encode(t, a, buf, depth+1)
 	case driver.Valuer:
 		rv := reflect.ValueOf(arg)
 		nilPtr := rv.Kind() == reflect.Pointer && rv.IsNil()
@@ -195,6 +219,14 @@ func (m *Map) encode(t *typeInfo, arg any, buf []byte, depth int) ([]byte, int16
 		return m.encode(t, dv, buf, depth+1)
 	}
 	return m.encodeReflect(t, arg, buf, depth)
+}
+
+// nullOrErr returns NULL, or err (checkValid's) as arg's encoding error.
+func nullOrErr(t *typeInfo, arg any, buf []byte, err error) ([]byte, int16, bool, error) {
+	if err != nil {
+		return buf, 0, false, encErr(t, arg, err)
+	}
+	return buf, 1, true, nil
 }
 
 // encodeReflect handles pointers, named types of basic kinds, slices

@@ -39,11 +39,11 @@ func TestEncodeAgainstServer(t *testing.T) {
 		{"timestamp", "'2024-03-10 23:00:00'", time.Date(2024, 3, 10, 23, 0, 0, 0, ny)}, // the wall clock
 		{"timestamptz", "'2024-03-11 04:00:00+00'", time.Date(2024, 3, 10, 23, 0, 0, 0, ny)},
 		{"timestamptz", "'1800-01-01 00:00:00.000001+00'", time.Date(1800, 1, 1, 0, 0, 0, 1999, time.UTC)}, // ns truncated
-		{"timestamptz", "'infinity'", Timestamp{InfinityModifier: Infinity}},
-		{"date", "'-infinity'", Timestamp{InfinityModifier: NegativeInfinity}},
+		{"timestamptz", "'infinity'", Timestamp{InfinityModifier: Infinity, Valid: true}},
+		{"date", "'-infinity'", Timestamp{InfinityModifier: NegativeInfinity, Valid: true}},
 		{"interval", "'90 minutes'", 90 * time.Minute},
 		{"time", "'01:30:00'", 90 * time.Minute},
-		{"time", "'01:30:00'", Time{Microseconds: 5400e6}},
+		{"time", "'01:30:00'", Time{Microseconds: 5400e6, Valid: true}},
 		{"time", "'23:04:05.123456'", time.Date(2024, 3, 10, 23, 4, 5, 123456789, ny)}, // the wall clock's time of day
 		{"json", `'{"a":[1,2]}'`, map[string][]int{"a": {1, 2}}},
 		{"json", `'{"name":"x","n":2}'`, jsonThing{Name: "x", N: 2}},
@@ -54,7 +54,7 @@ func TestEncodeAgainstServer(t *testing.T) {
 		{"text[]", "'{}'", []string{}},
 		{"text[]", `'{"a b",NULL,"é"}'`, []*string{strp("a b"), nil, strp("é")}},
 		{"bool[]", "'{t}'", []bool{true}},
-		{"interval[]", "'{\"1 day\"}'", []Interval{{Days: 1}}},
+		{"interval[]", "'{\"1 day\"}'", []Interval{{Days: 1, Valid: true}}},
 		{"numeric[]", "'{1.5,NaN}'", []float64{1.5, math.NaN()}},
 		{"timestamptz[]", "'{\"2000-01-01 00:00:00+00\"}'", []time.Time{date(2000, 1, 1, 0, 0, 0, 0)}},
 		{"jsonb[]", `'{"{\"a\": 1}"}'`, []string{`{"a": 1}`}},

@@ -16,6 +16,7 @@ type Interval struct {
 	Months       int32
 	Days         int32
 	Microseconds int64
+	Valid        bool // false for NULL (see Text)
 }
 
 // String returns the PostgreSQL text form (IntervalStyle postgres):
@@ -59,6 +60,7 @@ func decodeInterval(t *typeInfo, format int16, src []byte) (Interval, error) {
 		if !ok {
 			return Interval{}, decodeErr(t, 0, "%q is not an interval in IntervalStyle postgres", clip(src))
 		}
+		iv.Valid = true
 		return iv, nil
 	}
 	if len(src) != 16 {
@@ -68,6 +70,7 @@ func decodeInterval(t *typeInfo, format int16, src []byte) (Interval, error) {
 		Microseconds: int64(binary.BigEndian.Uint64(src)),
 		Days:         int32(binary.BigEndian.Uint32(src[8:])),
 		Months:       int32(binary.BigEndian.Uint32(src[12:])),
+		Valid:        true,
 	}, nil
 }
 

@@ -32,6 +32,7 @@ type Numeric struct {
 	Exp              int32
 	NaN              bool
 	InfinityModifier InfinityModifier // Infinity or NegativeInfinity for ±Infinity
+	Valid            bool             // false for NULL (see Text)
 }
 
 // String returns the PostgreSQL text form: "-12.50", "NaN", "Infinity".
@@ -367,11 +368,11 @@ func planNumeric(t *typeInfo, format int16, dst any) ScanPlan {
 func parseNumeric(s string) (Numeric, error) {
 	switch s {
 	case "NaN":
-		return Numeric{NaN: true}, nil
+		return Numeric{NaN: true, Valid: true}, nil
 	case "Infinity", "+Infinity":
-		return Numeric{InfinityModifier: Infinity}, nil
+		return Numeric{InfinityModifier: Infinity, Valid: true}, nil
 	case "-Infinity":
-		return Numeric{InfinityModifier: NegativeInfinity}, nil
+		return Numeric{InfinityModifier: NegativeInfinity, Valid: true}, nil
 	}
 	exp := 0
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
@@ -392,5 +393,5 @@ func parseNumeric(s string) (Numeric, error) {
 	if !ok || exp < math.MinInt32 || exp > math.MaxInt32 {
 		return Numeric{}, fmt.Errorf("invalid numeric %q", s)
 	}
-	return Numeric{Int: v, Exp: int32(exp)}, nil
+	return Numeric{Int: v, Exp: int32(exp), Valid: true}, nil
 }

@@ -116,7 +116,9 @@ func target[T any](dst any) (*T, error) {
 // non-nil pointer. Precedence: a dst implementing sql.Scanner gets the
 // database/sql driver value; *any gets DecodeValue's result;
 // *sql.RawBytes aliases the bytes; **T sets nil for NULL and otherwise
-// allocates a T; then the type's own destinations; then *string and
+// allocates a T; a type of this package with a Valid field (Text,
+// Numeric, ...) is set to its zero value for NULL and otherwise decoded as
+// its value; then the type's own destinations; then *string and
 // *[]byte get the value's text form, and named types (type ID int64) are
 // handled by their underlying kind.
 func (m *Map) PlanScan(oid uint32, format int16, dst any) (ScanPlan, error) {
@@ -131,8 +133,20 @@ func (m *Map) PlanScan(oid uint32, format int16, dst any) (ScanPlan, error) {
 	if reflect.ValueOf(dst).IsNil() {
 		return nil, fmt.Errorf("pgtype: cannot scan %s into nil %T", t.name, dst)
 	}
+	if v, ok := dst.(validDest); ok {
+		return m.validPlan(oid, format, v)
+	}
+	return m.planScan(t, oid, format, dst, rt)
+}
+
+// planScan is PlanScan for a non-nil pointer dst of type rt, from the
+// sql.Scanner rule on. This package's types with a Valid field are
+// Scanners for database/sql but decode through their own plans here.
+func (m *Map) planScan(t *typeInfo, oid uint32, format int16, dst any, rt reflect.Type) (ScanPlan, error) {
 	if _, ok := dst.(sql.Scanner); ok {
-		return m.scannerPlan(t, format), nil
+		if _, own := dst.(validDest); !own {
+			return m.scannerPlan(t, format), nil
+		}
 	}
 	switch dst.(type) {
 	case *any:

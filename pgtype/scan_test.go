@@ -206,7 +206,7 @@ func TestScanDestinations(t *testing.T) {
 		if err := scanOne(t, m, NumericOID, 1, num, &v); err != nil || v.(Numeric).String() != "2.50" {
 			t.Errorf("numeric: %v %#v", err, v)
 		}
-		if err := scanOne(t, m, TimestamptzOID, 1, inf, &v); err != nil || v != (Timestamp{InfinityModifier: Infinity}) {
+		if err := scanOne(t, m, TimestamptzOID, 1, inf, &v); err != nil || v != (Timestamp{InfinityModifier: Infinity, Valid: true}) {
 			t.Errorf("infinity: %v %#v", err, v)
 		}
 	})

@@ -40,10 +40,12 @@ func (m InfinityModifier) String() string {
 // Timestamp is a date, timestamp or timestamptz value that may be
 // infinite: scan into it to read 'infinity' and '-infinity', which a
 // *time.Time destination refuses. Time is the zero time.Time when
-// InfinityModifier is not Finite.
+// InfinityModifier is not Finite. It is pgx's pgtype.Timestamp: NULL
+// scans as the zero value, and the zero value is NULL as an argument.
 type Timestamp struct {
 	Time             time.Time
 	InfinityModifier InfinityModifier
+	Valid            bool // false for NULL (see Text)
 }
 
 // errInfinity is the reason an infinite value cannot go into a time.Time.
@@ -62,20 +64,20 @@ func decodeTimestamp(t *typeInfo, format int16, src []byte) (Timestamp, error) {
 		days := int32(binary.BigEndian.Uint32(src))
 		switch days {
 		case math.MaxInt32:
-			return Timestamp{InfinityModifier: Infinity}, nil
+			return Timestamp{InfinityModifier: Infinity, Valid: true}, nil
 		case math.MinInt32:
-			return Timestamp{InfinityModifier: NegativeInfinity}, nil
+			return Timestamp{InfinityModifier: NegativeInfinity, Valid: true}, nil
 		}
-		return Timestamp{Time: time.Unix((int64(days)+pgEpochDays)*86400, 0).UTC()}, nil
+		return Timestamp{Time: time.Unix((int64(days)+pgEpochDays)*86400, 0).UTC(), Valid: true}, nil
 	}
 	us := int64(binary.BigEndian.Uint64(src))
 	switch us {
 	case math.MaxInt64:
-		return Timestamp{InfinityModifier: Infinity}, nil
+		return Timestamp{InfinityModifier: Infinity, Valid: true}, nil
 	case math.MinInt64:
-		return Timestamp{InfinityModifier: NegativeInfinity}, nil
+		return Timestamp{InfinityModifier: NegativeInfinity, Valid: true}, nil
 	}
-	return Timestamp{Time: microsToTime(us)}, nil
+	return Timestamp{Time: microsToTime(us), Valid: true}, nil
 }
 
 // microsToTime converts microseconds since 2000-01-01 UTC to a UTC time,

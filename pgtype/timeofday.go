@@ -10,6 +10,7 @@ import (
 // of time (DecodeValue); *time.Duration destinations work too.
 type Time struct {
 	Microseconds int64
+	Valid        bool // false for NULL (see Text)
 }
 
 // String returns the PostgreSQL text form, "15:04:05.999999".
@@ -49,7 +50,7 @@ func planTime(t *typeInfo, format int16, dst any) ScanPlan {
 	case *Time:
 		return valuePlan(func(src []byte) (Time, error) {
 			us, err := decodeTime(t, format, src)
-			return Time{Microseconds: us}, err
+			return Time{Microseconds: us, Valid: true}, err
 		})
 	}
 	return nil

@@ -13,9 +13,9 @@ import (
 func parseTimestamp(t *typeInfo, src []byte) (Timestamp, error) {
 	switch string(src) {
 	case "infinity":
-		return Timestamp{InfinityModifier: Infinity}, nil
+		return Timestamp{InfinityModifier: Infinity, Valid: true}, nil
 	case "-infinity":
-		return Timestamp{InfinityModifier: NegativeInfinity}, nil
+		return Timestamp{InfinityModifier: NegativeInfinity, Valid: true}, nil
 	}
 	bad := func() (Timestamp, error) {
 		return Timestamp{}, decodeErr(t, 0, "%q is not an ISO %s", clip(src), t.name)
@@ -65,7 +65,7 @@ func parseTimestamp(t *typeInfo, src []byte) (Timestamp, error) {
 		return bad() // February 30th and the like
 	}
 	tm = tm.Add(time.Duration(us) * time.Microsecond).Add(-time.Duration(offset) * time.Second)
-	return Timestamp{Time: tm}, nil
+	return Timestamp{Time: tm, Valid: true}, nil
 }
 
 // parseDigits reads between min and max decimal digits from s.

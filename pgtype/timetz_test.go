@@ -109,7 +109,7 @@ func TestTimetzMalformed(t *testing.T) {
 	}
 	for _, arg := range []any{
 		Timetz{Microseconds: -1}, Timetz{Microseconds: 24*3600e6 + 1}, Timetz{Offset: 16 * 3600}, Timetz{Offset: -16 * 3600},
-		time.Date(2000, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 17*3600)), Timestamp{InfinityModifier: Infinity},
+		time.Date(2000, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 17*3600)), Timestamp{InfinityModifier: Infinity, Valid: true},
 	} {
 		var ee *EncodeError
 		if _, _, _, err := m.Encode(TimetzOID, arg, nil); !errors.As(err, &ee) {

@@ -118,7 +118,7 @@ func (m *Map) decodeValue(t *typeInfo, format int16, src []byte) (any, error) {
 		return ts.Time, nil
 	case kindTime:
 		us, err := decodeTime(t, format, src)
-		return Time{Microseconds: us}, err
+		return Time{Microseconds: us, Valid: true}, err
 	case kindInterval:
 		return decodeInterval(t, format, src)
 	case kindJSON, kindJSONB:
