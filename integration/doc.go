@@ -31,7 +31,11 @@
 //   - ecosystem_test.go: the database/sql snippet of docs/ecosystem.md,
 //     and TestEcosystemDoc, which checks that the document shows every
 //     snippet (the code between "// ecosystem.md: TestName" and
-//     "// ecosystem.md: end" lines, each in its library's file) verbatim.
+//     "// ecosystem.md: end" lines, each in its library's file) verbatim,
+//     with checkDocSnippets, which does the same for any document.
+//   - types_test.go: the snippets of docs/types.md (uuid, decimal, JSON,
+//     arrays, enums and composites, ranges, time zones), each run by its
+//     test against the server, and TestTypesDoc.
 //   - stray_cancel_test.go: TestStrayCancelHitsDescribe, the regression
 //     test of a bug these tests found: a CancelRequest meant for one
 //     statement failed the Parse/Describe of the next with a bare

@@ -64,11 +64,23 @@ func TestEcosystemDatabaseSQL(t *testing.T) {
 }
 
 // TestEcosystemDoc checks that docs/ecosystem.md shows each snippet of
-// the test files verbatim, right after a line naming its test, and no Go code
-// that is not one of them.
+// the test files verbatim (see checkDocSnippets): one per library.
 func TestEcosystemDoc(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../docs/ecosystem.md")
+	if tests := checkDocSnippets(t, "ecosystem.md"); len(tests) != 6 {
+		t.Errorf("found %d snippets for docs/ecosystem.md in the test files, want 6: %v", len(tests), tests)
+	}
+}
+
+// checkDocSnippets checks that docs/<doc> shows each snippet of the test
+// files of this package, the code between the lines "// <doc>: TestName"
+// and "// <doc>: end", verbatim in a Go block, right after a line that
+// names its test and its file; that TestName is a test of that file; and
+// that the document shows no Go code that is not one of them. It returns
+// the snippets' test names, in the order of the files.
+func checkDocSnippets(t *testing.T, doc string) []string {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("..", "docs", doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +88,9 @@ func TestEcosystemDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	marker := "// " + doc + ": "
 	snippets := map[string]string{} // test name: code
+	fileOf := map[string]string{}   // test name: its file
 	var order []string
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -85,15 +99,25 @@ func TestEcosystemDoc(t *testing.T) {
 		}
 		var name string
 		var code []string
-		for line := range strings.Lines(string(src)) {
-			line = strings.TrimRight(line, "\n")
-			if rest, ok := strings.CutPrefix(line, "// ecosystem.md: "); ok {
-				if rest == "end" {
+		for _, line := range strings.Split(string(src), "\n") {
+			if rest, ok := strings.CutPrefix(line, marker); ok {
+				switch {
+				case rest == "end" && name == "":
+					t.Errorf("%s: %q with no snippet open", f, line)
+				case rest == "end":
 					snippets[name] = strings.TrimSpace(strings.Join(code, "\n"))
 					name, code = "", nil
-				} else {
+				case name != "":
+					t.Errorf("%s: %q inside the snippet of %s", f, line, name)
+				case fileOf[rest] != "":
+					t.Errorf("%s: a second snippet of %s (the first is in %s)", f, rest, fileOf[rest])
+				default:
 					name = rest
 					order = append(order, name)
+					fileOf[name] = f
+					if !strings.Contains(string(src), "\nfunc "+name+"(t *testing.T) {\n") {
+						t.Errorf("%s: the snippet of %s names no test of this file", f, name)
+					}
 				}
 				continue
 			}
@@ -101,15 +125,18 @@ func TestEcosystemDoc(t *testing.T) {
 				code = append(code, line)
 			}
 		}
+		if name != "" {
+			t.Errorf("%s: the snippet of %s has no %q line", f, name, marker+"end")
+		}
 	}
-	if len(snippets) != 6 {
-		t.Fatalf("found %d snippets in the test files: %v", len(snippets), order)
+	if len(order) == 0 {
+		t.Fatalf("no snippet for docs/%s in the test files (no %q lines)", doc, marker+"TestName")
 	}
 
 	// The Go blocks of the document, each with the text just before it.
 	var blocks []string
 	var before []string
-	lines := strings.Split(string(doc), "\n")
+	lines := strings.Split(string(text), "\n")
 	for i := 0; i < len(lines); i++ {
 		if lines[i] != "```go" {
 			continue
@@ -131,17 +158,21 @@ func TestEcosystemDoc(t *testing.T) {
 			if b == snippets[test] {
 				found, used[i] = true, true
 				if !strings.Contains(before[i], test) {
-					t.Errorf("docs/ecosystem.md: the snippet of %s does not name its test in the lines before it", test)
+					t.Errorf("docs/%s: the snippet of %s does not name its test in the lines before it", doc, test)
+				}
+				if !strings.Contains(before[i], "integration/"+fileOf[test]) {
+					t.Errorf("docs/%s: the snippet of %s does not name its file, integration/%s, in the lines before it", doc, test, fileOf[test])
 				}
 			}
 		}
 		if !found {
-			t.Errorf("docs/ecosystem.md lacks the snippet of %s, verbatim:\n%s", test, snippets[test])
+			t.Errorf("docs/%s lacks the snippet of %s, verbatim:\n%s", doc, test, snippets[test])
 		}
 	}
 	for i, u := range used {
 		if !u {
-			t.Errorf("docs/ecosystem.md shows Go code that is no snippet of a test file:\n%s", blocks[i])
+			t.Errorf("docs/%s shows Go code that is no snippet of a test file:\n%s", doc, blocks[i])
 		}
 	}
+	return order
 }

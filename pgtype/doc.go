@@ -2,6 +2,8 @@
 // (and text) decoding of result columns through scan plans, and binary
 // encoding of query arguments for the parameter types the server
 // described. It is the codec layer of pgline and does not depend on it.
+// docs/types.md in pgline's repository shows common types in use, with
+// tested code: uuid, decimal, JSON, arrays, enums, composites, ranges.
 //
 // # Using it
 //
