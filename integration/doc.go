@@ -36,6 +36,11 @@
 //   - types_test.go: the snippets of docs/types.md (uuid, decimal, JSON,
 //     arrays, enums and composites, ranges, time zones), each run by its
 //     test against the server, and TestTypesDoc.
+//   - port_test.go: TestPortFromPgx ports a pgx program (port/pgxapp)
+//     with docs/from-pgx.md's steps alone, checks that the result is
+//     port/pglineapp, and that both print the same against one server.
+//   - frompgx_test.go: the snippets of docs/from-pgx.md (when PrepareConn
+//     runs, Release's reset), and TestFromPgxDoc.
 //   - stray_cancel_test.go: TestStrayCancelHitsDescribe, the regression
 //     test of a bug these tests found: a CancelRequest meant for one
 //     statement failed the Parse/Describe of the next with a bare

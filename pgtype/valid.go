@@ -555,6 +555,10 @@ func (v Numeric) Value() (driver.Value, error) {
 	return v.String(), nil
 }
 
+// ScanScientific sets n from a number's text, in decimal or scientific
+// notation ("1.5e3"), as Scan does (pgx's method).
+func (v *Numeric) ScanScientific(src string) error { return v.Scan(src) }
+
 // Float64Value returns n as a Float8 (pgx's method); a NULL Numeric gives
 // a Float8 that is not Valid.
 func (v Numeric) Float64Value() (Float8, error) {
