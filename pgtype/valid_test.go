@@ -159,3 +159,24 @@ func TestNumericPgxMethods(t *testing.T) {
 		t.Errorf("Float64Value of NULL = %v, %v; want not Valid", f, err)
 	}
 }
+
+// FuzzValidScan: the Scan and UnmarshalJSON methods of the Valid types
+// take any text without a panic, and a value they accept goes back
+// through Value.
+func FuzzValidScan(f *testing.F) {
+	for _, s := range []string{"12.50", "1.5e3", "NaN", "-Infinity", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "infinity", "2024-01-02 03:04:05+00", "1 year 2 mons", "24:00:00", "t", "-32768", "1e400", `"x"`, "null"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, dst := range []sql.Scanner{new(Text), new(Int2), new(Int4), new(Int8), new(Float4), new(Float8), new(Bool), new(UUID), new(Date), new(Timestamptz), new(Timestamp), new(Numeric), new(Interval), new(Time)} {
+			if dst.Scan(s) == nil {
+				if _, err := dst.(driver.Valuer).Value(); err != nil {
+					t.Errorf("%T.Scan(%q) accepted, then Value: %v", dst, s, err)
+				}
+			}
+			if u, ok := dst.(json.Unmarshaler); ok {
+				_ = u.UnmarshalJSON([]byte(s))
+			}
+		}
+	})
+}
