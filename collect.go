@@ -63,7 +63,7 @@ func AppendRows[T any, S ~[]T](slice S, rows *Rows, fn RowToFunc[T]) (S, error) 
 	for rows.Next() {
 		v, err := fn(rows)
 		if err != nil {
-			return nil, err
+			return nil, rows.closeNaming(err, nil)
 		}
 		slice = append(slice, v)
 	}
@@ -112,7 +112,7 @@ func collectOne[T any](rows *Rows, fn RowToFunc[T], exactly bool) (T, error) {
 	}
 	v, err := fn(rows)
 	if err != nil {
-		return zero, err
+		return zero, rows.closeNaming(err, nil)
 	}
 	if exactly && rows.Next() {
 		return zero, ErrTooManyRows
@@ -137,7 +137,7 @@ func ForEachRow(rows *Rows, dest []any, fn func() error) (CommandTag, error) {
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return CommandTag{}, err
+			return CommandTag{}, rows.closeNaming(err, nil)
 		}
 		if err := fn(); err != nil {
 			return CommandTag{}, err

@@ -42,8 +42,13 @@ import (
 // else "localhost". When no password is given, the password file is
 // consulted for each host (see HostConfig.Password).
 //
-// Errors start with "pgline: cannot parse DSN: " and never contain values
-// from the DSN or the environment, so a password cannot leak through them.
+// Errors start with "pgline: cannot parse DSN: " and contain no value from
+// the DSN or the environment but one: a bad value of a key that takes a
+// few fixed words (sslmode, target_session_attrs, statement_cache_mode,
+// ...) is shown quoted, as libpq shows it (`invalid sslmode value:
+// "bogus"`), clipped to 64 bytes, and not at all when it holds "=". A
+// password given as one (password=, a URL's user:password@, PGPASSWORD)
+// cannot leak through them.
 func ParseConfig(dsn string) (*Config, error) {
 	return parseConfig(dsn, pgdsn.System())
 }

@@ -4,6 +4,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,7 +200,10 @@ func TestParseConfigProcessEnv(t *testing.T) {
 	if c.ApplicationName != "from-process-env" {
 		t.Errorf("ApplicationName = %q, want the value of PGAPPNAME", c.ApplicationName)
 	}
-	if _, err := ParseConfig("sslmode=nope"); err == nil {
-		t.Error("ParseConfig accepted sslmode=nope")
+	// A bad value of an enumerated key is shown as libpq shows it, with
+	// the variable it came from.
+	t.Setenv("PGSSLMODE", "nope")
+	if _, err := ParseConfig(""); err == nil || !strings.Contains(err.Error(), `invalid sslmode value: "nope" (from PGSSLMODE): must be one of disable, allow,`) {
+		t.Errorf("ParseConfig with PGSSLMODE=nope: %v", err)
 	}
 }

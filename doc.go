@@ -79,7 +79,12 @@
 // registers them on the connection's TypeMap: composites then scan into
 // structs, user ranges into pgtype.Range[T], hstore into a map. For a
 // Pool, call it in Config.AfterConnect so that every connection has
-// them.
+// them. A value of a type not registered, scanned into a struct, is a
+// pgtype.UnknownTypeError: Row.Scan, CollectRows and the other calls that
+// close their rows before returning name the type as the catalog does
+// ("address", or "app.address" off the search_path) with the LoadType
+// call to make; Rows.Scan, whose rows still hold the connection, and any
+// call in a transaction block, name its OID.
 //
 // # Deadlines and cancellation
 //

@@ -279,7 +279,12 @@ func (r *Rows) FieldDescriptions() []FieldDescription {
 // destination, which aliases the row until the next call to Next or
 // Close, as database/sql documents (Row.Scan copies it). A column that
 // does not fit its destination gives an error naming the column; the row
-// can then still be scanned into other destinations.
+// can then still be scanned into other destinations. A column of a type
+// the TypeMap does not know (a user type not registered with LoadType),
+// scanned into a destination only its codec could fill, gives a
+// pgtype.UnknownTypeError naming the type's OID: the rows hold the
+// connection, so its name cannot be asked for here (Row.Scan and the
+// Collect functions, which close the rows first, ask).
 func (r *Rows) Scan(dest ...any) error {
 	if r.tx != nil {
 		if !r.enter() {
@@ -414,11 +419,6 @@ func (r *Rows) planScan(i int, d any) (pgtype.ScanPlan, error) {
 	return plan, nil
 }
 
-// columnErr names column i in err.
-func (r *Rows) columnErr(i int, err error) error {
-	return fmt.Errorf("pgline: column %d (%s): %w", i, r.res.Sd.Fields[i].Name, err)
-}
-
 // RawValues returns the current row's column values as the server sent
 // them (nil for NULL), in each column's format (FieldDescription.Format).
 // The slices alias the connection's read buffer: they are valid until the
@@ -487,7 +487,10 @@ type Row struct {
 }
 
 // Scan scans the first row into dest and closes the rows. It returns
-// ErrNoRows when there is no row.
+// ErrNoRows when there is no row. Its error for a type the TypeMap does
+// not know names the type as the catalog does, looked up once the rows
+// are closed, outside a transaction block (see Rows.Scan and
+// pgtype.UnknownTypeError).
 func (r *Row) Scan(dest ...any) error {
 	for {
 		err := r.scan(dest)
@@ -518,14 +521,11 @@ func (r *Row) scan(dest []any) error {
 		}
 		return ErrNoRows
 	}
-	err := rows.Scan(dest...)
-	if err == nil {
-		ownRawBytes(dest)
+	if err := rows.Scan(dest...); err != nil {
+		return rows.closeNaming(err, r.owner)
 	}
+	ownRawBytes(dest)
 	rows.Close()
-	if err != nil {
-		return err
-	}
 	return rows.Err()
 }
 

@@ -80,7 +80,8 @@
 // *[]byte (the PostgreSQL text form), and named types of a basic kind
 // (type ID int64). SQL NULL into any other destination is an error that
 // matches ErrNull; a value that does not fit, one that matches
-// ErrOutOfRange. Text-format (format 0) values are parsed for every type
+// ErrOutOfRange; a type the Map does not know into a destination only its
+// codec could fill, an UnknownTypeError. Text-format (format 0) values are parsed for every type
 // with a binary codec, in the server's default output styles (DateStyle
 // ISO, IntervalStyle postgres; timestamptz text carries its offset).
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 )
 
 // ScanPlan decodes one column value into a destination of one fixed
@@ -35,6 +36,41 @@ var ErrOutOfRange = errors.New("out of range")
 // ErrUnsupportedDest is wrapped by PlanScan's error for a destination type
 // the column's type cannot be scanned into.
 var ErrUnsupportedDest = errors.New("unsupported destination type")
+
+// UnknownTypeError is PlanScan's error for a value of a type this Map does
+// not know (a user type not registered: pgline's Conn.LoadType registers
+// an enum, composite, domain or range) and a destination only its codec
+// could fill, a struct say. It matches ErrUnsupportedDest (errors.Is).
+//
+// The Map knows a type by its OID only; Name is the type's name as the
+// server's catalog gives it (format_type, schema-qualified when not on
+// the search_path), set by pgline where it looks the name up (see
+// pgline's Row.Scan), else "". The error reads
+//
+//	pgtype: cannot scan OID 20481, a type this Map does not know (register it: Conn.LoadType for an enum, composite, domain or range), into *main.Address: unsupported destination type
+//
+// or, named,
+//
+//	pgtype: cannot scan address (OID 20481), a type this Map does not know (register it: Conn.LoadType(ctx, "address") for an enum, composite, domain or range), into *main.Address: unsupported destination type
+type UnknownTypeError struct {
+	OID  uint32
+	Name string // the catalog's name of the type, "" when not looked up
+	Dest string // Go destination type, "*main.Address"
+}
+
+// Error returns the text above.
+func (e *UnknownTypeError) Error() string {
+	const hint = "a type this Map does not know (register it: Conn.LoadType"
+	const kinds = " for an enum, composite, domain or range), into "
+	oid := strconv.FormatUint(uint64(e.OID), 10)
+	if e.Name == "" {
+		return "pgtype: cannot scan OID " + oid + ", " + hint + kinds + e.Dest + ": " + ErrUnsupportedDest.Error()
+	}
+	return "pgtype: cannot scan " + e.Name + " (OID " + oid + "), " + hint + "(ctx, " + strconv.Quote(e.Name) + ")" + kinds + e.Dest + ": " + ErrUnsupportedDest.Error()
+}
+
+// Unwrap returns ErrUnsupportedDest.
+func (e *UnknownTypeError) Unwrap() error { return ErrUnsupportedDest }
 
 // nullError reports NULL scanned into a destination that cannot hold it.
 type nullError struct{ dst string }
@@ -176,8 +212,7 @@ func (m *Map) planScan(t *typeInfo, oid uint32, format int16, dst any, rt reflec
 		return p, nil
 	}
 	if _, known := m.lookup(oid); !known {
-		// Named "OID n" already: say how to make it known instead.
-		return nil, fmt.Errorf("pgtype: cannot scan %s, a type this Map does not know (register it: Conn.LoadType for an enum, composite, domain or range), into %T: %w", t.name, dst, ErrUnsupportedDest)
+		return nil, &UnknownTypeError{OID: oid, Dest: rt.String()}
 	}
 	return nil, fmt.Errorf("pgtype: cannot scan %s (OID %d) into %T: %w", t.name, oid, dst, ErrUnsupportedDest)
 }

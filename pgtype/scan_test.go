@@ -66,14 +66,19 @@ func TestScanErrors(t *testing.T) {
 }
 
 // TestScanUnknownTypeSaysRegister: a type the Map does not know is named
-// once, with how to make it known.
+// once, with how to make it known; with the catalog's name set (pgline
+// looks it up), by that name, with the LoadType call to make.
 func TestScanUnknownTypeSaysRegister(t *testing.T) {
 	type address struct{ Street string }
 	_, err := NewMap().PlanScan(20481, 1, new(address))
-	if err == nil || !errors.Is(err, ErrUnsupportedDest) ||
-		!strings.Contains(err.Error(), "cannot scan OID 20481, a type this Map does not know (register it: Conn.LoadType") ||
-		strings.Contains(err.Error(), "(OID 20481)") {
+	var ute *UnknownTypeError
+	if err == nil || !errors.Is(err, ErrUnsupportedDest) || !errors.As(err, &ute) || ute.OID != 20481 || ute.Name != "" ||
+		err.Error() != "pgtype: cannot scan OID 20481, a type this Map does not know (register it: Conn.LoadType for an enum, composite, domain or range), into *pgtype.address: unsupported destination type" {
 		t.Fatalf("scanning an unknown type: %v", err)
+	}
+	ute.Name = `app."Street Address"`
+	if want := `pgtype: cannot scan app."Street Address" (OID 20481), a type this Map does not know (register it: Conn.LoadType(ctx, "app.\"Street Address\"") for an enum, composite, domain or range), into *pgtype.address: unsupported destination type`; ute.Error() != want {
+		t.Fatalf("named:\n %s\nwant\n %s", ute.Error(), want)
 	}
 }
 

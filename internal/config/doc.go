@@ -17,13 +17,19 @@
 // # Errors
 //
 // Every error of Parse starts with "pgline: cannot parse DSN: " and holds
-// no value from the DSN, the service file or the environment. A DSN may
-// hold a password in any place, even where a key or another value was
-// expected, so an error names only known keys (see Parse for the key
-// list), counts, byte offsets, and where a bad value came from (an
-// environment variable's name, a service file's path and line). A
-// password cannot leak through an error; every error is built by
-// parseError or dsnError, which keep to this rule.
+// no value from the DSN, the service file or the environment, with one
+// exception. A DSN may hold a password in any place, even where a key or
+// another value was expected, so an error names only known keys (see
+// Parse for the key list), counts, byte offsets, and where a bad value
+// came from (an environment variable's name, a service file's path and
+// line). The exception: a bad value of an enumerated key (sslmode,
+// target_session_attrs, ...: a few fixed words) is shown, quoted, as libpq
+// shows it, since it is what the user typed into that key; it is clipped
+// to 64 bytes and not shown when it holds "=", as a key=value pair read
+// as the value does ("sslmode= password=x"). settings.invalidValue alone
+// shows it. A password given as one (password=, a URL's user:password@,
+// PGPASSWORD, a bare word) cannot leak through an error; every error is
+// built by parseError or dsnError, which keep to this rule.
 //
 // # Using it
 //

@@ -50,28 +50,29 @@ func TestParseErrors(t *testing.T) {
 		{"tcp_user_timeout=2s", nil, "invalid tcp_user_timeout"},
 		{"connect_timeout=1.5", nil, "invalid connect_timeout"},
 		{"connect_timeout=99999999999999999999", nil, "invalid connect_timeout"},
-		{"sslmode=bogus", nil, "invalid sslmode: must be one of disable, allow, prefer, require, verify-ca, verify-full"},
-		{"", map[string]string{"PGSSLMODE": "bogus"}, "invalid sslmode (from PGSSLMODE)"},
+		{"sslmode=bogus", nil, `invalid sslmode value: "bogus": must be one of disable, allow, prefer, require, verify-ca, verify-full`},
+		{"", map[string]string{"PGSSLMODE": "bogus"}, `invalid sslmode value: "bogus" (from PGSSLMODE): must be one of disable, allow,`},
 		{"sslrootcert=system sslmode=require", nil, "sslrootcert=system requires sslmode verify-full"},
 		{"sslrootcert=system", map[string]string{"PGSSLMODE": "verify-ca"}, "sslrootcert=system requires sslmode verify-full"},
 		{"sslnegotiation=direct", nil, "direct TLS negotiation is not supported"},
-		{"sslnegotiation=bogus", nil, "invalid sslnegotiation"},
-		{"sslsni=maybe", nil, "invalid sslsni"},
-		{"channel_binding=always", nil, "invalid channel_binding"},
-		{"target_session_attrs=master", nil, "invalid target_session_attrs"},
-		{"load_balance_hosts=yes", nil, "invalid load_balance_hosts"},
-		{"require_auth=kerberos", nil, "invalid require_auth: methods must be among"},
-		{"require_auth=md5,!password", nil, "cannot be mixed"},
+		{"sslnegotiation=bogus", nil, `invalid sslnegotiation value: "bogus": must be one of postgres`},
+		{"sslsni=maybe", nil, `invalid sslsni value: "maybe": must be 1 or 0`},
+		{"channel_binding=always", nil, `invalid channel_binding value: "always": must be one of disable, prefer, require`},
+		{"target_session_attrs=master", nil, `invalid target_session_attrs value: "master": must be one of any, read-write,`},
+		{"load_balance_hosts=yes", nil, `invalid load_balance_hosts value: "yes": must be one of disable, random`},
+		{"require_auth=kerberos", nil, `invalid require_auth value: "kerberos": methods must be among`},
+		{"require_auth=md5,!password", nil, `invalid require_auth value: "md5,!password": negated (!) and non-negated methods cannot be mixed`},
 		{"require_auth=!md5,password", nil, "cannot be mixed"},
 		{"require_auth=md5,md5", nil, "more than once"},
 		{"require_auth=md5,", nil, "methods must be among"},
-		{"statement_cache_mode=always", nil, "invalid statement_cache_mode"},
-		{"pipeline_sync=sometimes", nil, "invalid pipeline_sync"},
+		{"statement_cache_mode=always", nil, `invalid statement_cache_mode value: "always": must be one of auto, prepare, describe, none`},
+		{"pipeline_sync=sometimes", nil, `invalid pipeline_sync value: "sometimes": must be one of shared, each`},
 		{"cancel_timeout=10", nil, "invalid cancel_timeout"},
 		{"cancel_grace=-1ms", nil, "invalid cancel_grace"},
 		{"statement_cache_capacity=-1", nil, "invalid statement_cache_capacity"},
 		{"pool_max_conns=0", nil, "invalid pool_max_conns"},
 		{"pool_min_conns=x", nil, "invalid pool_min_conns"},
+		{"default_query_exec_mode=bogus", nil, `invalid default_query_exec_mode value: "bogus": pgx's key: must be one of cache_statement,`},
 		{"pool_max_conns=2 pool_min_conns=3", nil, "must not exceed pool_max_conns"},
 		{"pool_min_conns=5", nil, "invalid pool_min_conns: must not exceed pool_max_conns"}, // testMaxConns, the default, is 4
 		{"pool_max_conn_lifetime=10", nil, "invalid pool_max_conn_lifetime"},
@@ -82,17 +83,19 @@ func TestParseErrors(t *testing.T) {
 		// Checks pgline cannot make are refused, not ignored (libpq would
 		// refuse to connect where pgline would).
 		{"gssencmode=require", nil, "invalid gssencmode: require is not supported"},
-		{"gssencmode=maybe", nil, "invalid gssencmode"},
+		{"gssencmode=maybe", nil, `invalid gssencmode value: "maybe": must be one of disable, prefer, require`},
 		{"requirepeer=postgres", nil, "invalid requirepeer"},
 		{"sslcrl=/crl.pem", nil, "invalid sslcrl"},
 		{"sslcrldir=/crls", nil, "invalid sslcrldir"},
-		{"sslcertmode=require", nil, "invalid sslcertmode"},
-		{"ssl_min_protocol_version=SSLv3", nil, "invalid ssl_min_protocol_version"},
+		{"sslcertmode=require", nil, "invalid sslcertmode: require is not supported"},
+		{"sslcertmode=maybe", nil, `invalid sslcertmode value: "maybe": must be one of disable, allow, require`},
+		{"ssl_min_protocol_version=SSLv3", nil, `invalid ssl_min_protocol_version value: "SSLv3": must be one of TLSv1, TLSv1.1, TLSv1.2, TLSv1.3`},
+		{"ssl_max_protocol_version=TLSv9", nil, `invalid ssl_max_protocol_version value: "TLSv9": must be one of`},
 		{"ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2", nil, "must not be below"},
 		{"min_protocol_version=3.2", nil, "invalid min_protocol_version: pgline speaks protocol version 3.0 only"},
 		{"", map[string]string{"PGMINPROTOCOLVERSION": "3.2"}, "invalid min_protocol_version (from PGMINPROTOCOLVERSION)"},
-		{"min_protocol_version=3.1", nil, "invalid min_protocol_version: must be one of"},
-		{"max_protocol_version=4.0", nil, "invalid max_protocol_version: must be one of"},
+		{"min_protocol_version=3.1", nil, `invalid min_protocol_version value: "3.1": must be one of 3.0, 3.2, latest`},
+		{"max_protocol_version=4.0", nil, `invalid max_protocol_version value: "4.0": must be one of 3.0, 3.2, latest`},
 		{"", map[string]string{"PGREQUIREPEER": "postgres"}, "invalid requirepeer"},
 		{"max_message_size=4294967296", nil, "invalid max_message_size"},
 		{"database=x", nil, `unknown key "database"`},
@@ -132,11 +135,18 @@ func TestParseErrorsHidePassword(t *testing.T) {
 		"host=a " + secret + "=1 port=x",
 		"'" + secret,
 		"=" + secret,
-		"sslmode=" + secret,
+		// A value typed into an enumerated key (sslmode=, require_auth=,
+		// ...) is echoed by design, as libpq does (TestParseErrorsEchoValue);
+		// the cases here are passwords given as passwords, and values of
+		// keys that are not echoed.
+		"sslmode= password=" + secret, // parsed as sslmode="password=...", as in libpq: not echoed
+		"sslmode='x password=" + secret + "'",
+		"require_auth= password=" + secret,
+		"postgres://h?sslmode=password%3D" + secret,
 		"port=" + secret,
 		"hostaddr=" + secret,
 		"connect_timeout=" + secret,
-		"require_auth=" + secret,
+		"keepalives=" + secret,
 		"host=a,b port=1,2,3 password=" + secret,
 		"postgres://user:" + secret + "@host:badport/db",
 		"postgres://user:" + secret + "/db",          // no "@": the password looks like a port
@@ -166,6 +176,41 @@ func TestParseErrorsHidePassword(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), secret[:6]) {
 			t.Errorf("Parse(%q) error shows the password: %v", dsn, err)
+		}
+	}
+}
+
+// TestParseErrorsEchoValue: a bad value of an enumerated key is shown,
+// quoted, as libpq shows it, with where it came from and the allowed
+// values; a long one is clipped, and one holding "=" (a key=value pair,
+// perhaps password=..., read as the value as in "sslmode= password=x")
+// is not shown.
+func TestParseErrorsEchoValue(t *testing.T) {
+	long := strings.Repeat("v", 63) + "\u00e9" + strings.Repeat("w", 200) // é straddles byte 64
+	tests := []struct {
+		dsn  string
+		env  map[string]string
+		want string
+		not  string
+	}{
+		{"sslmode=bogus", nil, `invalid sslmode value: "bogus": must be one of disable, allow, prefer, require, verify-ca, verify-full`, ""},
+		{"sslmode='a\tb'", nil, `invalid sslmode value: "a\tb": must be one of`, ""}, // a tab, escaped
+		{"", map[string]string{"PGTARGETSESSIONATTRS": "master"}, `invalid target_session_attrs value: "master" (from PGTARGETSESSIONATTRS): must be one of any,`, ""},
+		{"sslmode=" + long, nil, `invalid sslmode value: "` + strings.Repeat("v", 63) + `"... (265 bytes): must be one of`, "ww"},
+		{"sslmode=" + strings.Repeat("x", 64), nil, `invalid sslmode value: "` + strings.Repeat("x", 64) + `": must be`, "..."},
+		{"sslmode= password=hunter2", nil, `invalid sslmode value (not shown: it holds "="): must be one of disable,`, "hunter2"},
+		{"", map[string]string{"PGCHANNELBINDING": "a=b"}, `invalid channel_binding value (not shown: it holds "=") (from PGCHANNELBINDING): must be one of`, "a=b"},
+	}
+	for _, tt := range tests {
+		src, _ := testSource(t, tt.env)
+		_, err := Parse(tt.dsn, src, testMaxConns)
+		if err == nil {
+			t.Errorf("Parse(%q) succeeded, want an error", tt.dsn)
+			continue
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, errPrefix) || !strings.Contains(msg, tt.want) || tt.not != "" && strings.Contains(msg, tt.not) {
+			t.Errorf("Parse(%q) error %q, want it to contain %q and not %q", tt.dsn, msg, tt.want, tt.not)
 		}
 	}
 }

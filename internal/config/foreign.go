@@ -94,7 +94,7 @@ func fromPgx(s settings) error {
 		case strings.TrimSpace(v.value) == "simple_protocol":
 			return parseError("default_query_exec_mode=simple_protocol (pgx's) has no pgline counterpart: pgline sends arguments with the extended protocol, which transaction poolers take too; use statement_cache_mode=describe (or auto, the default)")
 		case !known:
-			return s.invalid("default_query_exec_mode", "pgx's key: must be one of cache_statement, cache_describe, describe_exec, exec (pgline's key is statement_cache_mode)")
+			return s.invalidValue("default_query_exec_mode", "pgx's key: must be one of cache_statement, cache_describe, describe_exec, exec (pgline's key is statement_cache_mode)")
 		}
 		if err := mapKey(s, "default_query_exec_mode", "statement_cache_mode", mode); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pgline/pgline/internal/dsn"
 )
@@ -23,7 +24,8 @@ import (
 // parameter (Settings.RuntimeParams). defaultMaxConns is pool_max_conns
 // when it is not set, which pool_min_conns must not exceed.
 //
-// Errors follow the package doc's rule: the prefix, and no value.
+// Errors follow the package doc's rule: the prefix, and no value but an
+// enumerated key's (invalidValue).
 func Parse(conninfo string, src *dsn.Source, defaultMaxConns int) (*Settings, error) {
 	if err := checkScheme(conninfo); err != nil {
 		return nil, err
@@ -60,13 +62,53 @@ type settings map[string]setting
 
 func (s settings) get(key string) string { return s[key].value }
 
-// invalid reports a bad value of key, naming where it came from.
+// invalid reports a bad value of key, naming where it came from but not
+// the value.
 func (s settings) invalid(key, why string) error {
-	from := ""
-	if o := s[key].origin; o != "" {
-		from = " (from " + o + ")"
+	return parseError("invalid %s%s: %s", key, s.from(key), why)
+}
+
+// maxEcho is the most bytes of a value invalidValue shows.
+const maxEcho = 64
+
+// invalidValue reports a bad value of an enumerated key (one that takes a
+// few fixed words, as sslmode), showing the value as libpq does:
+// `invalid sslmode value: "bogus"`, then where it came from and why. It
+// is the one place where an error of Parse shows a value (the package
+// doc's rule); every enumerated key's error is made here. The value is
+// quoted (%q: control bytes and invalid UTF-8 escaped) and clipped to
+// maxEcho bytes. A value holding "=" is not shown: no enumerated value
+// has one, and it is how a key=value pair reads when a space follows the
+// "=" ("sslmode= password=x" sets sslmode to "password=x", in libpq too).
+func (s settings) invalidValue(key, why string) error {
+	v := s[key].value
+	shown := "value (not shown: it holds \"=\")"
+	if !strings.Contains(v, "=") {
+		shown = "value: " + quoteClipped(v)
 	}
-	return parseError("invalid %s%s: %s", key, from, why)
+	return parseError("invalid %s %s%s: %s", key, shown, s.from(key), why)
+}
+
+// quoteClipped quotes v, clipped at a rune boundary to at most maxEcho
+// bytes; a clipped value is followed by "..." and its length.
+func quoteClipped(v string) string {
+	if len(v) <= maxEcho {
+		return strconv.Quote(v)
+	}
+	n := maxEcho
+	for n > 0 && !utf8.RuneStart(v[n]) {
+		n--
+	}
+	return strconv.Quote(v[:n]) + "... (" + strconv.Itoa(len(v)) + " bytes)"
+}
+
+// from names where key's value came from, " (from PGSSLMODE)", or "" for
+// the DSN.
+func (s settings) from(key string) string {
+	if o := s[key].origin; o != "" {
+		return " (from " + o + ")"
+	}
+	return ""
 }
 
 // build turns the merged settings into Settings.

@@ -225,7 +225,7 @@ func TestServiceFileErrors(t *testing.T) {
 		{"service=s", write("nokey", "[s]\n=x\n"), "line 2: expected key=value"},
 		{"service=s", write("bracket", "[s\nhost=x\n"), `line 1: missing "]"`},
 		{"service=s", dir, "cannot read service file"},
-		{"service=s", write("badvalue", "[s]\nsslmode=bogus\n"), "invalid sslmode (from service file "},
+		{"service=s", write("badvalue", "[s]\nsslmode=bogus\n"), `invalid sslmode value: "bogus" (from service file `},
 	}
 	for _, tt := range tests {
 		src, _ := testSource(t, map[string]string{"PGSERVICEFILE": tt.file})

@@ -10,7 +10,7 @@ import (
 )
 
 // oneOf returns the value of key, or def when it is empty, and checks that
-// it is one of allowed.
+// it is one of allowed; a bad value is shown (invalidValue).
 func oneOf(s settings, key, def string, allowed ...string) (string, error) {
 	v := s.get(key)
 	if v == "" {
@@ -21,11 +21,11 @@ func oneOf(s settings, key, def string, allowed ...string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", s.invalid(key, "must be one of "+strings.Join(allowed, ", "))
+	return "", s.invalidValue(key, "must be one of "+strings.Join(allowed, ", "))
 }
 
 // parseBool reads a libpq-style boolean: 1/0, true/false, on/off, yes/no,
-// t/f, y/n (any letter case).
+// t/f, y/n (any letter case); a bad value is shown (invalidValue).
 func parseBool(s settings, key string, def bool) (bool, error) {
 	v := strings.ToLower(strings.TrimSpace(s.get(key)))
 	switch v {
@@ -36,7 +36,7 @@ func parseBool(s settings, key string, def bool) (bool, error) {
 	case "0", "f", "false", "off", "n", "no":
 		return false, nil
 	}
-	return false, s.invalid(key, "must be 1 or 0 (true or false)")
+	return false, s.invalidValue(key, "must be 1 or 0 (true or false)")
 }
 
 // parseTLSSettings reads the ssl* keys. The per-user files
@@ -199,7 +199,7 @@ func parseSessionSettings(s settings, st *Settings) error {
 	}
 	st.RequireAuth = s.get("require_auth")
 	if err := checkRequireAuthList(st.RequireAuth); err != "" {
-		return s.invalid("require_auth", err)
+		return s.invalidValue("require_auth", err)
 	}
 	if st.TargetSessionAttrs, err = oneOf(s, "target_session_attrs", "any",
 		"any", "read-write", "read-only", "primary", "standby", "prefer-standby"); err != nil {
