@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -137,8 +138,13 @@ func (m *Map) validPlan(oid uint32, format int16, dst validDest) (ScanPlan, erro
 		p, err = m.PlanScan(oid, format, inner)
 	}
 	if err != nil {
-		if reflect.TypeOf(inner) != rt {
-			return nil, fmt.Errorf("pgtype: cannot scan %s into %T: %w", m.typeOf(oid).name, dst, err)
+		if reflect.TypeOf(inner) != rt && errors.Is(err, ErrUnsupportedDest) {
+			// Name the destination the caller gave, not its field.
+			var ute *UnknownTypeError
+			if errors.As(err, &ute) {
+				return nil, &UnknownTypeError{OID: ute.OID, Dest: rt.String()}
+			}
+			return nil, fmt.Errorf("pgtype: cannot scan %s into %T: %w", m.typeOf(oid).name, dst, ErrUnsupportedDest)
 		}
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"reflect"
 	"strings"
@@ -179,4 +180,19 @@ func FuzzValidScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestValidPlanNamesTheDestination: a column that cannot go into a Valid
+// type's value names the Valid type, once.
+func TestValidPlanNamesTheDestination(t *testing.T) {
+	m := NewMap()
+	_, err := m.PlanScan(PointOID, 1, new(Int4))
+	if err == nil || !strings.Contains(err.Error(), "*pgtype.Int4") || strings.Count(err.Error(), "cannot scan") != 1 {
+		t.Errorf("point into *Int4: %v, want one error naming *pgtype.Int4", err)
+	}
+	_, err = m.PlanScan(20481, 1, new(Int4))
+	var ute *UnknownTypeError
+	if !errors.As(err, &ute) || ute.Dest != "*pgtype.Int4" {
+		t.Errorf("unknown OID into *Int4: %v, want an UnknownTypeError naming *pgtype.Int4", err)
+	}
 }
