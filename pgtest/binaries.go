@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,38 @@ type binaries struct {
 // errNoPostgres explains what to install when no server binaries are found.
 var errNoPostgres = errors.New("pgtest: no PostgreSQL server binaries (initdb, pg_ctl, postgres) on PATH " +
 	"or under /usr/lib/postgresql/*/bin; install postgresql, e.g. apt-get install -y postgresql")
+
+// binariesFor returns the binaries in dir, or in the directory
+// PGLINE_PG_BINDIR names when dir is empty, or else findBinaries'.
+func binariesFor(dir string) (binaries, error) {
+	from := "Options.BinDir"
+	if dir == "" {
+		dir, from = os.Getenv(BinDirEnv), BinDirEnv
+	}
+	if dir == "" {
+		return findBinaries()
+	}
+	b, ok := binDir(dir)
+	if !ok {
+		return binaries{}, fmt.Errorf("pgtest: %s is %s, which does not hold initdb, pg_ctl and postgres", from, dir)
+	}
+	return b, nil
+}
+
+// BinDirOf returns the directory of the server binaries of major version
+// major under PGLINE_PG_VERSIONS (see VersionsEnv), or "" when that is not
+// set or has no such version.
+func BinDirOf(major int) string {
+	root := os.Getenv(VersionsEnv)
+	if root == "" {
+		return ""
+	}
+	dir := filepath.Join(root, strconv.Itoa(major))
+	if _, ok := binDir(dir); !ok {
+		return ""
+	}
+	return dir
+}
 
 // findBinaries looks for initdb on PATH (following symlinks to the directory
 // that also holds pg_ctl and postgres), else takes the highest version under

@@ -73,6 +73,9 @@
 // /usr/lib/postgresql/*/bin; psql from the same directory or PATH, and
 // pg_basebackup (for standbys) from the same directory. Without them Start
 // fails and says what to install (apt-get install -y postgresql).
+// Options.BinDir, or else the environment variable PGLINE_PG_BINDIR, names
+// the directory to take them from instead: how a test run picks the
+// server version it is against.
 //
 // # An existing server: PGLINE_TEST_DSN
 //

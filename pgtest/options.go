@@ -32,6 +32,13 @@ type Options struct {
 	// exactly as written.
 	HBA []string
 
+	// BinDir is the directory of the server binaries to run (initdb,
+	// pg_ctl, postgres; pg_basebackup for standbys when there), for a
+	// version other than the one found by default. Empty means the
+	// environment variable PGLINE_PG_BINDIR, or else the search described
+	// in the package documentation.
+	BinDir string
+
 	// Settings are extra postgresql.conf settings, written as
 	// name = 'value' after pgtest's own, so they override them. The port
 	// is always the one pgtest picks.

@@ -17,6 +17,18 @@ import (
 // server instead of starting one.
 const DSNEnv = "PGLINE_TEST_DSN"
 
+// BinDirEnv names the environment variable that gives the directory of
+// the server binaries to run when Options.BinDir is empty: the version a
+// test run is against.
+const BinDirEnv = "PGLINE_PG_BINDIR"
+
+// VersionsEnv names the environment variable that gives a directory of
+// server binaries by major version: <dir>/<major> holds initdb, pg_ctl and
+// postgres of that version (.ci/run installs 13, 16, 17 and 18 so). Tests
+// of a feature of a newer server than the one they run against start one
+// from there (BinDirOf).
+const VersionsEnv = "PGLINE_PG_VERSIONS"
+
 // Server is a running throwaway cluster, a standby of one (StartStandby),
 // or an external server named by PGLINE_TEST_DSN. Its methods are safe for
 // concurrent use by multiple goroutines; the fields must not be changed.

@@ -30,7 +30,7 @@ func Start(opts Options) (*Server, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	bins, err := findBinaries()
+	bins, err := binariesFor(opts.BinDir)
 	if err != nil {
 		return nil, err
 	}
