@@ -303,7 +303,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		c.Close()
 		return nil, ctxWrap(ctx, err)
 	}
-	if cfg.cacheMode == session.CacheAuto || cfg.cacheMode == "" {
+	if c.checksPooler() {
 		if err := c.detectPooler(ctx); err != nil {
 			c.Close()
 			return nil, ctxWrap(ctx, err)
@@ -369,24 +369,38 @@ func (c *Conn) startTLS(plan tlsPlan) error {
 	return nil
 }
 
+// checksPooler reports whether the connection tells a transaction
+// pooler at connect: with statement_cache_mode=auto.
+func (c *Conn) checksPooler() bool {
+	return c.cfg.cacheMode == session.CacheAuto || c.cfg.cacheMode == ""
+}
+
 // detectPooler runs, at connect with statement_cache_mode=auto, the check
 // that tells a pooler: the process ID of the session's backend differs
 // from the one BackendKeyData gave (a pooler answers the startup itself).
-// A server without pg_backend_pid (not PostgreSQL) is taken as direct.
+// The startup asked it with its last message (Session.StartupPID), so no
+// round trip of its own is spent; only when it could not (a password was
+// given and not asked for) is it asked now. A server without
+// pg_backend_pid (not PostgreSQL) is taken as direct.
 func (c *Conn) detectPooler(ctx context.Context) error {
 	if c.s.Proxied.Load() {
 		c.s.ToDescribeMode("") // a connection of the Pool found it before
 		return nil
 	}
-	v, err := c.queryScalar(ctx, "SELECT pg_catalog.pg_backend_pid()")
-	if err != nil {
-		var pgErr *PgError
-		if errors.As(err, &pgErr) && !pgErr.fatal() {
-			return nil
+	pid, known, asked := c.s.StartupPID()
+	if !asked {
+		v, err := c.queryScalar(ctx, "SELECT pg_catalog.pg_backend_pid()")
+		if err != nil {
+			var pgErr *PgError
+			if errors.As(err, &pgErr) && !pgErr.fatal() {
+				return nil
+			}
+			return err
 		}
-		return err
+		n, err := strconv.ParseUint(v, 10, 32)
+		pid, known = uint32(n), err == nil
 	}
-	if pid, err := strconv.ParseUint(v, 10, 32); err == nil && uint32(pid) != c.s.PID {
+	if known && pid != c.s.PID {
 		c.s.ToDescribeMode(fmt.Sprintf("the server process ID (%d) differs from the startup's (%d)", pid, c.s.PID))
 	}
 	return nil
@@ -407,6 +421,7 @@ func (c *Conn) startup(h HostConfig) error {
 		Password:       pw,
 		ChannelBinding: c.cfg.ChannelBinding,
 		RequireAuth:    c.cfg.RequireAuth,
+		CheckPID:       c.checksPooler() && !c.s.Proxied.Load(),
 	})
 }
 

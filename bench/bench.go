@@ -93,6 +93,8 @@ func bench(ctx context.Context, o *options, stdout io.Writer) error {
 			}
 			defer proxy.Close()
 			e.rttDSN = rttDSN
+			host, port, _ := net.SplitHostPort(proxy.Addr())
+			e.rttConnectDSN = withHostPort(connectDSN, host, port)
 			break
 		}
 	}

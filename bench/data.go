@@ -11,6 +11,8 @@ import (
 type env struct {
 	dsn    string // the server
 	rttDSN string // the server through the delay proxy
+	// rttConnectDSN is connectDSN through the delay proxy.
+	rttConnectDSN string
 	// connectDSN is used by the connect workload: a user authenticated
 	// with SCRAM-SHA-256 on pgtest, or -dsn as given.
 	connectDSN string

@@ -69,7 +69,7 @@ func buildCases(only map[string]bool, sz sizes) []*benchCase {
 			cs = append(cs, f(sz)...)
 		}
 	}
-	add("connect", connectCases)
+	add("connect", func(sz sizes) []*benchCase { return connectCases(sz, false) })
 	add("rows", rowsCases)
 	add("point", pointCases)
 	add("insert", insertCases)
@@ -79,7 +79,8 @@ func buildCases(only map[string]bool, sz sizes) []*benchCase {
 	add("pool", func(sz sizes) []*benchCase { return poolCases(sz, false) })
 	add("sweep", func(sz sizes) []*benchCase { return sweepCases(sz, false) })
 	add("rtt", func(sz sizes) []*benchCase {
-		return append(append(pipelineCases(sz, true), poolCases(sz, true)...), sweepCases(sz, true)...)
+		cs := append(connectCases(sz, true), pipelineCases(sz, true)...)
+		return append(append(cs, poolCases(sz, true)...), sweepCases(sz, true)...)
 	})
 	return cs
 }

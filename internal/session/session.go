@@ -34,6 +34,9 @@ type Session struct {
 	TLS     bool        // netConn is a *tls.Conn
 
 	PID, SecretKey uint32 // BackendKeyData, for CancelRequest
+	// pidCheck is the startup's question of the server session's process
+	// ID (startup_pid.go); set by Startup, read after it.
+	pidCheck pidCheck
 
 	closed atomic.Bool
 	fatal  atomic.Pointer[error] // the error that closed the connection, if any

@@ -13,7 +13,9 @@ package session
 //	server: ParameterStatus*, BackendKeyData, NoticeResponse* (any order)
 //	server: ReadyForQuery
 //
-// An ErrorResponse at any point ends the startup.
+// An ErrorResponse at any point ends the startup. With
+// StartupConfig.CheckPID, a Query goes with the client's last message and
+// its reply follows the ReadyForQuery (startup_pid.go).
 
 import (
 	"crypto/tls"
@@ -52,6 +54,9 @@ type StartupConfig struct {
 	// ChannelBinding and RequireAuth are libpq's channel_binding and
 	// require_auth.
 	ChannelBinding, RequireAuth string
+	// CheckPID asks the server session's process ID with the client's
+	// last startup message (see startup_pid.go and StartupPID).
+	CheckPID bool
 }
 
 // Startup sends the StartupMessage and runs the exchange up to the first
@@ -64,9 +69,15 @@ func (c *Session) Startup(cfg StartupConfig) error {
 	// it would be from anyone on the path before authentication (libpq
 	// caps a startup error at 30,000 bytes).
 	defer c.rd.SetMaxMessageSize(c.rd.SetMaxMessageSize(min(c.rd.MaxMessageSize(), startupMaxMessage)))
+	c.pidCheck = pidCheck{want: cfg.CheckPID}
 	msg, err := wire.AppendStartup(nil, cfg.Params)
 	if err != nil {
 		return fmt.Errorf("startup message: %w", err)
+	}
+	if cfg.Password == "" {
+		// Without a password, the StartupMessage is the client's last
+		// startup message, unless the server fails the connection.
+		msg, _ = c.withPIDQuery(msg, nil)
 	}
 	if _, err := c.NetConn.Write(msg); err != nil {
 		return err
@@ -94,7 +105,10 @@ func (c *Session) Startup(cfg StartupConfig) error {
 			}
 			c.PID, c.SecretKey = k.ProcessID, k.SecretKey
 		case wire.MsgReadyForQuery:
-			return c.readyForQuery(body)
+			if err := c.readyForQuery(body); err != nil || !c.pidCheck.sent {
+				return err
+			}
+			return c.readPIDReply()
 		case wire.MsgErrorResponse:
 			return startupPgError(body)
 		case wire.MsgParameterStatus, wire.MsgNoticeResponse, wire.MsgNegotiateProtocolVersion:
@@ -158,7 +172,7 @@ func (c *Session) authenticate(cfg StartupConfig) (authMethod, bool, error) {
 			if method == authMD5 {
 				pw = auth.MD5Password(cfg.User, password, a.Salt)
 			}
-			if err := c.sendNow(wire.AppendPassword(nil, pw)); err != nil {
+			if err := c.sendNow(c.withPIDQuery(wire.AppendPassword(nil, pw))); err != nil {
 				return "", false, err
 			}
 
@@ -199,7 +213,8 @@ func (c *Session) authenticate(cfg StartupConfig) (authMethod, bool, error) {
 			if err != nil {
 				return "", false, err
 			}
-			if err := c.sendNow(wire.AppendSASLResponse(nil, final)); err != nil {
+			// The client-final message: the client's last.
+			if err := c.sendNow(c.withPIDQuery(wire.AppendSASLResponse(nil, final))); err != nil {
 				return "", false, err
 			}
 
