@@ -133,8 +133,8 @@ func TestArchRequestFixedAtSubmission(t *testing.T) {
 
 // TestArchOnlyWriterWritesSocket: once the startup is done, only the
 // writer (the session's writer.go, writer_sock_*.go) writes to the
-// connection's socket; the startup (the session's startup.go, and
-// connect.go's startTLS, tls.go) writes before the pipeline exists, and a
+// connection's socket; the startup (the session's startup.go, connect.go,
+// and tls.go's negotiateTLS) writes before the pipeline exists, and a
 // CancelRequest goes on a socket of its own (the session's cancel.go).
 func TestArchOnlyWriterWritesSocket(t *testing.T) {
 	allowed := func(name string) bool {

@@ -90,20 +90,33 @@ type Config struct {
 
 	// SSLMode is one of disable, allow, prefer (the default), require,
 	// verify-ca, verify-full.
-	SSLMode        string
-	SSLRootCert    string // file with CA certificates, or "system"
-	SSLCert        string // client certificate file
-	SSLKey         string // client key file
-	SSLPassword    string // unused unless the key is encrypted (not supported yet)
-	SSLNegotiation string // "postgres" (default)
-	SSLSNI         bool   // send the host name with TLS SNI (default true)
+	SSLMode     string
+	SSLRootCert string // file with CA certificates, or "system"
+	SSLCert     string // client certificate file
+	SSLKey      string // client key file
+	SSLPassword string // unused unless the key is encrypted (not supported yet)
+	// SSLNegotiation is how TLS starts (sslnegotiation): "postgres" (the
+	// default, also when empty) asks with an SSLRequest first, which
+	// every server knows; "direct" starts the TLS handshake with the
+	// first byte, one round trip less, and needs PostgreSQL 17 or later
+	// (or a TLS proxy in front of the server), which must select ALPN
+	// "postgresql". Direct needs an SSLMode that requires TLS (require,
+	// verify-ca, verify-full), as in libpq; the certificate checks are
+	// the same with both, and a CancelRequest starts TLS as its
+	// connection did. Against an older server a direct connect fails
+	// with an error naming sslnegotiation=direct, and the next host is
+	// tried.
+	SSLNegotiation string
+	SSLSNI         bool // send the host name with TLS SNI (default true)
 	// SSLMinProtocolVersion and SSLMaxProtocolVersion bound the TLS
 	// version: "TLSv1", "TLSv1.1", "TLSv1.2" or "TLSv1.3". The minimum
 	// defaults to TLSv1.2 (also when empty); an empty maximum is none.
 	SSLMinProtocolVersion string
 	SSLMaxProtocolVersion string
 	// TLSConfig, when set, replaces the TLS settings derived from the
-	// ssl* fields (SSLMode still decides whether TLS is tried and needed).
+	// ssl* fields (SSLMode still decides whether TLS is tried and needed,
+	// SSLNegotiation how it starts). Its NextProtos is replaced by ALPN
+	// "postgresql", which pgline offers on every TLS connection.
 	TLSConfig *tls.Config
 
 	// ChannelBinding is disable, prefer (the default) or require.

@@ -17,7 +17,9 @@ import (
 // connect_timeout, keepalives, keepalives_idle, keepalives_interval,
 // keepalives_count, tcp_user_timeout (see Config.KeepalivesIdle),
 // application_name, fallback_application_name, options,
-// sslmode, sslrootcert, sslcert, sslkey, sslpassword, sslnegotiation,
+// sslmode, sslrootcert, sslcert, sslkey, sslpassword, sslnegotiation
+// (postgres or direct: see Config.SSLNegotiation; direct with an sslmode
+// that requires TLS only, as libpq),
 // sslsni, sslcertmode, ssl_min_protocol_version, ssl_max_protocol_version,
 // channel_binding, require_auth, target_session_attrs,
 // load_balance_hosts, service) and pgline's own: read_buffer_size,

@@ -2,10 +2,8 @@ package pgline
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -14,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgline/pgline/internal/config"
 	"github.com/pgline/pgline/internal/session"
 
 	"github.com/pgline/pgline/internal/wire"
@@ -74,8 +73,12 @@ func connectHooked(ctx context.Context, cfg *Config) (*Conn, error) {
 	return c, nil
 }
 
-// connectHosts tries the hosts of cfg (see ConnectConfig).
+// connectHosts tries the hosts of cfg (see ConnectConfig). A Config made
+// without ParseConfig is held to ParseConfig's rule on sslnegotiation.
 func connectHosts(ctx context.Context, cfg *Config) (*Conn, error) {
+	if why := config.CheckSSLNegotiation(cfg.SSLNegotiation, cfg.SSLMode); why != "" {
+		return nil, errors.New("pgline: sslnegotiation: " + why)
+	}
 	hosts := cfg.Hosts
 	if cfg.LoadBalanceHosts == "random" {
 		hosts = append([]HostConfig(nil), hosts...)
@@ -210,7 +213,7 @@ func (e joinedError) Error() string {
 func (e joinedError) Unwrap() []error { return e }
 
 // errSSLRequestError is the failure of an attempt whose SSLRequest the
-// server answered with an error (see Conn.startTLS).
+// server answered with an error (see negotiateTLS).
 var errSSLRequestError = errors.New("server sent an error response to SSLRequest")
 
 // retryOtherTLSPlan reports whether a failed attempt may be retried with
@@ -264,7 +267,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		CancelTimeout: cfg.CancelTimeout,
 		CancelGrace:   cfg.CancelGrace,
 		DialCancel:    func(ctx context.Context) (net.Conn, error) { return dialHost(ctx, cfg, h) },
-		CancelTLS:     func() (*tls.Config, error) { return buildTLSConfig(cfg, h.Host) },
+		CancelTLS:     func(nc net.Conn) (net.Conn, error) { return cancelTLS(nc, cfg, h.Host) },
 		Types:         newTypeMap(cfg.TypeMap),
 		CacheMode:     cfg.cacheMode,
 		CacheCapacity: cfg.cacheCapacity,
@@ -327,42 +330,12 @@ func ctxWrap(ctx context.Context, err error) error {
 	return err
 }
 
-// startTLS sends SSLRequest and reads exactly one byte of answer straight
-// from the socket before any other read (CVE-2021-23222: bytes the server
-// or a man in the middle sends after 'S' must not be taken as protocol data;
-// they reach the TLS handshake, which fails on them). 'N' means no TLS:
-// plaintext goes on when plan allows it.
+// startTLS makes the session's socket a TLS connection (negotiateTLS),
+// or leaves it plain when plan allows and the server has no TLS.
 func (c *Conn) startTLS(plan tlsPlan) error {
-	if _, err := c.s.NetConn.Write(wire.AppendSSLRequest(nil)); err != nil {
+	conn, err := negotiateTLS(c.s.NetConn, c.cfg, c.host.Host, plan)
+	if err != nil || conn == nil {
 		return err
-	}
-	var b [1]byte
-	if _, err := io.ReadFull(c.s.NetConn, b[:]); err != nil {
-		return fmt.Errorf("read SSLRequest answer: %w", err)
-	}
-	switch b[0] {
-	case 'S':
-	case 'N':
-		if plan == tlsRequired {
-			return errors.New("server does not support TLS, but sslmode requires it")
-		}
-		return nil
-	case 'E':
-		// A server failure (or one too old to know SSLRequest): its
-		// message, from a server not authenticated yet, is not read, and
-		// no attempt without TLS follows, whatever the sslmode (as libpq
-		// since CVE-2024-10977).
-		return errSSLRequestError
-	default:
-		return &ProtocolError{Msg: fmt.Sprintf("unexpected answer %q to SSLRequest", b[0])}
-	}
-	tc, err := buildTLSConfig(c.cfg, c.host.Host)
-	if err != nil {
-		return err
-	}
-	conn := tls.Client(c.s.NetConn, tc)
-	if err := conn.Handshake(); err != nil {
-		return fmt.Errorf("TLS handshake: %w", err)
 	}
 	c.s.NetConn = conn
 	c.s.TLS = true

@@ -9,8 +9,9 @@
 // or key=value form (host=/var/run/postgresql dbname=app), read as libpq
 // reads it, with the PG* environment variables and ~/.pgpass filling in
 // what it leaves out. Host lists, target_session_attrs, load_balance_hosts,
-// every sslmode, client certificates, SCRAM-SHA-256 with channel binding
-// and require_auth are supported. ParseConfig gives a Config to adjust
+// every sslmode, client certificates, direct TLS (sslnegotiation=direct,
+// PostgreSQL 17+), SCRAM-SHA-256 with channel binding and require_auth
+// are supported. ParseConfig gives a Config to adjust
 // before ConnectConfig (a Tracer, a TypeMap, OnNotice).
 //
 // # Queries

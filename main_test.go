@@ -58,6 +58,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("DATABASE_URL", srv.DSN())
 	code := m.Run()
 	stopPlainServer()
+	stopTLSServers()
 	srv.Stop()
 	os.Exit(code)
 }

@@ -5,10 +5,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/pgline/pgline/internal/wire"
 )
 
 // tlsVersions maps ssl_min_protocol_version and ssl_max_protocol_version
@@ -46,15 +49,127 @@ func tlsAttempts(cfg *Config, h HostConfig) []tlsPlan {
 	}
 }
 
+// alpnPostgreSQL is the ALPN protocol of PostgreSQL, as registered with
+// IANA: a client offers it on every TLS connection (libpq 17 does), and
+// a direct TLS connection requires the server to select it.
+const alpnPostgreSQL = "postgresql"
+
+// negotiateTLS starts TLS on nc, a new connection to host, before anything
+// else is sent on it, as cfg.SSLNegotiation says; it is the one place
+// where pgline negotiates TLS, for a session (Conn.startTLS) and for its
+// CancelRequest (cancelTLS). It returns the TLS connection, or nil when
+// the server has no TLS and plan accepts that (the connection stays
+// plain).
+//
+// With sslnegotiation=postgres (the default) it sends SSLRequest and
+// reads exactly one byte of answer straight from the socket before any
+// other read (CVE-2021-23222: bytes the server or a man in the middle
+// sends after 'S' must not be taken as protocol data; they reach the TLS
+// handshake, which fails on them). 'N' means no TLS: plaintext goes on
+// when plan allows it.
+//
+// With sslnegotiation=direct (PostgreSQL 17+) the TLS handshake starts
+// with the first byte, and the server must select ALPN "postgresql"
+// (directTLS).
+func negotiateTLS(nc net.Conn, cfg *Config, host string, plan tlsPlan) (*tls.Conn, error) {
+	if cfg.SSLNegotiation == "direct" {
+		return directTLS(nc, cfg, host)
+	}
+	if _, err := nc.Write(wire.AppendSSLRequest(nil)); err != nil {
+		return nil, err
+	}
+	var b [1]byte
+	if _, err := io.ReadFull(nc, b[:]); err != nil {
+		return nil, fmt.Errorf("read SSLRequest answer: %w", err)
+	}
+	switch b[0] {
+	case 'S':
+	case 'N':
+		if plan == tlsRequired {
+			return nil, errors.New("server does not support TLS, but sslmode requires it")
+		}
+		return nil, nil
+	case 'E':
+		// A server failure (or one too old to know SSLRequest): its
+		// message, from a server not authenticated yet, is not read, and
+		// no attempt without TLS follows, whatever the sslmode (as libpq
+		// since CVE-2024-10977).
+		return nil, errSSLRequestError
+	default:
+		return nil, &ProtocolError{Msg: fmt.Sprintf("unexpected answer %q to SSLRequest", b[0])}
+	}
+	tc, err := buildTLSConfig(cfg, host)
+	if err != nil {
+		return nil, err
+	}
+	conn := tls.Client(nc, tc)
+	if err := conn.Handshake(); err != nil {
+		return nil, fmt.Errorf("TLS handshake: %w", err)
+	}
+	return conn, nil
+}
+
+// directTLS is negotiateTLS with sslnegotiation=direct: the TLS handshake
+// from the first byte, with no SSLRequest, as libpq 17 documents it
+// ("start SSL handshake directly after establishing the TCP/IP
+// connection", https://www.postgresql.org/docs/17/libpq-connect.html#LIBPQ-CONNECT-SSLNEGOTIATION).
+// The protocol requires ALPN on such a connection, against protocol
+// confusion ("When using SSL connections in this style the client is
+// required to use the ALPN extension defined by RFC 7301 ... The
+// PostgreSQL protocol is "postgresql"",
+// https://www.postgresql.org/docs/17/protocol-flow.html#PROTOCOL-FLOW-SSL),
+// and libpq refuses a connection whose server did not select it ("direct
+// SSL connection was established without ALPN protocol negotiation
+// extension"): so does pgline. A server before PostgreSQL 17 takes the
+// ClientHello for a bad startup packet and closes the connection (or
+// answers an error, which is no TLS record): the error then names
+// sslnegotiation=direct. What sslmode asks of the server's certificate is
+// checked as with SSLRequest (buildTLSConfig).
+func directTLS(nc net.Conn, cfg *Config, host string) (*tls.Conn, error) {
+	tc, err := buildTLSConfig(cfg, host)
+	if err != nil {
+		return nil, err
+	}
+	conn := tls.Client(nc, tc)
+	if err := conn.Handshake(); err != nil {
+		return nil, fmt.Errorf("TLS handshake with sslnegotiation=direct (servers before PostgreSQL 17 do not accept it): %w", err)
+	}
+	if p := conn.ConnectionState().NegotiatedProtocol; p != alpnPostgreSQL {
+		conn.Close()
+		if p == "" {
+			return nil, errors.New("sslnegotiation=direct: the server selected no ALPN protocol; direct TLS requires \"postgresql\"")
+		}
+		return nil, fmt.Errorf("sslnegotiation=direct: the server selected ALPN protocol %q, not \"postgresql\"", p)
+	}
+	return conn, nil
+}
+
+// cancelTLS starts TLS on nc, a new connection for a CancelRequest of a
+// session that uses TLS, as the session's own connection did: with the
+// same negotiation (libpq 17's PQcancelCreate copies every connection
+// option, sslnegotiation among them, so a cancel of a direct TLS
+// connection is direct TLS too) and the same certificate checks. The
+// session had TLS, so TLS is required.
+func cancelTLS(nc net.Conn, cfg *Config, host string) (net.Conn, error) {
+	conn, err := negotiateTLS(nc, cfg, host, tlsRequired)
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
 // buildTLSConfig derives the client TLS configuration for host from cfg's
-// ssl* settings. Certificate checks are done in VerifyConnection so that SNI
-// (sslsni) and verification (sslmode) stay independent, as in libpq.
+// ssl* settings, for both negotiations (negotiateTLS). Certificate checks
+// are done in VerifyConnection so that SNI (sslsni) and verification
+// (sslmode) stay independent, as in libpq. ALPN offers "postgresql"
+// alone, on every TLS connection, as libpq 17 does.
 func buildTLSConfig(cfg *Config, host string) (*tls.Config, error) {
 	if cfg.TLSConfig != nil {
 		c := cfg.TLSConfig.Clone()
 		if c.ServerName == "" && cfg.SSLSNI && net.ParseIP(host) == nil {
 			c.ServerName = host
 		}
+		c.NextProtos = []string{alpnPostgreSQL}
 		return c, nil
 	}
 	mode := cfg.SSLMode
@@ -71,6 +186,7 @@ func buildTLSConfig(cfg *Config, host string) (*tls.Config, error) {
 	}
 
 	tc := &tls.Config{
+		NextProtos:         []string{alpnPostgreSQL},
 		MinVersion:         tls.VersionTLS12,
 		InsecureSkipVerify: true, // verification is done in VerifyConnection below
 	}

@@ -217,6 +217,72 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseSSLNegotiation: sslnegotiation is postgres or direct, from the
+// DSN or PGSSLNEGOTIATION; direct goes only with an sslmode that requires
+// TLS (require, verify-ca, verify-full, or sslrootcert=system's default
+// verify-full), as in libpq 17, and any other is refused naming both keys.
+func TestParseSSLNegotiation(t *testing.T) {
+	tests := []struct {
+		dsn     string
+		env     map[string]string
+		want    string // SSLNegotiation, when wantErr is ""
+		wantErr string
+	}{
+		{"", nil, "postgres", ""},
+		{"sslnegotiation=postgres sslmode=disable", nil, "postgres", ""},
+		{"sslnegotiation=direct sslmode=require", nil, "direct", ""},
+		{"sslnegotiation=direct sslmode=verify-ca", nil, "direct", ""},
+		{"sslnegotiation=direct sslmode=verify-full", nil, "direct", ""},
+		{"sslnegotiation=direct sslrootcert=system", nil, "direct", ""},
+		{"postgres://h?sslnegotiation=direct&sslmode=verify-full", nil, "direct", ""},
+		{"sslmode=require", map[string]string{"PGSSLNEGOTIATION": "direct"}, "direct", ""},
+		{"sslnegotiation=direct", map[string]string{"PGSSLMODE": "verify-ca"}, "direct", ""},
+		{"sslnegotiation=postgres sslmode=prefer", map[string]string{"PGSSLNEGOTIATION": "direct"}, "postgres", ""},
+		// The DSN's empty value takes the default, not the variable.
+		{"sslnegotiation='' sslmode=disable", map[string]string{"PGSSLNEGOTIATION": "direct"}, "postgres", ""},
+
+		{"sslnegotiation=direct", nil, "", "invalid sslnegotiation: direct requires sslmode require, verify-ca or verify-full"},
+		{"sslnegotiation=direct sslmode=prefer", nil, "", "direct requires sslmode require"},
+		{"sslnegotiation=direct sslmode=allow", nil, "", "direct requires sslmode require"},
+		{"sslnegotiation=direct sslmode=disable", nil, "", "direct requires sslmode require"},
+		{"sslmode=disable", map[string]string{"PGSSLNEGOTIATION": "direct"}, "", "invalid sslnegotiation (from PGSSLNEGOTIATION): direct requires sslmode"},
+		{"sslnegotiation=direct", map[string]string{"PGSSLMODE": "prefer"}, "", "direct requires sslmode require"},
+		{"sslnegotiation=requiredirect sslmode=require", nil, "", `invalid sslnegotiation value: "requiredirect": must be one of postgres, direct`},
+		{"sslnegotiation=Direct sslmode=require", nil, "", `invalid sslnegotiation value: "Direct"`},
+		// What pgline cannot do stays refused with direct TLS too.
+		{"sslnegotiation=direct sslmode=require gssencmode=require", nil, "", "invalid gssencmode: require is not supported"},
+	}
+	for _, tt := range tests {
+		src, _ := testSource(t, tt.env)
+		c, err := Parse(tt.dsn, src, testMaxConns)
+		switch {
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("Parse(%q) with %v: error %v, want %q", tt.dsn, tt.env, err, tt.wantErr)
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("Parse(%q) with %v: %v", tt.dsn, tt.env, err)
+		case tt.wantErr == "" && c.SSLNegotiation != tt.want:
+			t.Errorf("Parse(%q) with %v: SSLNegotiation %q, want %q", tt.dsn, tt.env, c.SSLNegotiation, tt.want)
+		}
+	}
+}
+
+// TestCheckSSLNegotiation: the rule Parse and pgline's connect share.
+func TestCheckSSLNegotiation(t *testing.T) {
+	for _, tt := range []struct {
+		negotiation, mode string
+		ok                bool
+	}{
+		{"", "", true}, {"postgres", "disable", true}, {"postgres", "verify-full", true},
+		{"direct", "require", true}, {"direct", "verify-ca", true}, {"direct", "verify-full", true},
+		{"direct", "", false}, {"direct", "prefer", false}, {"direct", "allow", false}, {"direct", "disable", false},
+		{"requiredirect", "require", false},
+	} {
+		if got := CheckSSLNegotiation(tt.negotiation, tt.mode); (got == "") != tt.ok {
+			t.Errorf("CheckSSLNegotiation(%q, %q) = %q, want ok %v", tt.negotiation, tt.mode, got, tt.ok)
+		}
+	}
+}
+
 // TestParseEnv sets each environment variable alone and checks the field
 // it fills.
 func TestParseEnv(t *testing.T) {
@@ -257,7 +323,7 @@ func TestParseEnv(t *testing.T) {
 				t.Errorf("%s=%s: got %v, want %v", tt.env, tt.value, got, tt.want)
 			}
 			if tt.env == "PGSSLNEGOTIATION" {
-				return // its only valid value is the default
+				return // its other value, direct, needs sslmode too (TestParseSSLNegotiation)
 			}
 			// A DSN value wins over the variable.
 			if c2, err := Parse("postgres://dsnuser:dsnpw@dsnhost:1111/dsndb?"+

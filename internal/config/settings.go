@@ -73,7 +73,9 @@ type Settings struct {
 	SSLKey string
 	// SSLPassword is sslpassword.
 	SSLPassword string
-	// SSLNegotiation is sslnegotiation: always "postgres".
+	// SSLNegotiation is sslnegotiation: postgres (the default) or
+	// direct, which only an sslmode that requires TLS allows
+	// (CheckSSLNegotiation).
 	SSLNegotiation string
 	// SSLSNI is sslsni (default true).
 	SSLSNI bool

@@ -68,11 +68,11 @@ func parseTLSSettings(s settings, src *dsn.Source, st *Settings) error {
 		st.SSLKey = src.UserFile("postgresql.key")
 	}
 	st.SSLPassword = s.get("sslpassword")
-	if s.get("sslnegotiation") == "direct" {
-		return s.invalid("sslnegotiation", "direct TLS negotiation is not supported; use postgres")
-	}
-	if st.SSLNegotiation, err = oneOf(s, "sslnegotiation", "postgres", "postgres"); err != nil {
+	if st.SSLNegotiation, err = oneOf(s, "sslnegotiation", "postgres", "postgres", "direct"); err != nil {
 		return err
+	}
+	if why := CheckSSLNegotiation(st.SSLNegotiation, st.SSLMode); why != "" {
+		return s.invalid("sslnegotiation", why)
 	}
 	if st.SSLSNI, err = parseBool(s, "sslsni", true); err != nil {
 		return err
@@ -107,6 +107,29 @@ func parseTLSSettings(s settings, src *dsn.Source, st *Settings) error {
 		st.SSLCert, st.SSLKey = "", ""
 	}
 	return refuseUnenforced(s, certMode)
+}
+
+// CheckSSLNegotiation returns why sslnegotiation=negotiation cannot go
+// with sslmode=mode, or "" when it can: direct TLS only with an sslmode
+// that requires TLS (require, verify-ca, verify-full), as libpq 17 has it
+// ("This is only allowed with sslmode=require or higher, because the
+// weaker settings could lead to unintended fallback to plaintext
+// authentication when the server does not support direct SSL handshake",
+// https://www.postgresql.org/docs/17/libpq-connect.html#LIBPQ-CONNECT-SSLNEGOTIATION).
+// It is the one place of the rule: Parse checks the DSN with it, and
+// pgline's connect a Config made without ParseConfig.
+func CheckSSLNegotiation(negotiation, mode string) string {
+	switch negotiation {
+	case "", "postgres":
+		return ""
+	case "direct":
+		switch mode {
+		case "require", "verify-ca", "verify-full":
+			return ""
+		}
+		return "direct requires sslmode require, verify-ca or verify-full (as in libpq: a weaker sslmode could fall back to plaintext)"
+	}
+	return "must be postgres or direct"
 }
 
 // refuseUnenforced refuses the libpq settings that ask for a check pgline

@@ -2,11 +2,9 @@ package session
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,9 +195,10 @@ func (c *Session) cancelSession(wait time.Duration) error {
 }
 
 // sendCancel sends a CancelRequest for this session on a new connection to
-// the same host, with TLS when the session uses TLS, and waits (up to wait)
-// for the server to close that connection, which it does once the signal is
-// delivered.
+// the same host, with TLS when the session uses TLS (negotiated as the
+// session's own connection was: SessionOpts.CancelTLS), and waits (up to
+// wait) for the server to close that connection, which it does once the
+// signal is delivered.
 func (c *Session) sendCancel(wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -210,27 +209,11 @@ func (c *Session) sendCancel(wait time.Duration) error {
 	defer nc.Close()
 	deadline, _ := ctx.Deadline()
 	nc.SetDeadline(deadline)
-	var conn net.Conn = nc
+	conn := nc
 	if c.TLS {
-		if _, err := nc.Write(wire.AppendSSLRequest(nil)); err != nil {
+		if conn, err = c.opts.CancelTLS(nc); err != nil {
 			return err
 		}
-		var b [1]byte
-		if _, err := io.ReadFull(nc, b[:]); err != nil {
-			return err
-		}
-		if b[0] != 'S' {
-			return errors.New("server refused TLS for the cancel request")
-		}
-		tc, err := c.opts.CancelTLS()
-		if err != nil {
-			return err
-		}
-		t := tls.Client(nc, tc)
-		if err := t.Handshake(); err != nil {
-			return err
-		}
-		conn = t
 	}
 	if _, err := conn.Write(wire.AppendCancelRequest(nil, c.PID, c.SecretKey)); err != nil {
 		return err

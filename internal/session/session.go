@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"strings"
 	"time"
@@ -254,10 +253,11 @@ type SessionOpts struct {
 	// Config.CancelGrace, or their defaults (see cancel.go).
 	CancelTimeout, CancelGrace time.Duration
 	// DialCancel opens a new connection to the session's host, for a
-	// CancelRequest; cancelTLS gives its TLS configuration when the
-	// session uses TLS.
+	// CancelRequest; CancelTLS, when the session uses TLS, starts TLS on
+	// it as the session's connection did (SSLRequest, or direct TLS) and
+	// returns the TLS connection.
 	DialCancel func(ctx context.Context) (net.Conn, error)
-	CancelTLS  func() (*tls.Config, error)
+	CancelTLS  func(net.Conn) (net.Conn, error)
 	// OnNotice, when set, is given every NoticeResponse (by value: a
 	// pointer given to a function value would move the fields to the heap).
 	OnNotice func(wire.ErrorFields)
