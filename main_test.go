@@ -58,6 +58,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("DATABASE_URL", srv.DSN())
 	code := m.Run()
 	stopPlainServer()
+	stopNewerServers()
 	srv.Stop()
 	os.Exit(code)
 }
@@ -82,6 +83,68 @@ func plainServer(t *testing.T) *pgtest.Server {
 func stopPlainServer() {
 	if plainSrv != nil {
 		plainSrv.Stop()
+	}
+}
+
+// newerSrvs are the clusters of newer major versions than the shared
+// one's, by major version, started by serverAtLeast once per test binary
+// (and the error of a start that failed).
+var (
+	newerMu   sync.Mutex
+	newerSrvs = map[int]*pgtest.Server{}
+	newerErrs = map[int]error{}
+)
+
+// serverAtLeast returns a cluster of PostgreSQL major version major or
+// later, with the shared cluster's options (TLS, a user per
+// authentication method): srv when it is one, else one started, once per
+// test binary, from the lowest such version PGLINE_PG_VERSIONS holds
+// (pgtest.BinDirOf). Without one the test is skipped, with a message
+// naming PGLINE_PG_VERSIONS and .ci/pg-versions, which installs them; in
+// CI (CI set) it fails.
+func serverAtLeast(t *testing.T, major int) *pgtest.Server {
+	t.Helper()
+	if srv.Version()/10000 >= major {
+		return srv
+	}
+	for m := major; m < major+20; m++ {
+		dir := pgtest.BinDirOf(m)
+		if dir == "" {
+			continue
+		}
+		newerMu.Lock()
+		defer newerMu.Unlock()
+		if s := newerSrvs[m]; s != nil {
+			return s
+		}
+		if err := newerErrs[m]; err != nil {
+			t.Fatalf("PostgreSQL %d from %s did not start before: %v", m, dir, err)
+		}
+		opts := testOptions
+		opts.BinDir = dir
+		s, err := pgtest.Start(opts)
+		if err != nil {
+			newerErrs[m] = err
+			t.Fatalf("start PostgreSQL %d from %s: %v", m, dir, err)
+		}
+		newerSrvs[m] = s
+		return s
+	}
+	msg := fmt.Sprintf("needs PostgreSQL %d or later: the shared cluster is %d, and %s (a directory of server binaries by major version; .ci/pg-versions installs them) holds none",
+		major, srv.Version()/10000, pgtest.VersionsEnv)
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return nil
+}
+
+// stopNewerServers stops the clusters serverAtLeast started.
+func stopNewerServers() {
+	newerMu.Lock()
+	defer newerMu.Unlock()
+	for _, s := range newerSrvs {
+		s.Stop()
 	}
 }
 

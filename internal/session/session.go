@@ -33,7 +33,10 @@ type Session struct {
 	peeker  *sockPeeker // looks into the socket (see settleIdle)
 	TLS     bool        // netConn is a *tls.Conn
 
-	PID, SecretKey uint32 // BackendKeyData, for CancelRequest
+	// PID and SecretKey are BackendKeyData's, for CancelRequest: the
+	// key is 4 bytes under protocol 3.0, 4 to 256 under 3.2.
+	PID       uint32
+	SecretKey []byte
 
 	closed atomic.Bool
 	fatal  atomic.Pointer[error] // the error that closed the connection, if any
