@@ -113,6 +113,27 @@ type Config struct {
 	// defaults to TLSv1.2 (also when empty); an empty maximum is none.
 	SSLMinProtocolVersion string
 	SSLMaxProtocolVersion string
+
+	// MinProtocolVersion and MaxProtocolVersion bound the version of the
+	// PostgreSQL wire protocol (min_protocol_version,
+	// max_protocol_version and their PG* variables, as in libpq 18):
+	// "3.0", "3.2" or "latest" (3.2, the latest pgline speaks). Protocol
+	// 3.2 (PostgreSQL 18) has longer cancel keys: 32 bytes from
+	// PostgreSQL 18 instead of 4, so that a CancelRequest cannot be
+	// forged by guessing. The StartupMessage asks MaxProtocolVersion; a
+	// server or pooler that speaks an older minor version says so
+	// (NegotiateProtocolVersion) and the connection goes on at its
+	// version, unless that is below MinProtocolVersion: then the connect
+	// fails with an error naming min_protocol_version. One that refuses
+	// the StartupMessage instead (PgBouncer before 1.22) is asked again
+	// for 3.0 on a new connection, when MinProtocolVersion allows it
+	// (libpq fails there). Empty is the default, as in libpq: 3.0 for
+	// the minimum; 3.0 for the maximum, for the poolers that do not
+	// negotiate, or latest when the minimum is above 3.0. A maximum
+	// below the minimum is an error.
+	MinProtocolVersion string
+	MaxProtocolVersion string
+
 	// TLSConfig, when set, replaces the TLS settings derived from the
 	// ssl* fields (SSLMode still decides whether TLS is tried and needed,
 	// SSLNegotiation how it starts). Its NextProtos is replaced by ALPN

@@ -21,7 +21,8 @@ import (
 // (postgres or direct: see Config.SSLNegotiation; direct with an sslmode
 // that requires TLS only, as libpq),
 // sslsni, sslcertmode, ssl_min_protocol_version, ssl_max_protocol_version,
-// channel_binding, require_auth, target_session_attrs,
+// min_protocol_version, max_protocol_version (3.0, 3.2 or latest: see
+// Config.MinProtocolVersion), channel_binding, require_auth, target_session_attrs,
 // load_balance_hosts, service) and pgline's own: read_buffer_size,
 // max_message_size, statement_cache_capacity, statement_cache_mode (auto, prepare,
 // describe or none: see the package docs),
@@ -101,6 +102,8 @@ func configOf(s *config.Settings) *Config {
 		SSLSNI:                s.SSLSNI,
 		SSLMinProtocolVersion: s.SSLMinProtocolVersion,
 		SSLMaxProtocolVersion: s.SSLMaxProtocolVersion,
+		MinProtocolVersion:    s.MinProtocolVersion,
+		MaxProtocolVersion:    s.MaxProtocolVersion,
 
 		ChannelBinding:     s.ChannelBinding,
 		RequireAuth:        s.RequireAuth,

@@ -14,7 +14,6 @@ import (
 
 	"github.com/pgline/pgline/internal/config"
 	"github.com/pgline/pgline/internal/session"
-
 	"github.com/pgline/pgline/internal/wire"
 )
 
@@ -79,6 +78,10 @@ func connectHosts(ctx context.Context, cfg *Config) (*Conn, error) {
 	if why := config.CheckSSLNegotiation(cfg.SSLNegotiation, cfg.SSLMode); why != "" {
 		return nil, errors.New("pgline: sslnegotiation: " + why)
 	}
+	proto, err := protocolRange(cfg)
+	if err != nil {
+		return nil, err
+	}
 	hosts := cfg.Hosts
 	if cfg.LoadBalanceHosts == "random" {
 		hosts = append([]HostConfig(nil), hosts...)
@@ -94,7 +97,7 @@ func connectHosts(ctx context.Context, cfg *Config) (*Conn, error) {
 	}
 	for _, want := range passes {
 		for _, h := range hosts {
-			c, err := connectHost(ctx, cfg, h, want)
+			c, err := connectHost(ctx, cfg, h, want, proto)
 			if err == nil {
 				return c, nil
 			}
@@ -129,10 +132,33 @@ func ctxEnded(ctx context.Context) error {
 // with an error (a failed authentication, an unknown database): as in
 // libpq, the other hosts are then not tried, so that a wrong password does
 // not land on another server, nor fail once per host. The server's
-// "cannot connect now" (57P03, starting up or shutting down) moves on.
+// "cannot connect now" (57P03, starting up or shutting down) moves on,
+// and so does a refusal of the protocol version: another host may be
+// newer.
 func refusedByServer(err error) bool {
 	var pgErr *PgError
-	return errors.As(err, &pgErr) && pgErr.Code != "57P03"
+	var pv *session.ProtocolVersionError
+	return errors.As(err, &pgErr) && pgErr.Code != "57P03" && !errors.As(err, &pv)
+}
+
+// protoRange is the range of protocol versions a connect allows
+// (major<<16 | minor): its StartupMessage asks max.
+type protoRange struct{ min, max uint32 }
+
+// protocolRange is the range cfg's MinProtocolVersion and
+// MaxProtocolVersion allow, by libpq's rules (config.ProtocolRange), or an
+// error naming the field at fault.
+func protocolRange(cfg *Config) (protoRange, error) {
+	lo, hi, bad := config.ProtocolRange(cfg.MinProtocolVersion, cfg.MaxProtocolVersion)
+	switch bad {
+	case "":
+		return protoRange{lo, hi}, nil
+	case "min_protocol_version":
+		return protoRange{}, fmt.Errorf("pgline: invalid Config.MinProtocolVersion %q: must be one of %s",
+			cfg.MinProtocolVersion, strings.Join(config.ProtocolVersionNames, ", "))
+	}
+	return protoRange{}, fmt.Errorf("pgline: invalid Config.MaxProtocolVersion %q: must be one of %s, not below MinProtocolVersion %q",
+		cfg.MaxProtocolVersion, strings.Join(config.ProtocolVersionNames, ", "), cfg.MinProtocolVersion)
 }
 
 // hostLabel names a host in errors: "host:port", "[::1]:port" or the socket
@@ -155,10 +181,18 @@ func hostLabel(h HostConfig) string {
 // connectHost makes the attempts for one host: one per TLS plan of the
 // sslmode (prefer: TLS, then plaintext; allow: plaintext, then TLS), each
 // bounded by ConnectTimeout. The error of the last attempt is returned.
-func connectHost(ctx context.Context, cfg *Config, h HostConfig, attrs string) (*Conn, error) {
+// An attempt whose StartupMessage the server refused for its protocol
+// version (ProtocolVersionError.Refused: a pooler that does not negotiate
+// minor versions) is made again at once asking 3.0, and so are the next.
+func connectHost(ctx context.Context, cfg *Config, h HostConfig, attrs string, proto protoRange) (*Conn, error) {
 	var errs []error
 	for _, plan := range tlsAttempts(cfg, h) {
-		c, err := connectAttempt(ctx, cfg, h, plan, attrs)
+		c, err := connectAttempt(ctx, cfg, h, plan, attrs, proto)
+		var pv *session.ProtocolVersionError
+		if errors.As(err, &pv) && pv.Refused() && ctx.Err() == nil {
+			proto.max = wire.ProtocolVersion30
+			c, err = connectAttempt(ctx, cfg, h, plan, attrs, proto)
+		}
 		if err == nil {
 			return c, nil
 		}
@@ -234,13 +268,15 @@ func retryOtherTLSPlan(err error) bool {
 		return false
 	}
 	var se *sessionAttrsError
-	return !errors.As(err, &se)
+	var pv *session.ProtocolVersionError
+	return !errors.As(err, &se) && !errors.As(err, &pv)
 }
 
 // connectAttempt dials h once and runs the startup: TLS negotiation,
-// StartupMessage, authentication, ParameterStatus/BackendKeyData up to
-// ReadyForQuery, then the target_session_attrs check.
-func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan, attrs string) (*Conn, error) {
+// StartupMessage (asking proto.max), authentication,
+// ParameterStatus/BackendKeyData up to ReadyForQuery, then the
+// target_session_attrs check.
+func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan, attrs string, proto protoRange) (*Conn, error) {
 	if cfg.ConnectTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
@@ -293,7 +329,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		}
 	}
 	c.s.StartReading(cfg.ReadBufferSize, cfg.MaxMessageSize)
-	if err := c.startup(h); err != nil {
+	if err := c.startup(h, proto); err != nil {
 		err = ctxWrap(ctx, err)
 		if plan == tlsTry && !c.s.TLS {
 			// The server refused TLS: this was already the plaintext
@@ -380,8 +416,8 @@ func (c *Conn) detectPooler(ctx context.Context) error {
 }
 
 // startup runs the session's startup (Session.Startup) with what the
-// Config and the host give it.
-func (c *Conn) startup(h HostConfig) error {
+// Config and the host give it, within the protocol versions of proto.
+func (c *Conn) startup(h HostConfig, proto protoRange) error {
 	// Config.Password, when set (also after ParseConfig), wins over what
 	// the password file gave for the host.
 	pw := c.cfg.Password
@@ -395,6 +431,8 @@ func (c *Conn) startup(h HostConfig) error {
 		ChannelBinding: c.cfg.ChannelBinding,
 		RequireAuth:    c.cfg.RequireAuth,
 		CheckPID:       c.checksPooler() && !c.s.Proxied.Load(),
+		MinProtocol:    proto.min,
+		MaxProtocol:    proto.max,
 	})
 }
 

@@ -160,7 +160,7 @@ func rawMsg(typ byte, declared uint32, body []byte) []byte {
 // authOKReady is AuthenticationOk, BackendKeyData and ReadyForQuery.
 func authOKReady() []byte {
 	b, _ := wire.AppendAuthentication(nil, wire.Authentication{Type: wire.AuthOK})
-	b = wire.AppendBackendKeyData(b, wire.BackendKeyData{ProcessID: 42, SecretKey: 7})
+	b = wire.AppendBackendKeyData(b, wire.BackendKeyData{ProcessID: 42, SecretKey: []byte{0, 0, 0, 7}})
 	return wire.AppendReadyForQuery(b, 'I')
 }
 

@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("DATABASE_URL", srv.DSN())
 	code := m.Run()
 	stopPlainServer()
-	stopTLSServers()
+	stopVersionServers()
 	srv.Stop()
 	os.Exit(code)
 }
@@ -83,6 +83,88 @@ func plainServer(t *testing.T) *pgtest.Server {
 func stopPlainServer() {
 	if plainSrv != nil {
 		plainSrv.Stop()
+	}
+}
+
+// versionServers are the clusters of other major versions than the
+// shared one's that serverOf started, by major version, each once per
+// test binary; stopVersionServers (TestMain) stops them.
+var versionServers struct {
+	mu sync.Mutex
+	m  map[int]*versionServer
+}
+
+type versionServer struct {
+	once sync.Once
+	s    *pgtest.Server
+	err  error
+}
+
+// serverOf returns a cluster of PostgreSQL major version major with the
+// shared cluster's options (TLS: its CA and client certificate in the
+// Server's fields; a user per authentication method): srv when it is of
+// that version, else one started once per test binary from
+// PGLINE_PG_VERSIONS (pgtest.BinDirOf). Without that version the test is
+// skipped, with a message naming PGLINE_PG_VERSIONS and .ci/pg-versions,
+// which installs them; in CI (CI set) it fails.
+func serverOf(t *testing.T, major int) *pgtest.Server {
+	t.Helper()
+	if !srv.External && srv.Version()/10000 == major {
+		return srv
+	}
+	dir := pgtest.BinDirOf(major)
+	if dir == "" {
+		msg := fmt.Sprintf("needs PostgreSQL %d: set %s to a directory of server binaries by major version (.ci/pg-versions installs them)", major, pgtest.VersionsEnv)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	versionServers.mu.Lock()
+	if versionServers.m == nil {
+		versionServers.m = make(map[int]*versionServer)
+	}
+	vs := versionServers.m[major]
+	if vs == nil {
+		vs = new(versionServer)
+		versionServers.m[major] = vs
+	}
+	versionServers.mu.Unlock()
+	vs.once.Do(func() {
+		opts := testOptions
+		opts.BinDir = dir
+		vs.s, vs.err = pgtest.Start(opts)
+	})
+	if vs.err != nil {
+		t.Fatalf("start PostgreSQL %d from %s: %v", major, dir, vs.err)
+	}
+	return vs.s
+}
+
+// serverAtLeast returns srv when it is of PostgreSQL major version major
+// or later, else serverOf the lowest such version PGLINE_PG_VERSIONS
+// holds (skipped without one, failed in CI).
+func serverAtLeast(t *testing.T, major int) *pgtest.Server {
+	t.Helper()
+	if srv.Version()/10000 >= major {
+		return srv
+	}
+	for m := major; m < major+20; m++ {
+		if pgtest.BinDirOf(m) != "" {
+			return serverOf(t, m)
+		}
+	}
+	return serverOf(t, major) // skips or fails, naming what is missing
+}
+
+// stopVersionServers stops the clusters serverOf started.
+func stopVersionServers() {
+	versionServers.mu.Lock()
+	defer versionServers.mu.Unlock()
+	for _, vs := range versionServers.m {
+		if vs.s != nil {
+			vs.s.Stop()
+		}
 	}
 }
 

@@ -324,7 +324,7 @@ func TestCancelTimeoutClosesConnection(t *testing.T) {
 			t.Fatal(v, err)
 		}
 	}
-	c.s.SecretKey ^= 1
+	c.s.SecretKey[0] ^= 1
 	ctx, cancel := context.WithTimeout(testCtx(t), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -14,80 +14,12 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pgline/pgline/internal/wire"
-	"github.com/pgline/pgline/pgtest"
 )
 
-// tlsServers are the clusters with TLS that tlsServerOf started, by major
-// version, each once per test binary; stopTLSServers (TestMain) stops
-// them.
-var tlsServers struct {
-	mu sync.Mutex
-	m  map[int]*tlsServerStart
-}
-
-type tlsServerStart struct {
-	once sync.Once
-	s    *pgtest.Server
-	err  error
-}
-
-// tlsServerOf returns a running cluster of PostgreSQL major with TLS on
-// (pgtest Options.TLS: its CA and client certificate in the Server's
-// fields) and a SCRAM user, scramuser. The shared cluster srv is it when
-// it is of that version; any other comes from PGLINE_PG_VERSIONS
-// (pgtest.BinDirOf). Without that version the test is skipped, or fails
-// when CI is set.
-func tlsServerOf(t *testing.T, major int) *pgtest.Server {
-	t.Helper()
-	if !srv.External && srv.Version()/10000 == major {
-		return srv
-	}
-	dir := pgtest.BinDirOf(major)
-	if dir == "" {
-		msg := fmt.Sprintf("no PostgreSQL %d: set %s to a directory of server binaries by major version (.ci/pg-versions installs them)", major, pgtest.VersionsEnv)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	tlsServers.mu.Lock()
-	if tlsServers.m == nil {
-		tlsServers.m = make(map[int]*tlsServerStart)
-	}
-	st := tlsServers.m[major]
-	if st == nil {
-		st = new(tlsServerStart)
-		tlsServers.m[major] = st
-	}
-	tlsServers.mu.Unlock()
-	st.once.Do(func() {
-		st.s, st.err = pgtest.Start(pgtest.Options{
-			BinDir: dir,
-			TLS:    true,
-			Users:  []pgtest.User{{Name: "scramuser", Password: pwSCRAM, Method: "scram-sha-256"}},
-		})
-	})
-	if st.err != nil {
-		t.Fatalf("start PostgreSQL %d with TLS from %s: %v", major, dir, st.err)
-	}
-	return st.s
-}
-
-// stopTLSServers stops the clusters tlsServerOf started.
-func stopTLSServers() {
-	tlsServers.mu.Lock()
-	defer tlsServers.mu.Unlock()
-	for _, st := range tlsServers.m {
-		if st.s != nil {
-			st.s.Stop()
-		}
-	}
-}
 
 // directMajors are the versions that accept direct TLS; preDirectMajors
 // some that do not.
@@ -105,7 +37,7 @@ var (
 func TestDirectTLS_EverySSLMode(t *testing.T) {
 	for _, major := range directMajors {
 		t.Run(fmt.Sprint("pg", major), func(t *testing.T) {
-			s := tlsServerOf(t, major)
+			s := serverOf(t, major)
 			scram := []string{"user=scramuser", "password=" + pwSCRAM, "sslnegotiation=direct"}
 			ok := []struct {
 				name string
@@ -178,8 +110,8 @@ var sslRequestBytes = wire.AppendSSLRequest(nil)
 func TestDirectTLS_FirstByteIsHandshake(t *testing.T) {
 	for _, major := range directMajors {
 		t.Run(fmt.Sprint("pg", major), func(t *testing.T) {
-			s := tlsServerOf(t, major)
-			px := newTestProxy(t, s.Addr, nil)
+			s := serverOf(t, major)
+			px := newRecordingProxy(t, s.Addr)
 			cfg, err := ParseConfig(s.DSN("port="+px.port(), "user=scramuser", "password="+pwSCRAM,
 				"sslmode=verify-full", "sslrootcert="+s.CACertFile, "sslnegotiation=direct"))
 			if err != nil {
@@ -194,7 +126,7 @@ func TestDirectTLS_FirstByteIsHandshake(t *testing.T) {
 			if !sslInUse(t, c) {
 				t.Fatal("session not encrypted")
 			}
-			head, _ := px.sent(0)
+			head, _ := firstSent(px, 0)
 			if len(head) == 0 || head[0] != 0x16 || bytes.HasPrefix(head, sslRequestBytes) {
 				t.Fatalf("the connection began with % x; want 16 (a TLS handshake record), not an SSLRequest", head)
 			}
@@ -214,7 +146,7 @@ func TestDirectTLS_FirstByteIsHandshake(t *testing.T) {
 			if d := time.Since(start); d > 10*time.Second {
 				t.Fatalf("the next statement came %v after the deadline: pg_sleep(20) was not cancelled", d)
 			}
-			head, conns := px.sent(1)
+			head, conns := firstSent(px, 1)
 			if conns != 2 {
 				t.Fatalf("the proxy saw %d connections send; want 2 (the session and its cancel)", conns)
 			}
@@ -224,7 +156,7 @@ func TestDirectTLS_FirstByteIsHandshake(t *testing.T) {
 
 			// The postgres negotiation, for contrast.
 			connect(t, s.DSN("port="+px.port(), "user=scramuser", "password="+pwSCRAM, "sslmode=require"))
-			if head, _ := px.sent(2); !bytes.HasPrefix(head, sslRequestBytes) {
+			if head, _ := firstSent(px, 2); !bytes.HasPrefix(head, sslRequestBytes) {
 				t.Fatalf("sslnegotiation=postgres began with % x; want an SSLRequest (% x)", head, sslRequestBytes)
 			}
 		})
@@ -238,7 +170,7 @@ func TestDirectTLS_FirstByteIsHandshake(t *testing.T) {
 func TestDirectTLS_OldServerNamesIt(t *testing.T) {
 	for _, major := range preDirectMajors {
 		t.Run(fmt.Sprint("pg", major), func(t *testing.T) {
-			s := tlsServerOf(t, major)
+			s := serverOf(t, major)
 			start := time.Now()
 			c, err := Connect(testCtx(t), s.DSN("user=scramuser", "password="+pwSCRAM, "sslmode=require",
 				"sslnegotiation=direct", "connect_timeout=20"))
@@ -261,7 +193,7 @@ func TestDirectTLS_OldServerNamesIt(t *testing.T) {
 // under target_session_attrs; when every host is too old, each one's
 // error names it.
 func TestDirectTLS_HostList(t *testing.T) {
-	old, cur := tlsServerOf(t, 15), tlsServerOf(t, 17)
+	old, cur := serverOf(t, 15), serverOf(t, 17)
 	direct := []string{"user=scramuser", "password=" + pwSCRAM, "sslmode=verify-full", "sslnegotiation=direct", "connect_timeout=20"}
 	for _, attrs := range []string{"any", "read-write", "primary"} {
 		t.Run(attrs, func(t *testing.T) {
@@ -379,4 +311,16 @@ func TestDirectTLS_ConfigNeedsTLSMode(t *testing.T) {
 	if !strings.Contains(err.Error(), "sslnegotiation") || !strings.Contains(err.Error(), "sslmode") {
 		t.Fatalf("error %q does not name sslnegotiation and sslmode", err)
 	}
+}
+
+// firstSent returns the first bytes (up to 64) the client of connection i
+// through the recording proxy px sent, and how many connections px has
+// forwarded.
+func firstSent(px *testProxy, i int) (head []byte, conns int) {
+	recs := px.records()
+	if i >= len(recs) {
+		return nil, len(recs)
+	}
+	up, _ := recs[i].bytes()
+	return up[:min(len(up), 64)], len(recs)
 }

@@ -56,6 +56,8 @@ func defaultSettings(home string) *Settings {
 		ReadBufferSize:         64 << 10,
 		MaxMessageSize:         1 << 30,
 		SSLMinProtocolVersion:  "TLSv1.2",
+		MinProtocolVersion:     "3.0",
+		MaxProtocolVersion:     "3.0",
 		StatementCacheMode:     "auto",
 		StatementCacheCapacity: DefaultCacheCapacity,
 	}
@@ -429,14 +431,76 @@ func TestParseUnknownOSUser(t *testing.T) {
 	}
 }
 
-// TestProtocolVersionKeys: the protocol versions pgline can honour (3.0,
-// the latest it speaks) are accepted; a minimum of 3.2 is refused above
-// (TestParseErrors' table).
+// TestProtocolVersionKeys: min_protocol_version and max_protocol_version
+// as libpq 18 has them: 3.0, 3.2 or latest, from the DSN or
+// PGMINPROTOCOLVERSION and PGMAXPROTOCOLVERSION; the minimum defaults to
+// 3.0, the maximum to 3.0, or to latest when the minimum is above 3.0.
+// Bad values and a maximum below the minimum are in TestParseErrors.
 func TestProtocolVersionKeys(t *testing.T) {
-	for _, dsn := range []string{"min_protocol_version=3.0", "min_protocol_version=latest", "max_protocol_version=3.2", "max_protocol_version=3.0 min_protocol_version=3.0"} {
-		src, _ := testSource(t, nil)
-		if _, err := Parse("host=h "+dsn, src, testMaxConns); err != nil {
-			t.Errorf("%s: %v", dsn, err)
+	tests := []struct {
+		dsn      string
+		env      map[string]string
+		min, max string
+	}{
+		{"", nil, "3.0", "3.0"},
+		{"max_protocol_version=3.2", nil, "3.0", "3.2"},
+		{"max_protocol_version=latest", nil, "3.0", "latest"},
+		{"max_protocol_version=3.0", nil, "3.0", "3.0"},
+		{"min_protocol_version=3.0", nil, "3.0", "3.0"},
+		{"min_protocol_version=3.2", nil, "3.2", "latest"},
+		{"min_protocol_version=latest", nil, "latest", "latest"},
+		{"min_protocol_version=3.2 max_protocol_version=3.2", nil, "3.2", "3.2"},
+		{"min_protocol_version=latest max_protocol_version=3.2", nil, "latest", "3.2"},
+		{"", map[string]string{"PGMAXPROTOCOLVERSION": "3.2"}, "3.0", "3.2"},
+		{"", map[string]string{"PGMINPROTOCOLVERSION": "3.2"}, "3.2", "latest"},
+		{"", map[string]string{"PGMINPROTOCOLVERSION": "3.2", "PGMAXPROTOCOLVERSION": "3.2"}, "3.2", "3.2"},
+		// The DSN wins over the environment; an empty key takes its default.
+		{"max_protocol_version=3.0", map[string]string{"PGMAXPROTOCOLVERSION": "3.2"}, "3.0", "3.0"},
+		{"min_protocol_version=''", map[string]string{"PGMINPROTOCOLVERSION": "3.2"}, "3.0", "3.0"},
+		{"postgres://h/db?max_protocol_version=latest", nil, "3.0", "latest"},
+	}
+	for _, tt := range tests {
+		src, _ := testSource(t, tt.env)
+		s, err := Parse("host=h "+tt.dsn, src, testMaxConns)
+		if strings.HasPrefix(tt.dsn, "postgres://") {
+			s, err = Parse(tt.dsn, src, testMaxConns)
+		}
+		if err != nil {
+			t.Errorf("%q %v: %v", tt.dsn, tt.env, err)
+			continue
+		}
+		if s.MinProtocolVersion != tt.min || s.MaxProtocolVersion != tt.max {
+			t.Errorf("%q %v: min %q, max %q; want %q, %q", tt.dsn, tt.env, s.MinProtocolVersion, s.MaxProtocolVersion, tt.min, tt.max)
+		}
+	}
+}
+
+// TestProtocolRange: the versions the values name, with the defaults,
+// and the key at fault when they are wrong (a Config filled in by hand
+// reaches the connect with them).
+func TestProtocolRange(t *testing.T) {
+	const v30, v32 = 3 << 16, 3<<16 | 2
+	tests := []struct {
+		min, max string
+		lo, hi   uint32
+		bad      string
+	}{
+		{"", "", v30, v30, ""},
+		{"", "3.2", v30, v32, ""},
+		{"", "latest", v30, v32, ""},
+		{"3.2", "", v32, v32, ""},
+		{"latest", "", v32, v32, ""},
+		{"3.0", "3.0", v30, v30, ""},
+		{"3.2", "latest", v32, v32, ""},
+		{"3.2", "3.0", 0, 0, "max_protocol_version"},
+		{"3.1", "", 0, 0, "min_protocol_version"},
+		{"", "3.1", 0, 0, "max_protocol_version"},
+		{"", "4.0", 0, 0, "max_protocol_version"},
+	}
+	for _, tt := range tests {
+		lo, hi, bad := ProtocolRange(tt.min, tt.max)
+		if lo != tt.lo || hi != tt.hi || bad != tt.bad {
+			t.Errorf("ProtocolRange(%q, %q) = %#x, %#x, %q; want %#x, %#x, %q", tt.min, tt.max, lo, hi, bad, tt.lo, tt.hi, tt.bad)
 		}
 	}
 }

@@ -86,6 +86,14 @@ type Settings struct {
 	// minimum; "" is none.
 	SSLMaxProtocolVersion string
 
+	// MinProtocolVersion is min_protocol_version: 3.0 (the default), 3.2
+	// or latest (see ProtocolRange).
+	MinProtocolVersion string
+	// MaxProtocolVersion is max_protocol_version, not below the minimum:
+	// 3.0 (the default, or latest when MinProtocolVersion is above 3.0),
+	// 3.2 or latest.
+	MaxProtocolVersion string
+
 	// ChannelBinding is channel_binding: disable, prefer (the default)
 	// or require.
 	ChannelBinding string

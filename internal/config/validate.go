@@ -87,16 +87,7 @@ func parseTLSSettings(s settings, src *dsn.Source, st *Settings) error {
 	if st.SSLMaxProtocolVersion != "" && slices.Index(versions, st.SSLMaxProtocolVersion) < slices.Index(versions, st.SSLMinProtocolVersion) {
 		return s.invalid("ssl_max_protocol_version", "must not be below ssl_min_protocol_version")
 	}
-	// pgline speaks protocol 3.0, the latest it supports: a minimum of
-	// 3.2 (PostgreSQL 18's longer cancel keys) cannot be honoured.
-	minProto, err := oneOf(s, "min_protocol_version", "3.0", "3.0", "3.2", "latest")
-	if err != nil {
-		return err
-	}
-	if minProto == "3.2" {
-		return s.invalid("min_protocol_version", "pgline speaks protocol version 3.0 only")
-	}
-	if _, err := oneOf(s, "max_protocol_version", "latest", "3.0", "3.2", "latest"); err != nil {
+	if err := parseProtocolSettings(s, st); err != nil {
 		return err
 	}
 	certMode, err := oneOf(s, "sslcertmode", "allow", "disable", "allow", "require")

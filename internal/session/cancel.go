@@ -198,7 +198,9 @@ func (c *Session) cancelSession(wait time.Duration) error {
 // the same host, with TLS when the session uses TLS (negotiated as the
 // session's own connection was: SessionOpts.CancelTLS), and waits (up to
 // wait) for the server to close that connection, which it does once the
-// signal is delivered.
+// signal is delivered. The request carries the whole key BackendKeyData
+// gave: 4 bytes under protocol 3.0, up to 256 under 3.2 (32 from
+// PostgreSQL 18).
 func (c *Session) sendCancel(wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()

@@ -32,7 +32,10 @@ type Session struct {
 	peeker  *sockPeeker // looks into the socket (see settleIdle)
 	TLS     bool        // netConn is a *tls.Conn
 
-	PID, SecretKey uint32 // BackendKeyData, for CancelRequest
+	// PID and SecretKey are BackendKeyData's, for CancelRequest: the
+	// key is 4 bytes under protocol 3.0, 4 to 256 under 3.2.
+	PID       uint32
+	SecretKey []byte
 	// pidCheck is the startup's question of the server session's process
 	// ID (startup_pid.go); set by Startup, read after it.
 	pidCheck pidCheck

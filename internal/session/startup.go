@@ -3,7 +3,8 @@ package session
 // Protocol flow of a connection's startup (after the optional TLS
 // handshake), as the client sees it:
 //
-//	client: StartupMessage (protocol 3.0, user, database, parameters)
+//	client: StartupMessage (protocol 3.0 or 3.2, user, database, parameters)
+//	server: NegotiateProtocolVersion, when it speaks an older minor version (negotiate.go)
 //	server: AuthenticationXXX request — repeated for SASL:
 //	          SASL (mechanisms) → client SASLInitialResponse
 //	          SASLContinue       → client SASLResponse
@@ -57,6 +58,11 @@ type StartupConfig struct {
 	// CheckPID asks the server session's process ID with the client's
 	// last startup message (see startup_pid.go and StartupPID).
 	CheckPID bool
+	// MinProtocol and MaxProtocol are min_protocol_version and
+	// max_protocol_version (wire.ProtocolVersion30 or ProtocolVersion32):
+	// the StartupMessage asks MaxProtocol, and a server that speaks a
+	// version below MinProtocol is refused (see negotiation). Zero is 3.0.
+	MinProtocol, MaxProtocol uint32
 }
 
 // Startup sends the StartupMessage and runs the exchange up to the first
@@ -70,7 +76,8 @@ func (c *Session) Startup(cfg StartupConfig) error {
 	// caps a startup error at 30,000 bytes).
 	defer c.rd.SetMaxMessageSize(c.rd.SetMaxMessageSize(min(c.rd.MaxMessageSize(), startupMaxMessage)))
 	c.pidCheck = pidCheck{want: cfg.CheckPID}
-	msg, err := wire.AppendStartup(nil, cfg.Params)
+	n := newNegotiation(cfg)
+	msg, err := wire.AppendStartup(nil, n.asked, cfg.Params)
 	if err != nil {
 		return fmt.Errorf("startup message: %w", err)
 	}
@@ -82,7 +89,7 @@ func (c *Session) Startup(cfg StartupConfig) error {
 	if _, err := c.NetConn.Write(msg); err != nil {
 		return err
 	}
-	method, scramPlus, err := c.authenticate(cfg)
+	method, scramPlus, err := c.authenticate(cfg, n)
 	if err != nil {
 		return err
 	}
@@ -99,9 +106,9 @@ func (c *Session) Startup(cfg StartupConfig) error {
 		}
 		switch typ {
 		case wire.MsgBackendKeyData:
-			k, err := wire.ParseBackendKeyData(body)
+			k, err := n.backendKey(body)
 			if err != nil {
-				return ProtocolErr(err)
+				return err
 			}
 			c.PID, c.SecretKey = k.ProcessID, k.SecretKey
 		case wire.MsgReadyForQuery:
@@ -111,7 +118,11 @@ func (c *Session) Startup(cfg StartupConfig) error {
 			return c.readPIDReply()
 		case wire.MsgErrorResponse:
 			return startupPgError(body)
-		case wire.MsgParameterStatus, wire.MsgNoticeResponse, wire.MsgNegotiateProtocolVersion:
+		case wire.MsgNegotiateProtocolVersion:
+			if err := n.negotiate(body); err != nil {
+				return err
+			}
+		case wire.MsgParameterStatus, wire.MsgNoticeResponse:
 			if err := c.HandleAsync(typ, body); err != nil {
 				return err
 			}
@@ -123,21 +134,34 @@ func (c *Session) Startup(cfg StartupConfig) error {
 
 // authenticate answers the server's authentication requests until
 // AuthenticationOk and returns the method used, and whether SCRAM with
-// channel binding was used.
-func (c *Session) authenticate(cfg StartupConfig) (authMethod, bool, error) {
+// channel binding was used. n takes the NegotiateProtocolVersion that may
+// come first, and tells a refusal of the StartupMessage's version.
+func (c *Session) authenticate(cfg StartupConfig, n *negotiation) (authMethod, bool, error) {
 	password := cfg.Password
 	method := authNone
 	var scram *auth.SCRAM
 	scramPlus, scramDone := false, false
-	for {
+	for first := true; ; first = false {
 		typ, body, err := c.rd.Next()
 		if err != nil {
 			return "", false, readErr(err)
 		}
 		switch typ {
 		case wire.MsgErrorResponse:
-			return "", false, startupPgError(body)
-		case wire.MsgNoticeResponse, wire.MsgNegotiateProtocolVersion:
+			if !first {
+				return "", false, startupPgError(body)
+			}
+			e, err := ParseSrvErr(body)
+			if err != nil {
+				return "", false, err
+			}
+			return "", false, n.firstError(e)
+		case wire.MsgNegotiateProtocolVersion:
+			if err := n.negotiate(body); err != nil {
+				return "", false, err
+			}
+			continue
+		case wire.MsgNoticeResponse:
 			if err := c.HandleAsync(typ, body); err != nil {
 				return "", false, err
 			}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -9,7 +10,8 @@ import (
 func TestDecodersRejectMalformed(t *testing.T) {
 	decoders := map[string]func([]byte) error{
 		"Authentication":           func(b []byte) error { _, err := ParseAuthentication(b); return err },
-		"BackendKeyData":           func(b []byte) error { _, err := ParseBackendKeyData(b); return err },
+		"BackendKeyData":           func(b []byte) error { _, err := ParseBackendKeyData(b, ProtocolVersion30); return err },
+		"BackendKeyData/3.2":       func(b []byte) error { _, err := ParseBackendKeyData(b, ProtocolVersion32); return err },
 		"CommandComplete":          func(b []byte) error { _, err := ParseCommandComplete(b); return err },
 		"CopyResponse":             func(b []byte) error { _, err := ParseCopyResponse(b); return err },
 		"DataRow":                  func(b []byte) error { _, err := ParseDataRow(b); return err },
@@ -49,6 +51,10 @@ func TestDecodersRejectMalformed(t *testing.T) {
 		{"Authentication", "sasl trailing", "0000000a 4100 00 ff"},
 		{"BackendKeyData", "short", "00000001 000000"},
 		{"BackendKeyData", "long", "00000001 00000002 00"},
+		{"BackendKeyData/3.2", "no pid", "000000"},
+		{"BackendKeyData/3.2", "key of 3 bytes", "00000001 000000"},
+		{"BackendKeyData/3.2", "key of 257 bytes", "00000001 " + strings.Repeat("ab", 257)},
+		{"BackendKeyData", "key of 32 bytes under 3.0", "00000001 " + strings.Repeat("ab", 32)},
 		{"CommandComplete", "unterminated", "53454c454354"},
 		{"CommandComplete", "trailing", "5300 00"},
 		{"CopyResponse", "empty", ""},
@@ -102,7 +108,8 @@ func TestDecodersRejectMalformed(t *testing.T) {
 		{"StartupCode", "short", "04d216"},
 		{"CancelRequest", "short", "04d2162e 00000001"},
 		{"CancelRequest", "wrong code", "04d2162f 00000001 00000002"},
-		{"CancelRequest", "trailing", "04d2162e 00000001 00000002 00"},
+		{"CancelRequest", "key of 3 bytes", "04d2162e 00000001 000002"},
+		{"CancelRequest", "key of 257 bytes", "04d2162e 00000001 " + strings.Repeat("ab", 257)},
 		{"Password", "unterminated", "7077"},
 		{"Password", "trailing", "7000 00"},
 		{"SASLInitialResponse", "length -2", "4d00 fffffffe"},

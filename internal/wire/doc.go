@@ -1,5 +1,6 @@
-// Package wire implements the PostgreSQL frontend/backend protocol, version
-// 3.0, at the level of bytes: framing and decoding of the messages a server
+// Package wire implements the PostgreSQL frontend/backend protocol,
+// versions 3.0 and 3.2 (which differ only in the length of the cancel key:
+// see BackendKeyData), at the level of bytes: framing and decoding of the messages a server
 // sends, and append-style encoding of the messages a client sends. It does no
 // I/O of its own beyond reading through a Reader, and knows nothing of
 // connections, types or SQL.

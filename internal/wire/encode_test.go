@@ -37,10 +37,10 @@ func TestEncoderErrorsRestoreDst(t *testing.T) {
 		encode  func(dst []byte) ([]byte, error)
 		wantErr error // nil: any error
 	}{
-		{"Startup/nul key", func(d []byte) ([]byte, error) { return AppendStartup(d, []string{nul, "v"}) }, ErrNulInString},
-		{"Startup/nul value", func(d []byte) ([]byte, error) { return AppendStartup(d, []string{"user", nul}) }, ErrNulInString},
-		{"Startup/odd", func(d []byte) ([]byte, error) { return AppendStartup(d, []string{"user"}) }, nil},
-		{"Startup/empty key", func(d []byte) ([]byte, error) { return AppendStartup(d, []string{"", "v"}) }, nil},
+		{"Startup/nul key", func(d []byte) ([]byte, error) { return AppendStartup(d, ProtocolVersion30, []string{nul, "v"}) }, ErrNulInString},
+		{"Startup/nul value", func(d []byte) ([]byte, error) { return AppendStartup(d, ProtocolVersion30, []string{"user", nul}) }, ErrNulInString},
+		{"Startup/odd", func(d []byte) ([]byte, error) { return AppendStartup(d, ProtocolVersion30, []string{"user"}) }, nil},
+		{"Startup/empty key", func(d []byte) ([]byte, error) { return AppendStartup(d, ProtocolVersion30, []string{"", "v"}) }, nil},
 		{"Password", func(d []byte) ([]byte, error) { return AppendPassword(d, nul) }, ErrNulInString},
 		{"SASLInitialResponse", func(d []byte) ([]byte, error) { return AppendSASLInitialResponse(d, nul, nil) }, ErrNulInString},
 		{"Query", func(d []byte) ([]byte, error) { return AppendQuery(d, nul) }, ErrNulInString},

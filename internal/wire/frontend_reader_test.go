@@ -10,7 +10,7 @@ import (
 
 func TestReadFrontendMessageSequence(t *testing.T) {
 	var b []byte
-	b, _ = AppendStartup(b, []string{"user", "u"})
+	b, _ = AppendStartup(b, ProtocolVersion30, []string{"user", "u"})
 	b, _ = AppendParse(b, "", "SELECT $1", []uint32{23})
 	b, _ = AppendBind(b, "", "", nil, [][]byte{[]byte("1")}, nil)
 	b, _ = AppendExecute(b, "", 0)

@@ -14,7 +14,7 @@ func decodeBackend(typ byte, body []byte) (any, error) {
 	case MsgAuthentication:
 		return ParseAuthentication(body)
 	case MsgBackendKeyData:
-		return ParseBackendKeyData(body)
+		return ParseBackendKeyData(body, ProtocolVersion32)
 	case MsgCommandComplete:
 		return ParseCommandComplete(body)
 	case MsgCopyInResponse, MsgCopyOutResponse, MsgCopyBothResponse:
@@ -203,6 +203,54 @@ func walkChecked(body []byte) ([][]byte, error) {
 		return nil, errors.New("finished, but the row is not checked")
 	}
 	return vals, nil
+}
+
+// FuzzCancelKey checks the cancel key's parsers: a BackendKeyData parses
+// under 3.2 when its key is 4 to 256 bytes, under 3.0 when it is 4, and
+// then its key, sent back in a CancelRequest, is the same bytes, which
+// ParseCancelRequest reads back whole.
+func FuzzCancelKey(f *testing.F) {
+	addBackendSeeds(f)
+	f.Add(byte(MsgBackendKeyData), unhex(f, "00000001 000000"))
+	f.Add(byte(MsgBackendKeyData), append(unhex(f, "00000001"), make([]byte, MaxCancelKeyLen)...))
+	f.Add(byte(MsgBackendKeyData), append(unhex(f, "00000001"), make([]byte, MaxCancelKeyLen+1)...))
+	f.Fuzz(func(t *testing.T, _ byte, body []byte) {
+		for _, version := range []uint32{ProtocolVersion30, ProtocolVersion32} {
+			k, err := ParseBackendKeyData(body, version)
+			n := len(body) - 4
+			ok := n == MinCancelKeyLen || version == ProtocolVersion32 && n >= MinCancelKeyLen && n <= MaxCancelKeyLen
+			if (err == nil) != ok {
+				t.Fatalf("version %#x, key of %d bytes: error %v, want ok %v", version, n, err, ok)
+			}
+			if err != nil {
+				if !isProtocolError(err) {
+					t.Fatalf("error %v is not a *ProtocolError", err)
+				}
+				continue
+			}
+			if enc := AppendBackendKeyData(nil, k); !bytes.Equal(enc[5:], body) {
+				t.Fatalf("re-encoded %x, want %x", enc[5:], body)
+			}
+			cr := AppendCancelRequest(nil, k.ProcessID, k.SecretKey)
+			if len(cr) != 12+n {
+				t.Fatalf("CancelRequest of %d bytes for a key of %d", len(cr), n)
+			}
+			typ, rb, err := ReadFrontendMessage(bytes.NewReader(cr), true)
+			if err != nil || typ != 0 {
+				t.Fatal(typ, err)
+			}
+			back, err := ParseCancelRequest(rb)
+			if err != nil || back.ProcessID != k.ProcessID || !bytes.Equal(back.SecretKey, k.SecretKey) {
+				t.Fatalf("CancelRequest read back as %+v, %v; want %+v", back, err, k)
+			}
+			own := bytes.Clone(body) // the key is a copy: changing the body leaves it
+			k2, _ := ParseBackendKeyData(own, version)
+			own[4] ^= 0xff
+			if !bytes.Equal(k2.SecretKey, k.SecretKey) {
+				t.Fatal("the key aliases the message body")
+			}
+		}
+	})
 }
 
 // FuzzRowDescription checks that a description that parses re-encodes to the

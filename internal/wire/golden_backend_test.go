@@ -25,6 +25,12 @@ type backendCase struct {
 	encode func(dst []byte) ([]byte, error)
 }
 
+// key32 is a 32-byte cancel key, as PostgreSQL 18 sends under protocol 3.2.
+var key32 = []byte{
+	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+	0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f,
+}
+
 // backendGolden lists every backend message: its golden bytes, the value they
 // decode to, and the (server-side) encoder that must reproduce them.
 var backendGolden = []backendCase{
@@ -96,10 +102,20 @@ var backendGolden = []backendCase{
 	},
 	{
 		name: "BackendKeyData", golden: "4b 0000000c 00000001 deadbeef",
-		decode: func(b []byte) (any, error) { return ParseBackendKeyData(b) },
-		want:   BackendKeyData{ProcessID: 1, SecretKey: 0xdeadbeef},
+		decode: func(b []byte) (any, error) { return ParseBackendKeyData(b, ProtocolVersion30) },
+		want:   BackendKeyData{ProcessID: 1, SecretKey: []byte{0xde, 0xad, 0xbe, 0xef}},
 		encode: func(dst []byte) ([]byte, error) {
-			return AppendBackendKeyData(dst, BackendKeyData{ProcessID: 1, SecretKey: 0xdeadbeef}), nil
+			return AppendBackendKeyData(dst, BackendKeyData{ProcessID: 1, SecretKey: []byte{0xde, 0xad, 0xbe, 0xef}}), nil
+		},
+	},
+	{
+		// Protocol 3.2: PostgreSQL 18's 32-byte key.
+		name:   "BackendKeyData/3.2",
+		golden: "4b 00000028 00000001 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		decode: func(b []byte) (any, error) { return ParseBackendKeyData(b, ProtocolVersion32) },
+		want:   BackendKeyData{ProcessID: 1, SecretKey: key32},
+		encode: func(dst []byte) ([]byte, error) {
+			return AppendBackendKeyData(dst, BackendKeyData{ProcessID: 1, SecretKey: key32}), nil
 		},
 	},
 	{
@@ -179,11 +195,20 @@ var backendGolden = []backendCase{
 		encode: func(dst []byte) ([]byte, error) { return AppendFunctionCallResponse(dst, FunctionCallResponse{}) },
 	},
 	{
-		name: "NegotiateProtocolVersion", golden: "76 00000013 00000000 00000001 5f70715f2e7800",
+		// PostgreSQL 15's answer to a StartupMessage asking 3.2.
+		name: "NegotiateProtocolVersion", golden: "76 0000000c 00030000 00000000",
 		decode: func(b []byte) (any, error) { return ParseNegotiateProtocolVersion(b) },
-		want:   NegotiateProtocolVersion{NewestMinor: 0, Unrecognized: []string{"_pq_.x"}},
+		want:   NegotiateProtocolVersion{Version: ProtocolVersion30},
 		encode: func(dst []byte) ([]byte, error) {
-			return AppendNegotiateProtocolVersion(dst, NegotiateProtocolVersion{Unrecognized: []string{"_pq_.x"}})
+			return AppendNegotiateProtocolVersion(dst, NegotiateProtocolVersion{Version: ProtocolVersion30})
+		},
+	},
+	{
+		name: "NegotiateProtocolVersion/options", golden: "76 00000013 00030000 00000001 5f70715f2e7800",
+		decode: func(b []byte) (any, error) { return ParseNegotiateProtocolVersion(b) },
+		want:   NegotiateProtocolVersion{Version: ProtocolVersion30, Unrecognized: []string{"_pq_.x"}},
+		encode: func(dst []byte) ([]byte, error) {
+			return AppendNegotiateProtocolVersion(dst, NegotiateProtocolVersion{Version: ProtocolVersion30, Unrecognized: []string{"_pq_.x"}})
 		},
 	},
 	{

@@ -30,10 +30,19 @@ var frontendGolden = []struct {
 }{
 	{
 		name: "StartupMessage", startup: true,
-		encode: func(dst []byte) ([]byte, error) { return AppendStartup(dst, []string{"user", "u", "database", "d"}) },
+		encode: func(dst []byte) ([]byte, error) {
+			return AppendStartup(dst, ProtocolVersion30, []string{"user", "u", "database", "d"})
+		},
 		golden: "0000001b 00030000 7573657200 7500 646174616261736500 6400 00",
 		decode: func(b []byte) (any, error) { return ParseStartupMessage(b) },
 		want:   StartupMessage{ProtocolVersion: 196608, Params: []string{"user", "u", "database", "d"}},
+	},
+	{
+		name: "StartupMessage/3.2", startup: true,
+		encode: func(dst []byte) ([]byte, error) { return AppendStartup(dst, ProtocolVersion32, []string{"user", "u"}) },
+		golden: "00000010 00030002 7573657200 7500 00",
+		decode: func(b []byte) (any, error) { return ParseStartupMessage(b) },
+		want:   StartupMessage{ProtocolVersion: 196610, Params: []string{"user", "u"}},
 	},
 	{
 		name: "SSLRequest", startup: true,
@@ -51,10 +60,20 @@ var frontendGolden = []struct {
 	},
 	{
 		name: "CancelRequest", startup: true,
-		encode: func(dst []byte) ([]byte, error) { return AppendCancelRequest(dst, 1234, 0xdeadbeef), nil },
+		encode: func(dst []byte) ([]byte, error) {
+			return AppendCancelRequest(dst, 1234, []byte{0xde, 0xad, 0xbe, 0xef}), nil
+		},
 		golden: "00000010 04d2162e 000004d2 deadbeef",
 		decode: func(b []byte) (any, error) { return ParseCancelRequest(b) },
-		want:   CancelRequest{ProcessID: 1234, SecretKey: 0xdeadbeef},
+		want:   CancelRequest{ProcessID: 1234, SecretKey: []byte{0xde, 0xad, 0xbe, 0xef}},
+	},
+	{
+		// Protocol 3.2: the whole 32-byte key of PostgreSQL 18 (8+4+32 bytes).
+		name: "CancelRequest/3.2", startup: true,
+		encode: func(dst []byte) ([]byte, error) { return AppendCancelRequest(dst, 1234, key32), nil },
+		golden: "0000002c 04d2162e 000004d2 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		decode: func(b []byte) (any, error) { return ParseCancelRequest(b) },
+		want:   CancelRequest{ProcessID: 1234, SecretKey: key32},
 	},
 	{
 		name:   "PasswordMessage",

@@ -34,7 +34,7 @@ func bodyLimit(typ byte) (n int, exact bool) {
 		MsgEmptyQueryResponse, MsgPortalSuspended, MsgCopyDone:
 		return 0, true
 	case MsgBackendKeyData:
-		return 8, true
+		return 4 + MaxCancelKeyLen, false // the key's length: ParseBackendKeyData
 	case MsgDataRow, MsgCopyData:
 		return limitStreamable, false
 	case MsgErrorResponse, MsgNoticeResponse, MsgRowDescription, MsgFunctionCallResponse:

@@ -250,8 +250,7 @@ func TestReaderBadLengths(t *testing.T) {
 		{"EmptyQueryResponse 1", header(MsgEmptyQueryResponse, 5), 0},
 		{"PortalSuspended 1", header(MsgPortalSuspended, 5), 0},
 		{"CopyDone 1", header(MsgCopyDone, 5), 0},
-		{"BackendKeyData 4", header(MsgBackendKeyData, 8), 0},
-		{"BackendKeyData 12", header(MsgBackendKeyData, 16), 0},
+		{"BackendKeyData 261", header(MsgBackendKeyData, 4+4+MaxCancelKeyLen+1), 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

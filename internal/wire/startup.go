@@ -8,27 +8,30 @@ import (
 
 // Startup-phase messages have no type byte:
 //
-//	StartupMessage: int32 length, int32 196608 (3.0), (cstring key, cstring value)*, byte 0
+//	StartupMessage: int32 length, int32 version (196608: 3.0, 196610: 3.2), (cstring key, cstring value)*, byte 0
 //	SSLRequest:     int32 8, int32 80877103
 //	GSSENCRequest:  int32 8, int32 80877104
-//	CancelRequest:  int32 16, int32 80877102, int32 process ID, int32 secret key
+//	CancelRequest:  int32 12+n, int32 80877102, int32 process ID, byte[n] secret key (n = 4 under 3.0, 4 to 256 from 3.2)
 //
 // Protocol flow: the client sends SSLRequest or GSSENCRequest (answered by a
 // single byte 'S' or 'N', then a TLS or GSS handshake) and then the
 // StartupMessage; the server replies with Authentication requests,
-// ParameterStatus, BackendKeyData and finally ReadyForQuery. A CancelRequest
-// goes over a new connection, which the server closes without a reply.
+// ParameterStatus, BackendKeyData and finally ReadyForQuery. A server
+// that speaks an older minor version than the one asked says so first,
+// with NegotiateProtocolVersion. A CancelRequest goes over a new
+// connection, which the server closes without a reply; it carries the key
+// BackendKeyData gave, whatever its length.
 
-// AppendStartup appends a protocol 3.0 StartupMessage. params holds key,
-// value pairs ("user", "alice", "database", "db", ...); keys must be
-// non-empty.
-func AppendStartup(dst []byte, params []string) ([]byte, error) {
+// AppendStartup appends a StartupMessage asking protocol version
+// (ProtocolVersion30 or ProtocolVersion32). params holds key, value pairs
+// ("user", "alice", "database", "db", ...); keys must be non-empty.
+func AppendStartup(dst []byte, version uint32, params []string) ([]byte, error) {
 	if len(params)%2 != 0 {
 		return dst, errors.New("wire: startup parameters must be key, value pairs")
 	}
 	orig := len(dst)
 	dst, start := beginStartup(dst)
-	dst = AppendUint32(dst, ProtocolVersion30)
+	dst = AppendUint32(dst, version)
 	var err error
 	for i, p := range params {
 		if i%2 == 0 && p == "" {
@@ -53,11 +56,12 @@ func AppendGSSENCRequest(dst []byte) []byte {
 }
 
 // AppendCancelRequest appends a CancelRequest for the backend identified by
-// pid and secret (from BackendKeyData).
-func AppendCancelRequest(dst []byte, pid, secret uint32) []byte {
-	dst = AppendUint32(append(dst, 0, 0, 0, 16), CancelRequestCode)
+// pid and secret, the whole key BackendKeyData gave (4 to 256 bytes).
+func AppendCancelRequest(dst []byte, pid uint32, secret []byte) []byte {
+	dst = AppendUint32(dst, uint32(12+len(secret)))
+	dst = AppendUint32(dst, CancelRequestCode)
 	dst = AppendUint32(dst, pid)
-	return AppendUint32(dst, secret)
+	return append(dst, secret...)
 }
 
 // StartupCode returns the int32 code (protocol version or request code) that
@@ -103,20 +107,26 @@ func ParseStartupMessage(body []byte) (StartupMessage, error) {
 // CancelRequest is a decoded CancelRequest.
 type CancelRequest struct {
 	ProcessID uint32
-	SecretKey uint32
+	SecretKey []byte // 4 to 256 bytes
 }
 
 // ParseCancelRequest decodes the body (everything after the length) of a
-// CancelRequest.
+// CancelRequest: a key of 4 to 256 bytes (a 3.0 server takes 4 only). The
+// key is a copy: it outlives body.
 func ParseCancelRequest(body []byte) (CancelRequest, error) {
 	c := cursor{b: body, msg: "CancelRequest"}
 	code := c.u32()
-	r := CancelRequest{ProcessID: c.u32(), SecretKey: c.u32()}
-	if c.err == nil && code != CancelRequestCode {
+	pid := c.u32()
+	key := c.rest()
+	switch {
+	case c.err != nil:
+	case code != CancelRequestCode:
 		c.fail(fmt.Sprintf("code %d is not a cancel request", code))
+	case len(key) < MinCancelKeyLen || len(key) > MaxCancelKeyLen:
+		c.fail(fmt.Sprintf("secret key of %d bytes (must be %d to %d)", len(key), MinCancelKeyLen, MaxCancelKeyLen))
 	}
 	if err := c.done(); err != nil {
 		return CancelRequest{}, err
 	}
-	return r, nil
+	return CancelRequest{ProcessID: pid, SecretKey: append([]byte(nil), key...)}, nil
 }

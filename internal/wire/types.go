@@ -4,7 +4,7 @@ package wire
 // that follows the 5-byte header (type byte, int32 length including itself).
 const (
 	MsgAuthentication           = 'R' // int32 auth type, then type-specific data
-	MsgBackendKeyData           = 'K' // int32 process ID, int32 secret key
+	MsgBackendKeyData           = 'K' // int32 process ID, byte[n] secret key (n = 4 under 3.0, 4 to 256 from 3.2)
 	MsgBindComplete             = '2' // empty
 	MsgCloseComplete            = '3' // empty
 	MsgCommandComplete          = 'C' // cstring tag
@@ -17,7 +17,7 @@ const (
 	MsgEmptyQueryResponse       = 'I' // empty
 	MsgErrorResponse            = 'E' // (byte code, cstring value)*, byte 0
 	MsgFunctionCallResponse     = 'V' // int32 len or -1 for NULL, len bytes
-	MsgNegotiateProtocolVersion = 'v' // int32 newest minor, int32 n, n × cstring option
+	MsgNegotiateProtocolVersion = 'v' // int32 version (major<<16 | minor), int32 n, n × cstring option
 	MsgNoData                   = 'n' // empty
 	MsgNoticeResponse           = 'N' // (byte code, cstring value)*, byte 0
 	MsgNotificationResponse     = 'A' // int32 process ID, cstring channel, cstring payload
@@ -50,7 +50,8 @@ const (
 // Codes carried in startup-phase messages in place of a type byte.
 const (
 	ProtocolVersion30 = 3<<16 | 0 // StartupMessage: int32 196608, (cstring key, cstring value)*, byte 0
-	CancelRequestCode = 80877102  // CancelRequest: int32 code, int32 process ID, int32 secret key
+	ProtocolVersion32 = 3<<16 | 2 // StartupMessage: int32 196610, ...: 3.0 with a cancel key of 4 to 256 bytes (PostgreSQL 18)
+	CancelRequestCode = 80877102  // CancelRequest: int32 code, int32 process ID, byte[n] secret key
 	SSLRequestCode    = 80877103  // SSLRequest: int32 code
 	GSSENCRequestCode = 80877104  // GSSENCRequest: int32 code
 )
