@@ -20,7 +20,6 @@ import (
 	"github.com/pgline/pgline/internal/wire"
 )
 
-
 // directMajors are the versions that accept direct TLS; preDirectMajors
 // some that do not.
 var (
