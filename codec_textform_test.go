@@ -99,6 +99,10 @@ func TestCodecTextFormMatchesServer(t *testing.T) {
 	const n = 60
 	bad := 0
 	for k, e := range exprs {
+		if strings.Contains(e, "multirange(") && srv.Version() < 140000 {
+			t.Run(fmt.Sprint("expr ", k), func(t *testing.T) { srv.NeedVersion(t, 14, "multiranges") })
+			continue
+		}
 		// Float text may spell the same float differently (PostgreSQL
 		// prints exact integer digits above 2^53): compare floats, and the
 		// geometric types made of them, by value.

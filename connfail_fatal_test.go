@@ -40,6 +40,7 @@ func TestFatalIdleSessionSafeToRetry(t *testing.T) {
 		}
 	})
 	t.Run("idle_session_timeout", func(t *testing.T) {
+		srv.NeedVersion(t, 14, "idle_session_timeout")
 		c := connect(t, srv.DSN("options='-c idle_session_timeout=300'"))
 		time.Sleep(700 * time.Millisecond)
 		_, err := c.Exec(ctx, "INSERT INTO fatal_t VALUES (2)")

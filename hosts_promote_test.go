@@ -27,6 +27,9 @@ import (
 // primary, new connections (opened with target_session_attrs=any) too,
 // and a write through Target(read-only) succeeded.
 func TestHostsPromote_StandbyViewLeavesPromoted(t *testing.T) {
+	// Before 14 a session is not told of its server's role (see
+	// pool.Host.noteRole): only the role checks would tell.
+	srv.NeedVersion(t, 14, "in_hot_standby reported to sessions")
 	t.Parallel() // its own clusters (see ownClusters)
 	P := startPrimary(t)
 	S := startStandby(t, P, pgtest.StandbyOptions{Name: "hosts_promo_s"})
@@ -119,6 +122,7 @@ func TestHostsPromote_StandbyViewLeavesPromoted(t *testing.T) {
 // view runs on a standby, nothing leaks (Stat), no race (-race).
 func TestHostsPromote_UnderLoad(t *testing.T) {
 	storm(t)
+	srv.NeedVersion(t, 14, "in_hot_standby reported to sessions")
 	t.Parallel() // its own clusters (see ownClusters)
 	p := startPrimary(t)
 	s := startStandby(t, p, pgtest.StandbyOptions{Name: "hosts_promote_load_s"})
@@ -268,6 +272,9 @@ func hostsDemotedReads(ctx context.Context, dur, timeout, pause time.Duration, r
 // new primary S (or fail): P is read-only now, and a read there may miss
 // what was just committed on S.
 func TestHostsPromote_DemotedPrimaryNotReadWrite(t *testing.T) {
+	// Before 14 a session is not told of its server's role (see
+	// pool.Host.noteRole): only the role checks would tell.
+	srv.NeedVersion(t, 14, "in_hot_standby reported to sessions")
 	t.Parallel() // its own clusters (see ownClusters)
 	_, _, p := hostsSwitchedOver(t, "hosts_demote", "hosts_demote_s", func(ctx context.Context, p *Pool, P *pgtest.Server, i int) {
 		if _, err := p.Exec(ctx, "INSERT INTO hosts_demote VALUES ($1)", i); err != nil {
@@ -300,6 +307,9 @@ func TestHostsPromote_DemotedPrimaryNotReadWrite(t *testing.T) {
 // transactions only (Begin): every transaction through the read-write
 // Pool must run on the new primary S, or fail.
 func TestHostsPromote_DemotedPrimaryNotReadWriteTx(t *testing.T) {
+	// Before 14 a session is not told of its server's role (see
+	// pool.Host.noteRole): only the role checks would tell.
+	srv.NeedVersion(t, 14, "in_hot_standby reported to sessions")
 	t.Parallel() // its own clusters (see ownClusters)
 	const read = "SELECT inet_server_port(), pg_is_in_recovery(), (SELECT count(*) FROM hosts_demote_tx WHERE n = 100)::int"
 	inTx := func(c context.Context, p *Pool) (port int, standby bool, n int, err error) {

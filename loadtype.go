@@ -78,7 +78,10 @@ type catalogType struct {
 }
 
 // loadTypesSQL reads the named types ($1, text[]) and, recursively, the
-// types they are made of (and the multiranges of ranges).
+// types they are made of (and the multiranges of ranges). A type reached
+// several ways is grouped by OID before pg_type is joined: before
+// PostgreSQL 14 the catalogs have no primary keys, so a GROUP BY t.oid
+// could not select t's other columns.
 func loadTypesSQL(version int) string {
 	// A multirange's range, and a range's multirange (registered with
 	// it); before PostgreSQL 14 there are none.
@@ -109,9 +112,9 @@ SELECT t.oid, t.oid::regtype::text, t.typname::text, t.typtype::text, t.typcateg
 		WHERE t.typtype = 'c' AND a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped), '{}'),
 	coalesce((SELECT r.rngsubtype FROM pg_range r WHERE r.rngtypid = t.oid), 0),
 	` + rng + `,
-	bool_or(w.depth = 0)
-FROM want w JOIN pg_type t ON t.oid = w.oid
-GROUP BY t.oid
+	w.requested
+FROM (SELECT oid, bool_or(depth = 0) FROM want GROUP BY oid) AS w(oid, requested)
+JOIN pg_type t ON t.oid = w.oid
 ORDER BY t.oid`
 }
 

@@ -94,16 +94,20 @@ func TestLoadTypes(t *testing.T) {
 		t.Fatalf("lt_floatrange: %q, %v", s, err)
 	}
 	// The range came with its multirange.
-	var mr pgtype.Multirange[float64]
-	if err := c.QueryRow(ctx, "SELECT '{[1,2), [3.5,4]}'::lt_floatmultirange").Scan(&mr); err != nil {
-		t.Fatal(err)
-	}
-	if len(mr) != 2 || mr[1].Lower != 3.5 || mr[1].UpperType != pgtype.Inclusive {
-		t.Fatalf("lt_floatmultirange: %+v", mr)
-	}
-	if err := c.QueryRow(ctx, "SELECT $1::lt_floatmultirange::text", mr).Scan(&s); err != nil || s != "{[1,2),[3.5,4]}" {
-		t.Fatalf("lt_floatmultirange parameter: %q, %v", s, err)
-	}
+	t.Run("multirange", func(t *testing.T) {
+		srv.NeedVersion(t, 14, "multiranges")
+		var mr pgtype.Multirange[float64]
+		if err := c.QueryRow(ctx, "SELECT '{[1,2), [3.5,4]}'::lt_floatmultirange").Scan(&mr); err != nil {
+			t.Fatal(err)
+		}
+		if len(mr) != 2 || mr[1].Lower != 3.5 || mr[1].UpperType != pgtype.Inclusive {
+			t.Fatalf("lt_floatmultirange: %+v", mr)
+		}
+		var s string
+		if err := c.QueryRow(ctx, "SELECT $1::lt_floatmultirange::text", mr).Scan(&s); err != nil || s != "{[1,2),[3.5,4]}" {
+			t.Fatalf("lt_floatmultirange parameter: %q, %v", s, err)
+		}
+	})
 	var back ltItem
 	if err := c.QueryRow(ctx, "SELECT $1::lt_item", it).Scan(&back); err != nil {
 		t.Fatal(err)
@@ -154,20 +158,23 @@ func TestLoadTypeNames(t *testing.T) {
 		t.Fatalf("lt_nocodec: %+v, %v", v, err)
 	}
 	// A multirange by its own name brings its range.
-	c2 := connect(t, srv.DSN())
-	if err := c2.LoadType(ctx, "lt_floatmultirange[]"); err != nil {
-		t.Fatal(err)
-	}
-	var mrs []pgtype.Multirange[float64]
-	if err := c2.QueryRow(ctx, "SELECT ARRAY['{[1,2)}', '{}']::lt_floatmultirange[]").Scan(&mrs); err != nil {
-		t.Fatal(err)
-	}
-	if len(mrs) != 2 || len(mrs[0]) != 1 || mrs[0][0].Upper != 2 || len(mrs[1]) != 0 {
-		t.Fatalf("lt_floatmultirange[]: %+v", mrs)
-	}
-	if !c2.TypeMap().Known(oidOf(t, c2, "lt_floatrange")) {
-		t.Fatal("loading the multirange did not register its range")
-	}
+	t.Run("multirange", func(t *testing.T) {
+		srv.NeedVersion(t, 14, "multiranges")
+		c2 := connect(t, srv.DSN())
+		if err := c2.LoadType(ctx, "lt_floatmultirange[]"); err != nil {
+			t.Fatal(err)
+		}
+		var mrs []pgtype.Multirange[float64]
+		if err := c2.QueryRow(ctx, "SELECT ARRAY['{[1,2)}', '{}']::lt_floatmultirange[]").Scan(&mrs); err != nil {
+			t.Fatal(err)
+		}
+		if len(mrs) != 2 || len(mrs[0]) != 1 || mrs[0][0].Upper != 2 || len(mrs[1]) != 0 {
+			t.Fatalf("lt_floatmultirange[]: %+v", mrs)
+		}
+		if !c2.TypeMap().Known(oidOf(t, c2, "lt_floatrange")) {
+			t.Fatal("loading the multirange did not register its range")
+		}
+	})
 	// Built-in types need no loading and are no error.
 	if err := c.LoadTypes(ctx, []string{"int4", "int4range", "text[]"}); err != nil {
 		t.Fatal(err)

@@ -223,6 +223,7 @@ func runDeadPoolOps(t *testing.T, ctx context.Context, p *Pool, ops []deadPoolOp
 func TestPoolIdleSessionTimeout(t *testing.T) {
 	for i, tc := range deadPoolCases() {
 		t.Run(tc.name, func(t *testing.T) {
+			srv.NeedVersion(t, 14, "idle_session_timeout")
 			t.Parallel()
 			ctx := testCtx(t)
 			app := fmt.Sprintf("pool_idle_timeout_%d", i)
@@ -450,6 +451,7 @@ func TestSimpleQueryReportsFatal(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			srv.NeedVersion(t, 14, "idle_session_timeout")
 			t.Parallel()
 			ctx := testCtx(t)
 			mon := connect(t, srv.DSN())

@@ -20,7 +20,7 @@ func TestScanInlineValues(t *testing.T) {
 	c := connect(t, srv.DSN(""))
 	ctx := testCtx(t)
 	rows, err := c.Query(ctx, `SELECT a::int2, b::int4, c::int8, d::float4, e::float8, f::bool, g::timestamp, h::timestamptz FROM (VALUES
-		(0, 0, 0, 0, 0, false, '2000-01-01', '2000-01-01 00:00:00+00'),
+		(0, 0, 0, 0::float8, 0::float8, false, '2000-01-01', '2000-01-01 00:00:00+00'),
 		(-32768, -2147483648, -9223372036854775808, '-Infinity', '-Infinity', true, '4713-01-01 BC', '1970-01-01 00:00:00.000001+00'),
 		(32767, 2147483647, 9223372036854775807, 'NaN', 'NaN', false, '294276-12-31 23:59:59.999999', '1999-12-31 23:59:59.999999+00'),
 		(1, -1, 1, 1.5e-45, 4.9e-324, true, '1969-12-31 23:59:59.999999', '2026-12-03 12:34:56.789012+05'),

@@ -82,6 +82,9 @@ func TestRawTxTextKeepsBlock(t *testing.T) {
 		{"CREATE PROCEDURE BEGIN ATOMIC", `BEGIN; CREATE PROCEDURE pg_temp.txblk_p() LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.Contains(tc.sql, "BEGIN ATOMIC") {
+				srv.NeedVersion(t, 14, "BEGIN ATOMIC function bodies")
+			}
 			ctx := testCtx(t)
 			c := connect(t, srv.DSN())
 			if tc.scsOff {
@@ -367,6 +370,7 @@ END`
 // used by one goroutine. With libpq both the table and the function
 // exist afterwards.
 func TestRawTxAtomicBodyInBlock(t *testing.T) {
+	srv.NeedVersion(t, 14, "BEGIN ATOMIC function bodies")
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	tbl, fn := uniqueName("txblk_atomic_t"), uniqueName("txblk_atomic_f")
@@ -402,6 +406,7 @@ func TestRawTxAtomicBodyInBlock(t *testing.T) {
 // means to keep ("BEGIN; CREATE FUNCTION ... BEGIN ATOMIC ...; END"), its
 // COMMIT in a later Exec.
 func TestRawTxAtomicBodyOneText(t *testing.T) {
+	srv.NeedVersion(t, 14, "BEGIN ATOMIC function bodies")
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	fn := uniqueName("txblk_atomic1")
@@ -425,6 +430,7 @@ func TestRawTxAtomicBodyOneText(t *testing.T) {
 // TestRawTxAtomicBodyQuery: the same through Query (extended
 // protocol, sqlTraits.endsBlock).
 func TestRawTxAtomicBodyQuery(t *testing.T) {
+	srv.NeedVersion(t, 14, "BEGIN ATOMIC function bodies")
 	ctx := testCtx(t)
 	c := connect(t, srv.DSN())
 	fn := uniqueName("txblk_atomicq")

@@ -39,8 +39,8 @@
 //
 // # Standbys and failover
 //
-// Server.StartStandby makes a hot standby that streams from a cluster
-// (pg_basebackup into its own directory, its own port); it is a Server like
+// Server.StartStandby makes a hot standby that streams from a cluster (a
+// base backup into its own directory, its own port); it is a Server like
 // any other, read-only until promoted. With StandbyOptions.Synchronous the
 // primary waits, on every commit, until a synchronous standby has applied
 // it. Server.Shutdown stops a postmaster ("smart", "fast" or "immediate",
@@ -76,6 +76,15 @@
 // Options.BinDir, or else the environment variable PGLINE_PG_BINDIR, names
 // the directory to take them from instead: how a test run picks the
 // server version it is against.
+//
+// A directory without pg_basebackup (the npm registry's server packages
+// have only initdb, pg_ctl and postgres) still gives standbys:
+// StartStandby then copies the data directory while one psql session
+// holds a backup open (pg_backup_start and pg_backup_stop, or
+// pg_start_backup and pg_stop_backup before PostgreSQL 15), leaving out
+// the running server's own files and the WAL, which the standby streams
+// from the primary (wal_keep_size keeps it). psql of another major
+// version, such as the system's, serves.
 //
 // # An existing server: PGLINE_TEST_DSN
 //

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/pgline/pgline/internal/dsn"
 )
@@ -165,4 +166,27 @@ func cleanEnv() []string {
 		}
 	}
 	return env
+}
+
+// NeedVersion skips t when s is older than PostgreSQL major, with a
+// message naming the version and what the test needs of it (feature):
+//
+//	srv.NeedVersion(t, 14, "multiranges")
+//
+// A test of a feature that a newer server brought calls it first, so that
+// the suite runs on older servers (PGLINE_PG_BINDIR) with that test skipped.
+func (s *Server) NeedVersion(t testing.TB, major int, feature string) {
+	t.Helper()
+	if s.version < major*10000 {
+		t.Skipf("needs PostgreSQL %d or later (%s); the server is %s", major, feature, versionString(s.version))
+	}
+}
+
+// versionString writes a server_version_num as a version: 130023 as
+// "13.23", 90624 as "9.6.24".
+func versionString(num int) string {
+	if num < 100000 {
+		return fmt.Sprintf("%d.%d.%d", num/10000, num/100%100, num%100)
+	}
+	return fmt.Sprintf("%d.%d", num/10000, num%10000)
 }

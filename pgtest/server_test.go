@@ -157,3 +157,27 @@ func TestVersion(t *testing.T) {
 		t.Errorf("Version() = %d, server says %s", srv.Version(), got)
 	}
 }
+
+// TestNeedVersionSkipsOlderServers: NeedVersion skips a test when the
+// server is older than the version named, and only then.
+func TestNeedVersionSkipsOlderServers(t *testing.T) {
+	own := srv.Version() / 10000
+	for _, tt := range []struct {
+		major int
+		runs  bool
+	}{{own, true}, {own - 1, true}, {own + 1, false}} {
+		ran := false
+		t.Run(strconv.Itoa(tt.major), func(t *testing.T) {
+			srv.NeedVersion(t, tt.major, "a feature")
+			ran = true
+		})
+		if ran != tt.runs {
+			t.Errorf("NeedVersion(%d) on %d: the test ran = %v, want %v", tt.major, srv.Version(), ran, tt.runs)
+		}
+	}
+	for num, want := range map[int]string{130023: "13.23", 180004: "18.4", 90624: "9.6.24"} {
+		if got := versionString(num); got != want {
+			t.Errorf("versionString(%d) = %q, want %q", num, got, want)
+		}
+	}
+}

@@ -41,8 +41,11 @@ var standbyName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
 const waitTimeout = 60 * time.Second
 
 // StartStandby makes a hot standby of s that streams from it: a base
-// backup (pg_basebackup -X stream) in a new temporary directory, with its
-// own port and socket directory, started with standby.signal, hot_standby
+// backup in a new temporary directory (pg_basebackup -X stream, or, when
+// the server's binary directory has no pg_basebackup, a copy of s's data
+// directory taken between pg_backup_start and pg_backup_stop on one
+// session, whose WAL the standby streams from s), with its own port and
+// socket directory, started with standby.signal, hot_standby
 // on and primary_conninfo pointing at s over TCP with application_name
 // opts.Name. It has the same superuser, database, roles, settings and
 // pg_hba.conf as s, and copies of s's TLS files. StartStandby returns once
@@ -51,7 +54,9 @@ const waitTimeout = 60 * time.Second
 // pg_stat_replication.
 //
 // The returned Server is used like any other and must be stopped; Stop of
-// s does not stop it. s may itself be a standby (cascading replication).
+// s does not stop it. s may itself be a standby (cascading replication)
+// when full_page_writes is on (Options.Settings; pgtest turns it off),
+// without which PostgreSQL refuses a backup of a standby.
 // StartStandby needs PostgreSQL 12 or later and fails for an external
 // server.
 func (s *Server) StartStandby(opts StandbyOptions) (*Server, error) {
@@ -64,9 +69,6 @@ func (s *Server) StartStandby(opts StandbyOptions) (*Server, error) {
 	}
 	if s.version < 120000 {
 		return nil, fmt.Errorf("pgtest: StartStandby needs PostgreSQL 12 or later, the server is %d", s.version)
-	}
-	if s.bins.basebackup == "" {
-		return nil, fmt.Errorf("pgtest: StartStandby: pg_basebackup not found beside %s", s.bins.initdb)
 	}
 	if opts.Synchronous {
 		out, err := s.Query("SELECT pg_is_in_recovery()")
@@ -164,10 +166,7 @@ func (st *Server) initStandby(sync bool) error {
 		{Key: "host", Value: up.Host}, {Key: "port", Value: strconv.Itoa(up.Port)}, {Key: "user", Value: up.User},
 		{Key: "application_name", Value: st.appName}, {Key: "sslmode", Value: "disable"},
 	})
-	// Not -R: it would copy every libpq default into primary_conninfo,
-	// among them a passfile under the test process's HOME.
-	if err := st.run(st.bins.basebackup, "-D", st.DataDir, "-d", conninfo, "-X", "stream",
-		"-c", "fast", "--no-sync", "-w", "-l", "pgtest "+st.appName); err != nil {
+	if err := st.baseBackup(conninfo); err != nil {
 		return err
 	}
 	if err := st.writeOwned(filepath.Join(st.DataDir, "standby.signal"), ""); err != nil {
@@ -222,6 +221,20 @@ func (st *Server) initStandby(sync bool) error {
 	return up.waitQuery("SELECT EXISTS (SELECT FROM pg_stat_replication WHERE application_name = "+
 		quoteLiteral(st.appName)+" AND sync_state IN ('sync', 'quorum'))",
 		"t", "standby "+st.appName+" synchronous")
+}
+
+// baseBackup makes st.DataDir a base backup of st.upstream: by
+// pg_basebackup when the server's directory has it, else by a copy taken
+// between pg_backup_start and pg_backup_stop (copyBackup).
+func (st *Server) baseBackup(conninfo string) error {
+	label := "pgtest " + st.appName
+	if st.bins.basebackup == "" {
+		return st.upstream.copyBackup(st.DataDir, label, st.owner)
+	}
+	// Not -R: it would copy every libpq default into primary_conninfo,
+	// among them a passfile under the test process's HOME.
+	return st.run(st.bins.basebackup, "-D", st.DataDir, "-d", conninfo, "-X", "stream",
+		"-c", "fast", "--no-sync", "-w", "-l", label)
 }
 
 // tlsFiles returns the paths of s's TLS files (zero without TLS).

@@ -10,9 +10,9 @@ func TestColumnTypePrecisionScale(t *testing.T) {
 	ctx := testCtx(t)
 	db := openDB(t, 1)
 	_, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS ps_t;
-		CREATE TABLE ps_t (n numeric, n10_2 numeric(10, 2), n5 numeric(5), n4_neg numeric(4, -2),
+		CREATE TABLE ps_t (n numeric, n10_2 numeric(10, 2), n5 numeric(5),
 			i4 int4, i8 int8, f8 float8, t text, vc varchar(10), na numeric[], na10_2 numeric(10, 2)[]);
-		INSERT INTO ps_t VALUES (1.5, 12345678.91, 12345, 1200, 1, 2, 3.5, 'x', 'y', '{1.5}', '{2.25}')`)
+		INSERT INTO ps_t VALUES (1.5, 12345678.91, 12345, 1, 2, 3.5, 'x', 'y', '{1.5}', '{2.25}')`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,6 @@ func TestColumnTypePrecisionScale(t *testing.T) {
 		{"n", 65535, 65531, true},
 		{"n10_2", 10, 2, true},
 		{"n5", 5, 0, true},
-		{"n4_neg", 4, -2, true},
 		{"n10_2 * 2", 65535, 65531, true}, // an expression loses the declared size
 		{"sum(n10_2)", 65535, 65531, true},
 		{"1.5::numeric(6, 3)", 6, 3, true},
@@ -56,4 +55,19 @@ func TestColumnTypePrecisionScale(t *testing.T) {
 		}
 		rows.Close()
 	}
+	t.Run("negative scale", func(t *testing.T) {
+		srv.NeedVersion(t, 15, "numeric with a negative scale")
+		rows, err := db.QueryContext(ctx, "SELECT 1200::numeric(4, -2)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		cts, err := rows.ColumnTypes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, s, ok := cts[0].DecimalSize(); p != 4 || s != -2 || !ok {
+			t.Errorf("numeric(4, -2): DecimalSize = %d, %d, %v; want 4, -2, true", p, s, ok)
+		}
+	})
 }

@@ -104,6 +104,7 @@ func TestTxBlockSQLReturnedConn(t *testing.T) {
 // and rolls the caller's block back: the INSERT and the function are lost
 // although every call succeeded.
 func TestTxBlockSQLRawAtomic(t *testing.T) {
+	srv.NeedVersion(t, 14, "BEGIN ATOMIC function bodies")
 	ctx := testCtx(t)
 	db := openDB(t, 1)
 	tbl := testTable(t, db, "(a int)")
@@ -134,6 +135,7 @@ func TestTxBlockSQLRawAtomic(t *testing.T) {
 // TestTxBlockSQLTxAtomic: the same inside a database/sql Tx (a
 // pgline Tx: owner set, never rolled back by pgline): passes.
 func TestTxBlockSQLTxAtomic(t *testing.T) {
+	srv.NeedVersion(t, 14, "BEGIN ATOMIC function bodies")
 	ctx := testCtx(t)
 	db := openDB(t, 1)
 	fn := fmt.Sprintf("txblock_sql_tf_%d", time.Now().UnixNano())
