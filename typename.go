@@ -23,7 +23,7 @@ import (
 // where a statement is safe (see typeName). Elsewhere, and whenever the
 // lookup fails, the error names the OID.
 
-// typeNameWait bounds the lookup of a type's name: a scan error is not
+// typeNameWait bounds the wait for a type's name: a scan error is not
 // held up longer than this by the statements queued on the connection
 // ahead of the lookup (other goroutines', or a transaction's at the gate).
 const typeNameWait = time.Second
@@ -92,10 +92,13 @@ func (r *Rows) closeNaming(err error, owner *session.Holder) error {
 // simple protocol (a transaction pooler takes it as any other), not
 // traced (it is pgline's own, as the connect's checks), within ctx (the
 // query's) and typeNameWait, and only outside a transaction block
-// (TxStatus 'I'): in a block, a statement of pgline's that failed (its
-// ctx ending while it runs) would abort the caller's transaction. A
-// statement another goroutine's transaction holds the connection for
-// waits at the gate, as any other, and is not sent after typeNameWait.
+// (TxStatus 'I'): in a block, a statement of pgline's that failed would
+// abort the caller's transaction. The caller waits for the answer within
+// ctx and typeNameWait; the lookup itself is not bounded by them, so that
+// it is never cancelled: its CancelRequest could reach whatever another
+// caller runs next on the connection. A lookup the caller stopped waiting
+// for (one behind a long statement, or at the gate of another goroutine's
+// transaction) runs when its turn comes and its answer is dropped.
 func (c *Conn) typeName(ctx context.Context, oid uint32) string {
 	if ctx == nil {
 		ctx = context.Background()
@@ -103,11 +106,22 @@ func (c *Conn) typeName(ctx context.Context, oid uint32) string {
 	if ctx.Err() != nil || c.IsClosed() || c.TxStatus() != 'I' {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, typeNameWait)
-	defer cancel()
-	name, err := c.queryScalar(ctx, "SELECT pg_catalog.format_type(t.oid, NULL) FROM pg_catalog.pg_type t WHERE t.oid = "+strconv.FormatUint(uint64(oid), 10))
-	if err != nil {
-		return ""
+	q := "SELECT pg_catalog.format_type(t.oid, NULL) FROM pg_catalog.pg_type t WHERE t.oid = " + strconv.FormatUint(uint64(oid), 10)
+	answer := make(chan string, 1)
+	go func() {
+		name, err := c.queryScalar(context.WithoutCancel(ctx), q)
+		if err != nil {
+			name = ""
+		}
+		answer <- name
+	}()
+	wait := time.NewTimer(typeNameWait)
+	defer wait.Stop()
+	select {
+	case name := <-answer:
+		return name
+	case <-wait.C:
+	case <-ctx.Done():
 	}
-	return name
+	return ""
 }
