@@ -343,10 +343,7 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		return nil, ctxWrap(ctx, err)
 	}
 	if c.checksPooler() {
-		if err := c.detectPooler(ctx); err != nil {
-			c.Close()
-			return nil, ctxWrap(ctx, err)
-		}
+		c.detectPooler()
 	}
 	if !stopWatch() {
 		// ctx ended as the startup finished: the deadline may be set.
@@ -387,32 +384,17 @@ func (c *Conn) checksPooler() bool {
 // detectPooler runs, at connect with statement_cache_mode=auto, the check
 // that tells a pooler: the process ID of the session's backend differs
 // from the one BackendKeyData gave (a pooler answers the startup itself).
-// The startup asked it with its last message (Session.StartupPID), so no
-// round trip of its own is spent; only when it could not (a password was
-// given and not asked for) is it asked now. A server without
+// The startup asked it (Session.StartupPID), with its last message when
+// it could, so no round trip of its own is spent. A server without
 // pg_backend_pid (not PostgreSQL) is taken as direct.
-func (c *Conn) detectPooler(ctx context.Context) error {
+func (c *Conn) detectPooler() {
 	if c.s.Proxied.Load() {
 		c.s.ToDescribeMode("") // a connection of the Pool found it before
-		return nil
+		return
 	}
-	pid, known, asked := c.s.StartupPID()
-	if !asked {
-		v, err := c.queryScalar(ctx, "SELECT pg_catalog.pg_backend_pid()")
-		if err != nil {
-			var pgErr *PgError
-			if errors.As(err, &pgErr) && !pgErr.fatal() {
-				return nil
-			}
-			return err
-		}
-		n, err := strconv.ParseUint(v, 10, 32)
-		pid, known = uint32(n), err == nil
-	}
-	if known && pid != c.s.PID {
+	if pid, known := c.s.StartupPID(); known && pid != c.s.PID {
 		c.s.ToDescribeMode(fmt.Sprintf("the server process ID (%d) differs from the startup's (%d)", pid, c.s.PID))
 	}
-	return nil
 }
 
 // startup runs the session's startup (Session.Startup) with what the

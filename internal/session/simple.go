@@ -118,10 +118,7 @@ func (c *Session) readSimple(req *Request, onRow func(*wire.DataRow) error, unse
 			if body == nil {
 				continue
 			}
-			row, err := wire.SplitDataRow(body)
-			if err == nil && row.NumColumns() != cols {
-				err = fmt.Errorf("DataRow has %d columns, its RowDescription %d", row.NumColumns(), cols)
-			}
+			row, err := describedRow(body, cols)
 			handed := onRow != nil && firstErr == nil
 			if err == nil && handed {
 				err = row.Check()
@@ -175,4 +172,15 @@ func (c *Session) refuseCopyIn(extended bool) {
 	// Written past a drain's cancel, which may hold writes for this very
 	// statement: the CopyFail is what ends it.
 	c.Writer.flushPastHoldUnlock()
+}
+
+// describedRow splits a DataRow body and checks that the row has the cols
+// columns its RowDescription announced (-1: none came), for the readers
+// of simple Query replies (readSimple, readPIDReply).
+func describedRow(body []byte, cols int) (wire.DataRow, error) {
+	row, err := wire.SplitDataRow(body)
+	if err == nil && row.NumColumns() != cols {
+		err = fmt.Errorf("DataRow has %d columns, its RowDescription %d", row.NumColumns(), cols)
+	}
+	return row, err
 }

@@ -112,7 +112,7 @@ func (c *Session) Startup(cfg StartupConfig) error {
 			}
 			c.PID, c.SecretKey = k.ProcessID, k.SecretKey
 		case wire.MsgReadyForQuery:
-			if err := c.readyForQuery(body); err != nil || !c.pidCheck.sent {
+			if err := c.readyForQuery(body); err != nil || !c.pidCheck.want {
 				return err
 			}
 			return c.readPIDReply()

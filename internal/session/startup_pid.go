@@ -24,8 +24,8 @@ import (
 //     supplied", before its own complaint about the query is read).
 //
 // When the client sends no message after the StartupMessage although it
-// has a password (the server trusted it), the query was not sent, and the
-// caller asks after the startup as before (StartupPID says so).
+// has a password (the server trusted it), the query goes after the
+// startup's ReadyForQuery, a round trip of its own (readPIDReply).
 
 // pidQuery asks the process ID of the server session.
 const pidQuery = "SELECT pg_catalog.pg_backend_pid()"
@@ -53,19 +53,34 @@ func (c *Session) withPIDQuery(msg []byte, err error) ([]byte, error) {
 }
 
 // readPIDReply reads the reply to pidQuery, after the startup's
-// ReadyForQuery: a row with the process ID (an ErrorResponse that does not
-// end the session leaves it unknown: not PostgreSQL, taken as direct),
-// then ReadyForQuery.
+// ReadyForQuery, sending the query first when no startup message carried
+// it: a row with the process ID (an ErrorResponse that does not end the
+// session leaves it unknown: not PostgreSQL, taken as direct), then
+// ReadyForQuery.
 func (c *Session) readPIDReply() error {
+	if !c.pidCheck.sent {
+		msg, err := c.withPIDQuery(nil, nil)
+		if err := c.sendNow(msg, err); err != nil {
+			return err
+		}
+	}
+	cols := -1 // of the RowDescription, as readSimple checks rows
 	for {
 		typ, body, err := c.rd.Next()
 		if err != nil {
 			return readErr(err)
 		}
 		switch typ {
-		case wire.MsgRowDescription, wire.MsgCommandComplete:
+		case wire.MsgCommandComplete:
+		case wire.MsgRowDescription:
+			if cols, err = wire.CheckRowDescription(body); err != nil {
+				return ProtocolErr(err)
+			}
 		case wire.MsgDataRow:
-			row, err := wire.ParseDataRow(body)
+			row, err := describedRow(body, cols)
+			if err == nil {
+				err = row.Check()
+			}
 			if err != nil {
 				return ProtocolErr(err)
 			}
@@ -96,10 +111,9 @@ func (c *Session) readPIDReply() error {
 }
 
 // StartupPID reports what the startup learned of the server session's
-// process ID (StartupConfig.CheckPID): asked is false when the query did
-// not go with a startup message (ask after the startup); otherwise pid is
-// the process ID when known is true, and unknown when the server answered
-// with an error (not PostgreSQL).
-func (c *Session) StartupPID() (pid uint32, known, asked bool) {
-	return c.pidCheck.pid, c.pidCheck.answered, c.pidCheck.sent
+// process ID (StartupConfig.CheckPID): the process ID when known is true;
+// unknown when the server answered with an error (not PostgreSQL) or
+// was not asked.
+func (c *Session) StartupPID() (pid uint32, known bool) {
+	return c.pidCheck.pid, c.pidCheck.answered
 }
