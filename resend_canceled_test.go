@@ -342,8 +342,11 @@ func TestResendNotInBatchBegin(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*)::int FROM rc_bb").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if calls := cancelOnceCalls(t, c, "rc_s_bb"); n != 0 || calls != 1 || errs[1] == nil || closeErr == nil {
-		t.Errorf("B in the batch's transaction: err %v, close %v, ran %d times, %d rows kept; want errors, 1 run, 0 rows", errs[1], closeErr, calls, n)
+	// The driver's cancel may reach B before cancel_once does (the
+	// server's second signal, see cancelReachedFirst): B then fails
+	// without running it. Never twice.
+	if calls := cancelOnceCalls(t, c, "rc_s_bb"); n != 0 || calls > 1 || errs[1] == nil || closeErr == nil {
+		t.Errorf("B in the batch's transaction: err %v, close %v, ran %d times, %d rows kept; want errors, at most 1 run, 0 rows", errs[1], closeErr, calls, n)
 	}
 	if c.TxStatus() != 'I' {
 		t.Errorf("connection left in status %c", c.TxStatus())
