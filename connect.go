@@ -338,12 +338,12 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		}
 		return nil, err
 	}
+	if c.checksPooler() {
+		c.detectPooler() // the session's first request: before the checks of attrs
+	}
 	if err := c.checkSessionAttrs(ctx, attrs); err != nil {
 		c.Close()
 		return nil, ctxWrap(ctx, err)
-	}
-	if c.checksPooler() {
-		c.detectPooler()
 	}
 	if !stopWatch() {
 		// ctx ended as the startup finished: the deadline may be set.
@@ -381,19 +381,19 @@ func (c *Conn) checksPooler() bool {
 	return c.cfg.cacheMode == session.CacheAuto || c.cfg.cacheMode == ""
 }
 
-// detectPooler runs, at connect with statement_cache_mode=auto, the check
-// that tells a pooler: the process ID of the session's backend differs
-// from the one BackendKeyData gave (a pooler answers the startup itself).
-// The startup asked it (Session.StartupPID), with its last message when
-// it could, so no round trip of its own is spent. A server without
-// pg_backend_pid (not PostgreSQL) is taken as direct.
+// detectPooler starts, at connect with statement_cache_mode=auto, the
+// check that tells a pooler (Session.StartPIDCheck): the process ID of
+// the session's backend differs from the one BackendKeyData gave (a
+// pooler answers the startup itself). The startup asked it, with its last
+// message when it could; its answer is read behind the startup's
+// ReadyForQuery while the connection is in use, in describe mode until
+// then. A connection of a Pool that found the host behind a pooler
+// before is in describe mode for good (unasked, unless the Pool found it
+// during the startup: the reply is read all the same).
 func (c *Conn) detectPooler() {
+	c.s.StartPIDCheck()
 	if c.s.Proxied.Load() {
-		c.s.ToDescribeMode("") // a connection of the Pool found it before
-		return
-	}
-	if pid, known := c.s.StartupPID(); known && pid != c.s.PID {
-		c.s.ToDescribeMode(fmt.Sprintf("the server process ID (%d) differs from the startup's (%d)", pid, c.s.PID))
+		c.s.ToDescribeMode("")
 	}
 }
 

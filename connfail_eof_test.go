@@ -45,7 +45,7 @@ func (p *cutProxy) conn(t *testing.T, extra ...string) *Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c
+	return settled(c) // the cut is for the statement's reply, not the check's
 }
 
 // wantCutErr fails the test unless err reports the cut connection.

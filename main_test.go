@@ -199,6 +199,16 @@ func connect(t *testing.T, dsn string) *Conn {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
+	return settled(c)
+}
+
+// settled returns c once its connect's pooler check has answered (see
+// internal/session/startup_pid.go): the statement cache's mode is final,
+// and no request of the connect's is in flight, as the tests that count
+// requests, prepared statements or the messages of a reply expect.
+// TestConnectWaitsNotForPoolerCheck runs statements before the answer.
+func settled(c *Conn) *Conn {
+	<-c.s.PIDChecked()
 	return c
 }
 

@@ -113,8 +113,8 @@ func TestFakeServerMalformedRowEveryPath(t *testing.T) {
 // TestFakeServerSimpleQueryRowColumnCount: the simple-query path checks a
 // reply as Rows do: a DataRow whose column count differs from its
 // RowDescription's (a hostile server's 3-column row for a 1-column
-// description) is a protocol error that closes the connection, both at
-// connect (the pooler check reads pg_backend_pid() that way) and for an
+// description) is a protocol error that closes the connection, both for
+// the connect's pooler check (read as a simple query) and for an
 // Exec without arguments, which discards its rows. Before, both passed.
 func TestFakeServerSimpleQueryRowColumnCount(t *testing.T) {
 	fields := []wire.FieldDescription{{Name: "pg_backend_pid", DataTypeOID: 23, DataTypeSize: 4}}
@@ -138,11 +138,17 @@ func TestFakeServerSimpleQueryRowColumnCount(t *testing.T) {
 		}
 	})
 	t.Run("PoolerCheckAtConnect", func(t *testing.T) {
+		// The check's reply is read once the connect has returned: its
+		// failure closes the connection, and says why to the next call.
 		auto := strings.Replace(dsn, "statement_cache_mode=prepare", "statement_cache_mode=auto", 1)
 		c, err := Connect(testCtx(t), auto)
 		if err == nil {
-			c.Close()
-			t.Fatal("connect passed a 3-column row for a 1-column description")
+			c.StatementCacheMode() // once the check's reply is read
+			if !c.IsClosed() {
+				c.Close()
+				t.Fatal("the connection passed a 3-column row for a 1-column description")
+			}
+			err = c.Ping(testCtx(t))
 		}
 		var pe *ProtocolError
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "columns") {

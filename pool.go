@@ -422,7 +422,9 @@ func (p *Pool) Acquire(ctx context.Context) (*PoolConn, error) {
 // of AfterConnect too, and goes on). A connection with requests still in
 // flight (a statement given up at its deadline, whose reply is being
 // drained from a server that may not answer) is closed instead, so that
-// Release does not wait for it; the reset and AfterConnect are bounded by
+// Release does not wait for it (but for the connect's pooler check, a
+// request of the connection's own: Release waits for its answer); the
+// check's wait, the reset and AfterConnect are each bounded by
 // resetTimeout (5s). It is safe to call more than once.
 func (pc *PoolConn) Release() {
 	if !pc.released.CompareAndSwap(false, true) {
@@ -430,6 +432,14 @@ func (pc *PoolConn) Release() {
 	}
 	defer pc.pc.Release() // also when AfterConnect panics
 	if c := pc.Conn; !c.IsClosed() && c.TxStatus() == 'I' {
+		// The connect's pooler check is the connection's own request,
+		// not a use left in flight: its answer comes first.
+		wait := time.NewTimer(resetTimeout)
+		select {
+		case <-c.s.PIDChecked():
+		case <-wait.C:
+		}
+		wait.Stop()
 		if c.s.Busy() {
 			c.Close()
 		} else {

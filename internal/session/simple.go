@@ -175,8 +175,7 @@ func (c *Session) refuseCopyIn(extended bool) {
 }
 
 // describedRow splits a DataRow body and checks that the row has the cols
-// columns its RowDescription announced (-1: none came), for the readers
-// of simple Query replies (readSimple, readPIDReply).
+// columns its RowDescription announced (-1: none came), for readSimple.
 func describedRow(body []byte, cols int) (wire.DataRow, error) {
 	row, err := wire.SplitDataRow(body)
 	if err == nil && row.NumColumns() != cols {

@@ -15,8 +15,9 @@ package session
 //	server: ReadyForQuery
 //
 // An ErrorResponse at any point ends the startup. With
-// StartupConfig.CheckPID, a Query goes with the client's last message and
-// its reply follows the ReadyForQuery (startup_pid.go).
+// StartupConfig.CheckPID, a Query goes with the client's last message; its
+// reply follows the ReadyForQuery and is read as the session's first
+// request (startup_pid.go, StartPIDCheck).
 
 import (
 	"crypto/tls"
@@ -56,7 +57,7 @@ type StartupConfig struct {
 	// require_auth.
 	ChannelBinding, RequireAuth string
 	// CheckPID asks the server session's process ID with the client's
-	// last startup message (see startup_pid.go and StartupPID).
+	// last startup message (see startup_pid.go and StartPIDCheck).
 	CheckPID bool
 	// MinProtocol and MaxProtocol are min_protocol_version and
 	// max_protocol_version (wire.ProtocolVersion30 or ProtocolVersion32):
@@ -112,10 +113,7 @@ func (c *Session) Startup(cfg StartupConfig) error {
 			}
 			c.PID, c.SecretKey = k.ProcessID, k.SecretKey
 		case wire.MsgReadyForQuery:
-			if err := c.readyForQuery(body); err != nil || !c.pidCheck.want {
-				return err
-			}
-			return c.readPIDReply()
+			return c.readyForQuery(body)
 		case wire.MsgErrorResponse:
 			return startupPgError(body)
 		case wire.MsgNegotiateProtocolVersion:

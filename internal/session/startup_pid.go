@@ -1,41 +1,55 @@
 package session
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/pgline/pgline/internal/wire"
 )
 
-// The backend's process ID, learned during the startup.
+// The pooler check: the server session's process ID, asked at connect.
 //
 // A transaction pooler answers the startup itself: the process ID its
 // BackendKeyData gives is not the one of the server session a statement
 // reaches (pg_backend_pid()), which is how a connection in
-// statement_cache_mode=auto tells a pooler (see txpooler.go). Asked after
-// the startup, that costs a round trip of its own, a fifth of a connect at
-// 1 ms. So the startup asks it with the client's last startup message, and
-// its reply arrives right behind the startup's ReadyForQuery:
+// statement_cache_mode=auto tells a pooler (see txpooler.go). The check
+// costs neither a round trip nor a wait of its own:
 //
-//   - with the password message, or the SCRAM client-final message: the
-//     server reads the query once it has authenticated the client, and an
-//     impostor who did not learns nothing from it;
-//   - with the StartupMessage when no password was given: a server that
-//     asks for one then fails the connection anyway ("no password was
-//     supplied", before its own complaint about the query is read).
+//   - the query goes with the client's last startup message (the password
+//     message, the SCRAM client-final message, or the StartupMessage when
+//     no password is given: a server that then asks for one fails the
+//     connection anyway), so that the server runs it as soon as it has
+//     authenticated the client (an impostor who did not learns nothing);
+//     only when the client sends no message after the StartupMessage
+//     although it has a password (the server trusted it) is it sent after
+//     the startup's ReadyForQuery;
+//   - its reply is the session's first request (StartPIDCheck), read by a
+//     goroutine of its own as any request's, while the connection is
+//     already in use: the connect returns at the startup's ReadyForQuery,
+//     and what the caller sends next is pipelined behind the check.
 //
-// When the client sends no message after the StartupMessage although it
-// has a password (the server trusted it), the query goes after the
-// startup's ReadyForQuery, a round trip of its own (readPIDReply).
+// Until the answer is read, the statement cache is in describe mode
+// (provisional): a statement sent meanwhile is parsed unnamed in the Sync
+// group of its Bind, which runs right with or without a pooler, and no
+// named statement exists that a transaction block could later miss. The
+// answer then makes the mode final: describe behind a pooler (the
+// process IDs differ), prepare otherwise (also when the server answered
+// with an error: not PostgreSQL, taken as direct).
 
 // pidQuery asks the process ID of the server session.
 const pidQuery = "SELECT pg_catalog.pg_backend_pid()"
 
-// pidCheck is what became of the startup's pidQuery.
+// pidCheck is the connect's question of the server session's process ID.
 type pidCheck struct {
-	want     bool   // StartupConfig.CheckPID
-	sent     bool   // the query went with a startup message
-	answered bool   // a row with a number came back
-	pid      uint32 // that number
+	want bool // StartupConfig.CheckPID
+	sent bool // the query went with a startup message
+	// provisional: describe mode holds only until the answer (see
+	// endProvisionalLocked). Guarded by wmu.
+	provisional bool
+	// done is closed once the answer is read or the session failed; nil
+	// when no check runs (see PIDChecked).
+	done chan struct{}
 }
 
 // withPIDQuery appends pidQuery to msg, the client's last startup message,
@@ -52,68 +66,106 @@ func (c *Session) withPIDQuery(msg []byte, err error) ([]byte, error) {
 	return out, nil
 }
 
-// readPIDReply reads the reply to pidQuery, after the startup's
-// ReadyForQuery, sending the query first when no startup message carried
-// it: a row with the process ID (an ErrorResponse that does not end the
-// session leaves it unknown: not PostgreSQL, taken as direct), then
-// ReadyForQuery.
-func (c *Session) readPIDReply() error {
-	if !c.pidCheck.sent {
-		msg, err := c.withPIDQuery(nil, nil)
-		if err := c.sendNow(msg, err); err != nil {
-			return err
+// StartPIDCheck makes the reply to pidQuery the session's first request,
+// right after the startup and before anything else is queued, sending the
+// query when no startup message carried it, and reads that reply in a
+// goroutine, which then sets the statement cache's mode (see the file
+// comment). It does nothing unless the startup was asked to check
+// (StartupConfig.CheckPID).
+func (c *Session) StartPIDCheck() {
+	if !c.pidCheck.want {
+		return
+	}
+	done := make(chan struct{})
+	c.pidCheck.done = done
+	spec := &ReqSpec{oneStmt: true}
+	c.Wmu.Lock()
+	if c.Stmts.mode == CachePrepare {
+		c.Stmts.mode, c.pidCheck.provisional = CacheDescribe, true
+	}
+	var req *Request
+	if c.pidCheck.sent {
+		// Its bytes left with the startup's: nothing is queued before it.
+		req = c.submitLocked(spec)
+		c.Writer.swappedSeq, c.Writer.writtenSeq = req.seq, req.seq
+		c.Wmu.Unlock()
+	} else {
+		c.Wmu.Unlock()
+		var err error
+		req, err = c.send(context.Background(), spec, func(buf []byte) ([]byte, error) {
+			return wire.AppendQuery(buf, pidQuery)
+		})
+		if err != nil {
+			c.pidAnswered(0, false)
+			close(done)
+			return
 		}
 	}
-	cols := -1 // of the RowDescription, as readSimple checks rows
-	for {
-		typ, body, err := c.rd.Next()
-		if err != nil {
-			return readErr(err)
-		}
-		switch typ {
-		case wire.MsgCommandComplete:
-		case wire.MsgRowDescription:
-			if cols, err = wire.CheckRowDescription(body); err != nil {
-				return ProtocolErr(err)
-			}
-		case wire.MsgDataRow:
-			row, err := describedRow(body, cols)
-			if err == nil {
-				err = row.Check()
-			}
-			if err != nil {
-				return ProtocolErr(err)
-			}
-			if row.NumColumns() > 0 && !c.pidCheck.answered {
-				v, null := row.Column(0)
-				if pid, err := strconv.ParseUint(string(v), 10, 32); err == nil && !null {
-					c.pidCheck.answered, c.pidCheck.pid = true, uint32(pid)
+	go func() {
+		defer close(done)
+		var pid uint64
+		known := false
+		_, err := c.readReply(context.Background(), req, func(req *Request) (string, error) {
+			return c.readSimple(req, func(row *wire.DataRow) error {
+				if v, null := row.Column(0); row.NumColumns() > 0 && !null && !known {
+					var err error
+					pid, err = strconv.ParseUint(string(v), 10, 32)
+					known = err == nil
 				}
-			}
-		case wire.MsgErrorResponse:
-			e, err := ParseSrvErr(body)
-			if err != nil {
-				return err
-			}
-			if e.fatal() {
-				return e.Err
-			}
-		case wire.MsgReadyForQuery:
-			return c.readyForQuery(body)
-		case wire.MsgParameterStatus, wire.MsgNoticeResponse:
-			if err := c.HandleAsync(typ, body); err != nil {
-				return err
-			}
-		default:
-			return APIErrors.Protocol("unexpected message " + strconv.QuoteRune(rune(typ)) + " in the reply to the startup's process ID query")
-		}
+				return nil
+			}, false)
+		})
+		c.pidAnswered(uint32(pid), known && err == nil)
+	}()
+}
+
+// pidAnswered sets the statement cache's mode from the check's answer:
+// describe when the process ID known differs from BackendKeyData's,
+// prepare otherwise (see endProvisionalLocked).
+func (c *Session) pidAnswered(pid uint32, known bool) {
+	if known && pid != c.PID {
+		c.ToDescribeMode(fmt.Sprintf("the server process ID (%d) differs from the startup's (%d)", pid, c.PID))
+		return
+	}
+	c.Wmu.Lock()
+	c.endProvisionalLocked()
+	c.Wmu.Unlock()
+}
+
+// endProvisionalLocked ends the describe mode the check set (when no
+// pooler was found since, by another connection of the Pool or a pooler
+// sign): the statement cache prepares statements, and the descriptions
+// cached meanwhile, all of the unnamed statement, are forgotten so that
+// their next runs prepare them. Requests queued with one still parse it
+// unnamed (appendRun follows the description's name, not the mode). The
+// caller holds wmu.
+func (c *Session) endProvisionalLocked() {
+	if !c.pidCheck.provisional {
+		return
+	}
+	c.pidCheck.provisional = false
+	if c.Proxied.Load() {
+		return
+	}
+	c.Stmts.mode = CachePrepare
+	for _, sd := range c.Stmts.M {
+		c.Stmts.forget(sd)
 	}
 }
 
-// StartupPID reports what the startup learned of the server session's
-// process ID (StartupConfig.CheckPID): the process ID when known is true;
-// unknown when the server answered with an error (not PostgreSQL) or
-// was not asked.
-func (c *Session) StartupPID() (pid uint32, known bool) {
-	return c.pidCheck.pid, c.pidCheck.answered
+// PIDChecked returns a channel closed once the connect's pooler check
+// has its answer (or the session failed): the statement cache's mode is
+// final then. Already closed when no check runs.
+func (c *Session) PIDChecked() <-chan struct{} {
+	if c.pidCheck.done == nil {
+		return closedChan
+	}
+	return c.pidCheck.done
 }
+
+// closedChan is a channel closed from the start.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()

@@ -151,6 +151,12 @@ func (c *Session) followPoolerLocked() {
 // statement a batch has pinned), and the named BEGIN and COMMIT are no
 // longer used. The caller holds wmu.
 func (c *Session) toDescribeModeLocked() bool {
+	if c.pidCheck.provisional {
+		// In describe mode already, until the connect's check answers:
+		// now for good.
+		c.pidCheck.provisional = false
+		return true
+	}
 	if c.Stmts.mode != CachePrepare {
 		return false
 	}
@@ -163,8 +169,11 @@ func (c *Session) toDescribeModeLocked() bool {
 	return true
 }
 
-// StatementCacheMode is Session.StatementCacheMode.
+// StatementCacheMode is Conn.StatementCacheMode: the mode once the
+// connect's pooler check has answered (see PIDChecked), or the session
+// failed.
 func (c *Session) StatementCacheMode() string {
+	<-c.PIDChecked()
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()
 	return c.Stmts.mode

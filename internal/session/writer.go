@@ -543,15 +543,19 @@ func (w *writer) flushPastHoldUnlock() {
 	w.flushLoop()
 }
 
-// terminate writes Terminate, for Close, when no request is in flight and
-// nobody holds the writer's role, taking the role for the write (a cancel
-// holds nothing back then: no reply is awaited). A short deadline keeps
-// Close from hanging on a dead peer. With requests in flight, nothing is
-// written: the socket is closed under them.
+// terminate writes Terminate, for Close, when every byte queued has been
+// written, nobody holds the writer's role and no cancel holds writes,
+// taking the role for the write: the server then runs what it was sent
+// (as it would with the socket closed under it) and ends the session
+// cleanly, rather than finding the socket reset (logged as "could not
+// receive data from client"): a connect's pooler check still in flight
+// (startup_pid.go), a statement given up and being drained. A short
+// deadline keeps Close from hanging on a dead peer. Otherwise nothing is
+// written: the socket is closed under the requests in flight.
 func (w *writer) terminate() {
 	c := w.c
 	c.Wmu.Lock()
-	idle := c.Tail == nil && !w.Taken
+	idle := !w.Taken && !w.paused && len(w.Wbuf) == 0
 	w.Taken = w.Taken || idle
 	c.Wmu.Unlock()
 	if !idle {
