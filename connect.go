@@ -338,6 +338,14 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		}
 		return nil, err
 	}
+	if !stopWatch() {
+		// ctx ended as the startup finished: the deadline may be set.
+		return nil, ctx.Err()
+	}
+	// From here on requests go through the session, which watches their
+	// ctx itself.
+	c.s.Started(netConn)
+	ok = true
 	if c.checksPooler() {
 		c.detectPooler() // the session's first request: before the checks of attrs
 	}
@@ -345,12 +353,6 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 		c.Close()
 		return nil, ctxWrap(ctx, err)
 	}
-	if !stopWatch() {
-		// ctx ended as the startup finished: the deadline may be set.
-		return nil, ctx.Err()
-	}
-	c.s.Started(netConn)
-	ok = true
 	return c, nil
 }
 
