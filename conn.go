@@ -76,7 +76,9 @@ func newTypeMap(m *pgtype.Map) *pgtype.Map {
 
 // StatementCacheMode returns how the connection runs statements now:
 // "prepare", "describe" (the mode statement_cache_mode=auto switches to
-// behind a transaction pooler) or "none".
+// behind a transaction pooler) or "none". With statement_cache_mode=auto
+// it is "describe" until the connect's pooler check has answered, a few
+// milliseconds after Connect returns (see docs/architecture.md).
 func (c *Conn) StatementCacheMode() string { return c.s.StatementCacheMode() }
 
 // PID returns the server process ID of the session.

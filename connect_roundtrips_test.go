@@ -144,7 +144,7 @@ func TestConnectNoRoundTripForPoolerCheck(t *testing.T) {
 			if n := fp.count(); n != tc.flights && tc.flights >= 0 {
 				t.Errorf("the connect made %d flights, want %d", n, tc.flights)
 			}
-			if m := c.StatementCacheMode(); m != session.CachePrepare {
+			if m := settled(c).StatementCacheMode(); m != session.CachePrepare {
 				t.Errorf("statement cache mode %s on a direct server, want prepare", m)
 			}
 			if n := rowCount(t, c, "generate_series(1, 3)"); n != 3 {
@@ -197,7 +197,7 @@ func TestPoolerFoundWithoutRoundTrip(t *testing.T) {
 			if n := fp.count(); n != tc.flights {
 				t.Errorf("the connect made %d flights, want %d", n, tc.flights)
 			}
-			if m := c.StatementCacheMode(); m != session.CacheDescribe {
+			if m := settled(c).StatementCacheMode(); m != session.CacheDescribe {
 				t.Fatalf("statement cache mode %s behind PgBouncer, want describe", m)
 			}
 			for i := range 5 {
@@ -326,11 +326,14 @@ func TestConnectWaitsNotForPoolerCheck(t *testing.T) {
 				t.Fatalf("a statement behind the held check answered: %v", err)
 			case <-time.After(50 * time.Millisecond):
 			}
+			if m := c.StatementCacheMode(); m != session.CacheDescribe {
+				t.Errorf("statement cache mode %s before the check's answer, want describe", m)
+			}
 			hp.let()
 			if err := <-got; err != nil {
 				t.Fatal(err)
 			}
-			if m := c.StatementCacheMode(); m != want {
+			if m := settled(c).StatementCacheMode(); m != want {
 				t.Fatalf("statement cache mode %s, want %s", m, want)
 			}
 			tx, err := c.Begin(ctx)

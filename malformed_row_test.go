@@ -143,7 +143,7 @@ func TestFakeServerSimpleQueryRowColumnCount(t *testing.T) {
 		auto := strings.Replace(dsn, "statement_cache_mode=prepare", "statement_cache_mode=auto", 1)
 		c, err := Connect(testCtx(t), auto)
 		if err == nil {
-			c.StatementCacheMode() // once the check's reply is read
+			settled(c) // once the check's reply is read
 			if !c.IsClosed() {
 				c.Close()
 				t.Fatal("the connection passed a 3-column row for a 1-column description")

@@ -33,6 +33,7 @@ func TestPoolerDetectedAtConnect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			settled(c) // the check's answer, which the Tracer is told of
 			if m := c.s.StatementCacheMode(); m != session.CacheDescribe {
 				t.Errorf("Conn through PgBouncer runs in %q mode, want describe", m)
 			}

@@ -169,11 +169,9 @@ func (c *Session) toDescribeModeLocked() bool {
 	return true
 }
 
-// StatementCacheMode is Conn.StatementCacheMode: the mode once the
-// connect's pooler check has answered (see PIDChecked), or the session
-// failed.
+// StatementCacheMode is Conn.StatementCacheMode: describe while the
+// connect's pooler check has not answered (see PIDChecked).
 func (c *Session) StatementCacheMode() string {
-	<-c.PIDChecked()
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()
 	return c.Stmts.mode
