@@ -32,7 +32,9 @@ const (
 	TraceAcquire                        // Pool.Acquire, Begin or BeginTx taking a connection
 	// TracePooler: a connection found that it goes through a transaction
 	// pooler and switched to describe mode (Reason says how). It has no
-	// duration: TraceEnd follows TraceStart at once.
+	// duration: TraceEnd follows TraceStart at once. Found by the
+	// connect's check, it is reported from the goroutine that reads the
+	// check's answer, shortly after Connect returned.
 	TracePooler
 	// TraceCopy: CopyFrom or CopyTo (SQL is the COPY statement; Tag
 	// counts the rows). A COPY sent with Exec is a TraceStatement.
