@@ -1,6 +1,7 @@
 package pgline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -218,5 +219,52 @@ func TestPoolerDetectedByMissingStatement(t *testing.T) {
 	}
 	if len(evs) != switched {
 		t.Errorf("%d TracePooler events for %d switched connections", len(evs), switched)
+	}
+}
+
+// modeTracer reads the connection's statement cache mode when told of a
+// pooler, as a Tracer may.
+type modeTracer struct{ modes chan string }
+
+func (tr *modeTracer) TraceStart(ctx context.Context, ev *TraceEvent) context.Context { return ctx }
+
+func (tr *modeTracer) TraceEnd(ctx context.Context, ev *TraceEvent) {
+	if ev.Kind == TracePooler && ev.Conn != nil {
+		tr.modes <- ev.Conn.StatementCacheMode()
+	}
+}
+
+// TestTracerReadsModeOnPooler: a Tracer told of the pooler (from the
+// goroutine that reads the connect's check) may read the connection's
+// mode: describe, without blocking that goroutine, which then settles the
+// connection (an audit found StatementCacheMode waiting for the very
+// check that called the Tracer: every later call of it hung, and each
+// PoolConn.Release waited 5 s).
+func TestTracerReadsModeOnPooler(t *testing.T) {
+	b := startTestPgBouncer(t, "transaction")
+	cfg, err := ParseConfig(b.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &modeTracer{modes: make(chan string, 1)}
+	cfg.Tracer = tr
+	ctx := testCtx(t)
+	c, err := ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	select {
+	case m := <-tr.modes:
+		if m != session.CacheDescribe {
+			t.Errorf("the Tracer read mode %s, want describe", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no TracePooler event in 5 s")
+	}
+	select {
+	case <-c.s.PIDChecked():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the check's goroutine did not end after calling the Tracer")
 	}
 }
