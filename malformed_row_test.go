@@ -167,3 +167,38 @@ func TestFakeServerSimpleQueryRowColumnCount(t *testing.T) {
 		}
 	})
 }
+
+// TestFakeServerPoolerCheckNoColumns: a server answering the connect's
+// pooler check with a row of no columns (described as such: a well-formed
+// reply, but no process ID in it) leaves the process ID unknown, taken as
+// a direct server; the reading must not index a column the row lacks (it
+// runs in a goroutine of its own, where a panic would end the program).
+func TestFakeServerPoolerCheckNoColumns(t *testing.T) {
+	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
+			return
+		}
+		for {
+			typ, _, err := wire.ReadFrontendMessage(c, false)
+			if err != nil {
+				return
+			}
+			if typ != wire.MsgQuery {
+				continue
+			}
+			b, _ := wire.AppendRowDescription(nil, nil)
+			b = append(b, rawMsg('D', 6, []byte{0, 0})...)
+			b, _ = wire.AppendCommandComplete(b, "SELECT 1")
+			c.Write(wire.AppendReadyForQuery(b, 'I'))
+		}
+	})
+	auto := strings.Replace(dsn, "statement_cache_mode=prepare", "statement_cache_mode=auto", 1)
+	c, err := Connect(testCtx(t), auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if m := settled(c).StatementCacheMode(); m != "prepare" || c.IsClosed() {
+		t.Fatalf("mode %s, closed %v; want prepare on an open connection", m, c.IsClosed())
+	}
+}

@@ -107,7 +107,10 @@ func (c *Session) StartPIDCheck() {
 		known := false
 		_, err := c.readReply(context.Background(), req, func(req *Request) (string, error) {
 			return c.readSimple(req, func(row *wire.DataRow) error {
-				if v, null := row.Column(0); row.NumColumns() > 0 && !null && !known {
+				if known || row.NumColumns() == 0 {
+					return nil // a row of no columns says nothing
+				}
+				if v, null := row.Column(0); !null {
 					var err error
 					pid, err = strconv.ParseUint(string(v), 10, 32)
 					known = err == nil
