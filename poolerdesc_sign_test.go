@@ -220,6 +220,7 @@ func TestPoolerSignDeallocateConcurrent(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
+			settled(c) // prepare mode, as the loops below expect
 			deadline := time.Now().Add(2 * time.Second)
 			var wg sync.WaitGroup
 			for g := range 6 {
