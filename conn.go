@@ -150,14 +150,7 @@ func (c *Conn) Ping(ctx context.Context) error {
 // connect's event covers it.
 func (c *Conn) queryScalar(ctx context.Context, sql string) (string, error) {
 	var v string
-	seen := false
-	_, err := c.s.SimpleQueryUntraced(ctx, nil, sql, func(row *wire.DataRow) error {
-		if !seen && row.NumColumns() > 0 {
-			b, _ := row.Column(0)
-			v, seen = string(b), true
-		}
-		return nil
-	}, nil)
+	_, err := c.s.SimpleQueryUntraced(ctx, nil, sql, session.ScalarRow(&v), nil)
 	return v, err
 }
 

@@ -347,7 +347,9 @@ func connectAttempt(ctx context.Context, cfg *Config, h HostConfig, plan tlsPlan
 	c.s.Started(netConn)
 	ok = true
 	if c.checksPooler() {
-		c.detectPooler() // the session's first request: before the checks of attrs
+		// The pooler check (Session.StartPIDCheck): the session's first
+		// request, before the checks of attrs.
+		c.s.StartPIDCheck()
 	}
 	if err := c.checkSessionAttrs(ctx, attrs); err != nil {
 		c.Close()
@@ -381,22 +383,6 @@ func (c *Conn) startTLS(plan tlsPlan) error {
 // pooler at connect: with statement_cache_mode=auto.
 func (c *Conn) checksPooler() bool {
 	return c.cfg.cacheMode == session.CacheAuto || c.cfg.cacheMode == ""
-}
-
-// detectPooler starts, at connect with statement_cache_mode=auto, the
-// check that tells a pooler (Session.StartPIDCheck): the process ID of
-// the session's backend differs from the one BackendKeyData gave (a
-// pooler answers the startup itself). The startup asked it, with its last
-// message when it could; its answer is read behind the startup's
-// ReadyForQuery while the connection is in use, in describe mode until
-// then. A connection of a Pool that found the host behind a pooler
-// before is in describe mode for good (unasked, unless the Pool found it
-// during the startup: the reply is read all the same).
-func (c *Conn) detectPooler() {
-	c.s.StartPIDCheck()
-	if c.s.Proxied.Load() {
-		c.s.ToDescribeMode("")
-	}
 }
 
 // startup runs the session's startup (Session.Startup) with what the

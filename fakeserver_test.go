@@ -37,7 +37,7 @@ func fakeServer(t *testing.T, script func(t *testing.T, c net.Conn)) string {
 
 // fakeDSN is a DSN for a fake server on port, without TLS and with
 // statement_cache_mode=prepare: a script answers no pooler check (see
-// Conn.detectPooler).
+// internal/session/startup_pid.go).
 func fakeDSN(port int) string {
 	return "host=127.0.0.1 port=" + strconv.Itoa(port) + " user=u dbname=d password=fakepw sslmode=disable connect_timeout=10 statement_cache_mode=prepare"
 }
@@ -326,4 +326,27 @@ func testServerCert(t *testing.T) tls.Certificate {
 		t.Error(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// fakeQueryAnswer is a fake server that answers every Query with reply
+// (the messages of one statement's result before its CommandComplete),
+// then "SELECT 1" and ReadyForQuery 'I'. It returns fakeServer's DSN.
+func fakeQueryAnswer(t *testing.T, reply []byte) string {
+	t.Helper()
+	return fakeServer(t, func(t *testing.T, c net.Conn) {
+		if cancel, err := fakeAccept(c); cancel || err != nil {
+			return
+		}
+		for {
+			typ, _, err := wire.ReadFrontendMessage(c, false)
+			if err != nil {
+				return
+			}
+			if typ != wire.MsgQuery {
+				continue
+			}
+			b, _ := wire.AppendCommandComplete(append([]byte(nil), reply...), "SELECT 1")
+			c.Write(wire.AppendReadyForQuery(b, 'I'))
+		}
+	})
 }

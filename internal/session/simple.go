@@ -118,7 +118,10 @@ func (c *Session) readSimple(req *Request, onRow func(*wire.DataRow) error, unse
 			if body == nil {
 				continue
 			}
-			row, err := describedRow(body, cols)
+			row, err := wire.SplitDataRow(body)
+			if err == nil && row.NumColumns() != cols {
+				err = fmt.Errorf("DataRow has %d columns, its RowDescription %d", row.NumColumns(), cols)
+			}
 			handed := onRow != nil && firstErr == nil
 			if err == nil && handed {
 				err = row.Check()
@@ -174,12 +177,16 @@ func (c *Session) refuseCopyIn(extended bool) {
 	c.Writer.flushPastHoldUnlock()
 }
 
-// describedRow splits a DataRow body and checks that the row has the cols
-// columns its RowDescription announced (-1: none came), for readSimple.
-func describedRow(body []byte, cols int) (wire.DataRow, error) {
-	row, err := wire.SplitDataRow(body)
-	if err == nil && row.NumColumns() != cols {
-		err = fmt.Errorf("DataRow has %d columns, its RowDescription %d", row.NumColumns(), cols)
+// ScalarRow returns an onRow function for a simple query that keeps in v
+// the text of the first column of the first row that has one ("" when
+// that value is NULL or no such row comes).
+func ScalarRow(v *string) func(*wire.DataRow) error {
+	seen := false
+	return func(row *wire.DataRow) error {
+		if !seen && row.NumColumns() > 0 {
+			b, _ := row.Column(0)
+			*v, seen = string(b), true
+		}
+		return nil
 	}
-	return row, err
 }

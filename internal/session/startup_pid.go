@@ -70,20 +70,25 @@ func (c *Session) withPIDQuery(msg []byte, err error) ([]byte, error) {
 // right after the startup and before anything else is queued, sending the
 // query when no startup message carried it, and reads that reply in a
 // goroutine, which then sets the statement cache's mode (see the file
-// comment). It does nothing unless the startup was asked to check
-// (StartupConfig.CheckPID).
+// comment). Without the check (StartupConfig.CheckPID: the Pool knew the
+// host behind a pooler), or when the Pool found that meanwhile, the mode
+// is describe for good at once.
 func (c *Session) StartPIDCheck() {
-	if !c.pidCheck.want {
+	c.Wmu.Lock()
+	want := c.pidCheck.want
+	if want && c.Stmts.mode == CachePrepare {
+		c.Stmts.mode, c.pidCheck.provisional = CacheDescribe, true
+	}
+	c.followPoolerLocked()
+	if !want {
+		c.Wmu.Unlock()
 		return
 	}
 	done := make(chan struct{})
 	c.pidCheck.done = done
 	spec := &ReqSpec{oneStmt: true}
-	c.Wmu.Lock()
-	if c.Stmts.mode == CachePrepare {
-		c.Stmts.mode, c.pidCheck.provisional = CacheDescribe, true
-	}
 	var req *Request
+	var err error
 	if c.pidCheck.sent {
 		// Its bytes left with the startup's: nothing is queued before it.
 		req = c.submitLocked(spec)
@@ -91,34 +96,20 @@ func (c *Session) StartPIDCheck() {
 		c.Wmu.Unlock()
 	} else {
 		c.Wmu.Unlock()
-		var err error
 		req, err = c.send(context.Background(), spec, func(buf []byte) ([]byte, error) {
 			return wire.AppendQuery(buf, pidQuery)
 		})
-		if err != nil {
-			c.pidAnswered(0, false)
-			close(done)
-			return
-		}
 	}
 	go func() {
 		defer close(done)
-		var pid uint64
-		known := false
-		_, err := c.readReply(context.Background(), req, func(req *Request) (string, error) {
-			return c.readSimple(req, func(row *wire.DataRow) error {
-				if known || row.NumColumns() == 0 {
-					return nil // a row of no columns says nothing
-				}
-				if v, null := row.Column(0); !null {
-					var err error
-					pid, err = strconv.ParseUint(string(v), 10, 32)
-					known = err == nil
-				}
-				return nil
-			}, false)
-		})
-		c.pidAnswered(uint32(pid), known && err == nil)
+		var v string
+		if err == nil {
+			_, err = c.readReply(context.Background(), req, func(req *Request) (string, error) {
+				return c.readSimple(req, ScalarRow(&v), false)
+			})
+		}
+		pid, perr := strconv.ParseUint(v, 10, 32) // "" (none, or NULL) fails
+		c.pidAnswered(uint32(pid), err == nil && perr == nil)
 	}()
 }
 
