@@ -23,26 +23,18 @@ import (
 	"github.com/pgline/pgline/internal/session"
 )
 
-// flightProxy forwards one server and counts the client's flights: the
-// times the client sends after the server last did (the first send is
-// one). A connect that waits for n answers makes n flights.
-type flightProxy struct {
-	ln net.Listener
-
-	mu      sync.Mutex
-	flights int
-	last    byte // 'c' or 's': who sent last
-}
-
-func newFlightProxy(t *testing.T, target string) *flightProxy {
+// relay listens on loopback and, for each connection accepted, dials
+// target and runs serve with both ends on goroutines of their own; the
+// listener and every connection are closed when the test ends. It
+// returns the address to connect to.
+func relay(t *testing.T, target string, serve func(client, server net.Conn)) (host, port string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := &flightProxy{ln: ln}
-	var conns []net.Conn
 	var mu sync.Mutex
+	var conns []net.Conn
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -57,8 +49,7 @@ func newFlightProxy(t *testing.T, target string) *flightProxy {
 			mu.Lock()
 			conns = append(conns, c, s)
 			mu.Unlock()
-			go fp.pump(s, c, 'c')
-			go fp.pump(c, s, 's')
+			serve(c, s)
 		}
 	}()
 	t.Cleanup(func() {
@@ -68,6 +59,28 @@ func newFlightProxy(t *testing.T, target string) *flightProxy {
 			c.Close()
 		}
 		mu.Unlock()
+	})
+	host, port, _ = net.SplitHostPort(ln.Addr().String())
+	return host, port
+}
+
+// flightProxy forwards one server and counts the client's flights: the
+// times the client sends after the server last did (the first send is
+// one). A connect that waits for n answers makes n flights.
+type flightProxy struct {
+	host, port string
+
+	mu      sync.Mutex
+	flights int
+	last    byte // 'c' or 's': who sent last
+}
+
+func newFlightProxy(t *testing.T, target string) *flightProxy {
+	t.Helper()
+	fp := &flightProxy{}
+	fp.host, fp.port = relay(t, target, func(c, s net.Conn) {
+		go fp.pump(s, c, 'c')
+		go fp.pump(c, s, 's')
 	})
 	return fp
 }
@@ -104,10 +117,7 @@ func (fp *flightProxy) count() int {
 	return n
 }
 
-func (fp *flightProxy) hostPort() (string, string) {
-	h, p, _ := net.SplitHostPort(fp.ln.Addr().String())
-	return h, p
-}
+func (fp *flightProxy) hostPort() (string, string) { return fp.host, fp.port }
 
 // TestConnectNoRoundTripForPoolerCheck: a connect in
 // statement_cache_mode=auto makes as many flights as the startup needs
@@ -214,9 +224,9 @@ func TestPoolerFoundWithoutRoundTrip(t *testing.T) {
 // the first ReadyForQuery of each connection (the startup's) until
 // release is closed: the reply to the pooler check, and everything after.
 type holdProxy struct {
-	ln      net.Listener
-	release chan struct{}
-	once    sync.Once
+	host, port string
+	release    chan struct{}
+	once       sync.Once
 }
 
 // let lets the held bytes go.
@@ -224,56 +234,35 @@ func (hp *holdProxy) let() { hp.once.Do(func() { close(hp.release) }) }
 
 func newHoldProxy(t *testing.T, target string) *holdProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hp := &holdProxy{ln: ln, release: make(chan struct{})}
-	t.Cleanup(func() {
-		hp.let()
-		ln.Close()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() {
-				defer c.Close()
-				var hdr [5]byte
-				for held := false; ; {
-					if _, err := io.ReadFull(s, hdr[:]); err != nil {
-						return
-					}
-					body := make([]byte, binary.BigEndian.Uint32(hdr[1:])-4)
-					if _, err := io.ReadFull(s, body); err != nil {
-						return
-					}
-					if held {
-						<-hp.release
-					}
-					if _, err := c.Write(append(hdr[:], body...)); err != nil {
-						return
-					}
-					held = held || hdr[0] == 'Z'
+	hp := &holdProxy{release: make(chan struct{})}
+	hp.host, hp.port = relay(t, target, func(c, s net.Conn) {
+		go func() { io.Copy(s, c); s.Close() }()
+		go func() {
+			defer c.Close()
+			var hdr [5]byte
+			for held := false; ; {
+				if _, err := io.ReadFull(s, hdr[:]); err != nil {
+					return
 				}
-			}()
-		}
-	}()
+				body := make([]byte, binary.BigEndian.Uint32(hdr[1:])-4)
+				if _, err := io.ReadFull(s, body); err != nil {
+					return
+				}
+				if held {
+					<-hp.release
+				}
+				if _, err := c.Write(append(hdr[:], body...)); err != nil {
+					return
+				}
+				held = held || hdr[0] == 'Z'
+			}
+		}()
+	})
+	t.Cleanup(hp.let) // before relay's cleanup (last in, first run): no pump stays held
 	return hp
 }
 
-func (hp *holdProxy) hostPort() (string, string) {
-	h, p, _ := net.SplitHostPort(hp.ln.Addr().String())
-	return h, p
-}
+func (hp *holdProxy) hostPort() (string, string) { return hp.host, hp.port }
 
 // TestConnectWaitsNotForPoolerCheck: with the server's every byte after
 // the startup's ReadyForQuery held back (the reply to the pooler check

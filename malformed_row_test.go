@@ -3,7 +3,6 @@ package pgline
 import (
 	"encoding/binary"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 
@@ -119,24 +118,9 @@ func TestFakeServerMalformedRowEveryPath(t *testing.T) {
 func TestFakeServerSimpleQueryRowColumnCount(t *testing.T) {
 	fields := []wire.FieldDescription{{Name: "pg_backend_pid", DataTypeOID: 23, DataTypeSize: 4}}
 	three := []byte{0, 3, 0, 0, 0, 2, '4', '2', 0, 0, 0, 1, '7', 0xFF, 0xFF, 0xFF, 0xFF}
-	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
-		if cancel, err := fakeAccept(c); cancel || err != nil {
-			return
-		}
-		for {
-			typ, _, err := wire.ReadFrontendMessage(c, false)
-			if err != nil {
-				return
-			}
-			if typ != wire.MsgQuery {
-				continue
-			}
-			b, _ := wire.AppendRowDescription(nil, fields)
-			b = append(b, rawMsg('D', uint32(4+len(three)), three)...)
-			b, _ = wire.AppendCommandComplete(b, "SELECT 1")
-			c.Write(wire.AppendReadyForQuery(b, 'I'))
-		}
-	})
+	reply, _ := wire.AppendRowDescription(nil, fields)
+	reply = append(reply, rawMsg('D', uint32(4+len(three)), three)...)
+	dsn := fakeQueryAnswer(t, reply)
 	t.Run("PoolerCheckAtConnect", func(t *testing.T) {
 		// The check's reply is read once the connect has returned: its
 		// failure closes the connection, and says why to the next call.
@@ -174,24 +158,8 @@ func TestFakeServerSimpleQueryRowColumnCount(t *testing.T) {
 // a direct server; the reading must not index a column the row lacks (it
 // runs in a goroutine of its own, where a panic would end the program).
 func TestFakeServerPoolerCheckNoColumns(t *testing.T) {
-	dsn := fakeServer(t, func(t *testing.T, c net.Conn) {
-		if cancel, err := fakeAccept(c); cancel || err != nil {
-			return
-		}
-		for {
-			typ, _, err := wire.ReadFrontendMessage(c, false)
-			if err != nil {
-				return
-			}
-			if typ != wire.MsgQuery {
-				continue
-			}
-			b, _ := wire.AppendRowDescription(nil, nil)
-			b = append(b, rawMsg('D', 6, []byte{0, 0})...)
-			b, _ = wire.AppendCommandComplete(b, "SELECT 1")
-			c.Write(wire.AppendReadyForQuery(b, 'I'))
-		}
-	})
+	reply, _ := wire.AppendRowDescription(nil, nil)
+	dsn := fakeQueryAnswer(t, append(reply, rawMsg('D', 6, []byte{0, 0})...))
 	auto := strings.Replace(dsn, "statement_cache_mode=prepare", "statement_cache_mode=auto", 1)
 	c, err := Connect(testCtx(t), auto)
 	if err != nil {
