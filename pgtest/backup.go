@@ -166,13 +166,7 @@ func copyDataDir(src, dst string, owner *account) error {
 			} else if err != nil {
 				return err
 			}
-			if err := os.Mkdir(target, info.Mode().Perm()); err != nil {
-				return err
-			}
-			if err := os.Chmod(target, info.Mode().Perm()); err != nil { // past the umask
-				return err
-			}
-			if err := owner.chown(target); err != nil {
+			if err := makeDir(target, info.Mode().Perm(), owner); err != nil {
 				return err
 			}
 			if copyEmpty[rel] {
@@ -198,7 +192,8 @@ func copyDataDir(src, dst string, owner *account) error {
 	return copyLiveFile(filepath.Join(src, filepath.FromSlash(controlFile)), filepath.Join(dst, filepath.FromSlash(controlFile)), owner)
 }
 
-// makeDir makes the directory path with mode perm, given to owner.
+// makeDir makes the directory path with mode perm (past the umask),
+// given to owner.
 func makeDir(path string, perm fs.FileMode, owner *account) error {
 	if err := os.Mkdir(path, perm); err != nil {
 		return err
