@@ -433,13 +433,18 @@ func (pc *PoolConn) Release() {
 	defer pc.pc.Release() // also when AfterConnect panics
 	if c := pc.Conn; !c.IsClosed() && c.TxStatus() == 'I' {
 		// The connect's pooler check is the connection's own request,
-		// not a use left in flight: its answer comes first.
-		wait := time.NewTimer(resetTimeout)
+		// not a use left in flight: its answer comes first (no timer
+		// when it came long ago, as it nearly always has).
 		select {
 		case <-c.s.PIDChecked():
-		case <-wait.C:
+		default:
+			wait := time.NewTimer(resetTimeout)
+			select {
+			case <-c.s.PIDChecked():
+			case <-wait.C:
+			}
+			wait.Stop()
 		}
-		wait.Stop()
 		if c.s.Busy() {
 			c.Close()
 		} else {
