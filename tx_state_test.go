@@ -70,7 +70,12 @@ func TestAbandonedBeginIsRolledBack(t *testing.T) {
 		slow <- err
 	}()
 	if waitActivity(t, mon, 10*time.Second, "pid = $1 AND state = 'active' AND query = $2", int32(c.PID()), "SELECT pg_sleep(1)") == 0 {
-		t.Fatalf("session %d never ran SELECT pg_sleep(1)", c.PID())
+		select {
+		case err := <-slow:
+			t.Fatalf("session %d never seen running SELECT pg_sleep(1), which returned %v", c.PID(), err)
+		default:
+			t.Fatalf("session %d never seen running SELECT pg_sleep(1), still waiting for it", c.PID())
+		}
 	}
 	bctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
