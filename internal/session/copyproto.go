@@ -20,10 +20,9 @@ import (
 // COPY's own is queued until release, not even from the transaction the
 // COPY runs in (its other goroutines wait too).
 type CopyHold struct {
-	c        *Session
-	H        Holder  // the COPY's hold; its requests are sent for it
-	prev     *Holder // the holder before (its transaction's), restored by release
-	prevFree chan struct{}
+	c    *Session
+	H    Holder  // the COPY's hold; its requests are sent for it
+	prev *Holder // the holder before (its transaction's), restored by release
 	// kept: the COPY's request was abandoned while it waited for its
 	// turn; whoever drains its reply releases the hold (see waitTurn).
 	kept bool
@@ -57,14 +56,14 @@ func (h *CopyHold) waitTurn(ctx context.Context, req *Request) error {
 func (c *Session) HoldForCopy(ctx context.Context, owner *Holder) (*CopyHold, error) {
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()
-	if err := c.gateLocked(ctx, owner); err != nil {
+	if err := c.takeGateLocked(ctx, owner); err != nil {
 		return nil, NotSent(err)
 	}
 	h := &CopyHold{c: c}
 	if owner != nil {
 		h.H.Block = owner.Block // a given-up COPY dooms its transaction
 	}
-	h.prev, h.prevFree = c.gate.takeLocked(&h.H)
+	h.prev = c.gate.takeLocked(&h.H)
 	return h, nil
 }
 
@@ -80,7 +79,7 @@ func (h *CopyHold) Release() {
 func (h *CopyHold) releaseNow() {
 	c := h.c
 	c.Wmu.Lock()
-	c.gate.releaseLocked(h.prev, h.prevFree)
+	c.gate.releaseLocked(h.prev)
 	if h.prev != nil && h.prev.endOnRelease {
 		// The transaction ended while its COPY ran (Tx.end): end it on
 		// the server too before anyone else may use the connection.

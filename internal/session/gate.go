@@ -19,12 +19,24 @@ import (
 //     it back when it ends.
 //
 // Every request is sent on behalf of a holder (nil: nobody's, outside a
-// transaction) and passes the gate in gateLocked.
+// transaction) and passes the gate in gateLocked; a holder takes it after
+// passing it in takeGateLocked.
+//
+// The gate is fair to those who waited: the goroutines a release wakes
+// all look at the gate again before anyone takes it next. Without that, a
+// goroutine that runs COPY after COPY (or Begin after Commit) would take
+// the gate back each time before the goroutines it woke were scheduled,
+// and their statements would wait for as long as it went on.
 
 // gate is the connection's gate. Its fields are guarded by Session.Wmu.
 type gate struct {
-	holder *Holder       // nil when free
-	free   chan struct{} // closed when holder lets go
+	holder *Holder // nil when free
+	// waking counts the goroutines that a release woke and that have not
+	// looked at the gate again yet; takeGateLocked waits for them, on
+	// woken (made by the first taker that waits, closed when waking
+	// drops to zero).
+	waking int
+	woken  chan struct{}
 }
 
 // Holder is one holder of the gate: a transaction (Tx.h, of the outermost
@@ -55,6 +67,11 @@ type Holder struct {
 	// lastSeq is the seq of the holder's request queued last. Guarded by
 	// Session.Wmu.
 	lastSeq uint64
+	// While the holder holds the gate: free is closed when it lets go,
+	// and waiting counts the goroutines blocked on free. Guarded by
+	// Session.Wmu.
+	free    chan struct{}
+	waiting int
 }
 
 // notePathLocked records that a statement that may change search_path
@@ -83,44 +100,93 @@ func (h *Holder) doom() {
 }
 
 // takeLocked gives the gate to h; the caller holds wmu and has passed the
-// gate (gateLocked) as h's predecessor, if any. It returns the holder and
-// free channel it replaces, for a holder that gives the gate back.
-func (g *gate) takeLocked(h *Holder) (prev *Holder, prevFree chan struct{}) {
-	prev, prevFree = g.holder, g.free
-	g.holder, g.free = h, make(chan struct{})
-	return prev, prevFree
+// gate as h's predecessor, if any (takeGateLocked). It returns the holder
+// it replaces, for a holder that gives the gate back.
+func (g *gate) takeLocked(h *Holder) (prev *Holder) {
+	prev = g.holder
+	h.free, h.waiting = make(chan struct{}), 0
+	g.holder = h
+	return prev
 }
 
 // releaseLocked gives the gate to prev (nil: everyone), as takeLocked
-// returned, and wakes the goroutines waiting at it. The caller holds wmu.
-func (g *gate) releaseLocked(prev *Holder, prevFree chan struct{}) {
-	free := g.free
-	g.holder, g.free = prev, prevFree
-	close(free)
+// returned, and wakes the goroutines waiting at it: until each has looked
+// at the gate again, no one takes it (see takeGateLocked). The caller
+// holds wmu.
+func (g *gate) releaseLocked(prev *Holder) {
+	h := g.holder
+	g.holder = prev
+	g.waking += h.waiting
+	h.waiting = 0
+	close(h.free)
 }
 
 // gateLocked waits, with wmu held, until requests of owner may be queued:
 // while the gate is held, only its holder's may.
 func (c *Session) gateLocked(ctx context.Context, owner *Holder) error {
-	for c.gate.holder != nil && c.gate.holder != owner && !c.closed.Load() {
-		free := c.gate.free
+	return c.passGateLocked(ctx, owner, false)
+}
+
+// takeGateLocked is gateLocked for a holder about to take the gate
+// (takeLocked) after owner: it also waits until the goroutines the last
+// release woke have looked at the gate again.
+func (c *Session) takeGateLocked(ctx context.Context, owner *Holder) error {
+	return c.passGateLocked(ctx, owner, true)
+}
+
+// passGateLocked is gateLocked, and takeGateLocked when take is set.
+func (c *Session) passGateLocked(ctx context.Context, owner *Holder, take bool) error {
+	g := &c.gate
+	for !c.closed.Load() {
+		var on *Holder // the holder waited for, if any
+		var wait chan struct{}
+		switch {
+		case g.holder != nil && g.holder != owner:
+			on, wait = g.holder, g.holder.free
+			on.waiting++
+		case take && g.waking > 0:
+			if g.woken == nil {
+				g.woken = make(chan struct{})
+			}
+			wait = g.woken
+		default:
+			if owner != nil && owner.closing {
+				return APIErrors.TxClosed
+			}
+			return nil
+		}
 		c.Wmu.Unlock()
+		var err error
 		select {
-		case <-free:
+		case <-wait:
 		case <-c.dead:
 		case <-ctx.Done():
-			c.Wmu.Lock()
-			return ctx.Err()
+			err = ctx.Err()
 		}
 		c.Wmu.Lock()
+		if on != nil {
+			g.lookedLocked(on)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if c.closed.Load() {
-		return c.closedErr()
+	return c.closedErr()
+}
+
+// lookedLocked records that a goroutine that waited for h to let go of
+// the gate looks at it again (or gives up). The caller holds wmu.
+func (g *gate) lookedLocked(h *Holder) {
+	select {
+	case <-h.free: // woken by releaseLocked, which counted it in waking
+		g.waking--
+		if g.waking == 0 && g.woken != nil {
+			close(g.woken)
+			g.woken = nil
+		}
+	default:
+		h.waiting--
 	}
-	if owner != nil && owner.closing {
-		return APIErrors.TxClosed
-	}
-	return nil
 }
 
 // Settle waits until every request sent for h has been handed on (its
@@ -151,7 +217,7 @@ func (c *Session) Settle(ctx context.Context, h *Holder) error {
 func (c *Session) HoldBlock(ctx context.Context, h *Holder) error {
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()
-	if err := c.gateLocked(ctx, nil); err != nil {
+	if err := c.takeGateLocked(ctx, nil); err != nil {
 		return NotSent(err)
 	}
 	c.gate.takeLocked(h) // nobody held it: nothing to give back
@@ -215,5 +281,5 @@ func (c *Session) endTxLocked(rollback bool) {
 		c.sendDetachedUnlock("ROLLBACK")
 		c.Wmu.Lock()
 	}
-	c.gate.releaseLocked(nil, nil) // everyone may use the connection again
+	c.gate.releaseLocked(nil) // everyone may use the connection again
 }
