@@ -63,24 +63,34 @@ func TestAbandonedBeginIsRolledBack(t *testing.T) {
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS begin_abandoned; CREATE TABLE begin_abandoned (x int)"); err != nil {
 		t.Fatal(err)
 	}
-	mon := connect(t, srv.DSN()) // before the 1 s statement starts
+	// The statement ahead of the BEGIN waits for a lock mon holds, for as
+	// long as the test needs (a pg_sleep could end before a loaded
+	// machine's poll of pg_stat_activity saw it running).
+	mon := connect(t, srv.DSN())
+	const lockSQL = "SELECT pg_advisory_xact_lock(590059)"
+	if _, err := mon.Exec(ctx, "SELECT pg_advisory_lock(590059)"); err != nil {
+		t.Fatal(err)
+	}
 	slow := make(chan error, 1)
 	go func() {
-		_, err := c.Exec(ctx, "SELECT pg_sleep(1)")
+		_, err := c.Exec(ctx, lockSQL)
 		slow <- err
 	}()
-	if waitActivity(t, mon, 10*time.Second, "pid = $1 AND state = 'active' AND query = $2", int32(c.PID()), "SELECT pg_sleep(1)") == 0 {
+	if waitActivity(t, mon, 10*time.Second, "pid = $1 AND state = 'active' AND query = $2", int32(c.PID()), lockSQL) == 0 {
 		select {
 		case err := <-slow:
-			t.Fatalf("session %d never seen running SELECT pg_sleep(1), which returned %v", c.PID(), err)
+			t.Fatalf("session %d never seen waiting for the lock, and its statement returned %v", c.PID(), err)
 		default:
-			t.Fatalf("session %d never seen running SELECT pg_sleep(1), still waiting for it", c.PID())
+			t.Fatalf("session %d never seen waiting for the lock", c.PID())
 		}
 	}
 	bctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	if _, err := c.Begin(bctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Begin: %v, want a deadline error", err)
+	}
+	if _, err := mon.Exec(ctx, "SELECT pg_advisory_unlock(590059)"); err != nil {
+		t.Fatal(err)
 	}
 	if err := <-slow; err != nil {
 		t.Fatal(err)
