@@ -114,7 +114,10 @@ func TestRowsCtxEndsWhileIterating(t *testing.T) {
 				}
 				returned := time.Now()
 				if n == 20000 {
-					if err := rows.Err(); err != nil {
+					// The ctx may end, on a loaded machine, only after the
+					// last row: then Next stops at the reply's end with
+					// the ctx's error, as it must once the ctx has ended.
+					if err := rows.Err(); err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 						t.Fatalf("round %d: all rows, then %v", round, err)
 					}
 				} else if !errors.Is(rows.Err(), context.Canceled) {
