@@ -64,7 +64,8 @@ import (
 // with jittered exponential backoff (10ms doubling up to 1s), and a call
 // whose ctx has a deadline waits for it; a call without one, or a host
 // refusing the session (a wrong password, an unknown database), gets the
-// error at once. A connection attempt the Pool makes gives up after
+// error at once: while the next attempt waits out its backoff, the last
+// attempt's. A connection attempt the Pool makes gives up after
 // connect_timeout, or after 10s when it is not set, so that a host that
 // accepts connections but never answers does not hold a slot.
 //

@@ -69,10 +69,11 @@ func takeRun(t *testing.T, d time.Duration, what string, body func()) {
 }
 
 // takeProxy is a proxy to the test server that refuses connections
-// (accepts and closes them at once) while down.
+// (accepts and closes them at once) while down, counting them.
 type takeProxy struct {
 	*testProxy
-	up atomic.Bool
+	up      atomic.Bool
+	refused atomic.Int64
 }
 
 func newTakeProxy(t *testing.T) *takeProxy {
@@ -80,6 +81,7 @@ func newTakeProxy(t *testing.T) *takeProxy {
 	px := &takeProxy{}
 	px.testProxy = newTestProxy(t, srv.Addr, func(_ int, c net.Conn) bool {
 		if !px.up.Load() {
+			px.refused.Add(1)
 			c.Close()
 			return false
 		}
@@ -88,33 +90,64 @@ func newTakeProxy(t *testing.T) *takeProxy {
 	return px
 }
 
-// Unreachable host: an Acquire without deadline arriving while one with
-// a (long) deadline waits for the host must still get its error at once
-// (the doc: "a call without one ... gets the error at once").
+// A host that refuses connections: a call without a deadline, arriving
+// while one with a (long) deadline waits for the host and the Pool's next
+// attempt waits out its backoff, gets the last attempt's error at once,
+// without waiting for that attempt (the doc: "a call without one ... gets
+// the error at once"); an Acquire and a statement alike.
 func TestPoolTakerNoDeadlineBehindDeadline(t *testing.T) {
 	t.Parallel() // mostly waits (see ownClusters)
-	p := takePool(t, srv.DSN("port="+strconv.Itoa(closedPort(t)), "pool_max_conns=2"))
+	px := newTakeProxy(t)
+	p := takePool(t, srv.DSN("host=127.0.0.1", "port="+px.port(), "pool_max_conns=2"))
 	longDone := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		_, err := p.Acquire(ctx)
 		longDone <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // its first attempt has failed; it waits
+	// Six attempts failed: the backoff is now 160 ms to 1 s, the window
+	// in which the calls below must not wait for the next attempt.
+	if !waitFor(t, 5*time.Second, func() (bool, error) { return px.refused.Load() >= 6, nil }) {
+		t.Fatalf("%d attempts refused in 5 s", px.refused.Load())
+	}
 	t.Logf("while the deadline caller waits: %+v", p.Stat())
-	takeRun(t, 10*time.Second, "no-deadline Acquire behind a deadline one", func() {
-		start := time.Now()
-		_, err := p.Acquire(context.Background())
-		d := time.Since(start)
-		if err == nil {
-			t.Error("Acquire succeeded")
-		}
-		if d > time.Second {
-			t.Errorf("Acquire without deadline, behind one with a 4s deadline, took %v (err %v); want its error at once", d, err)
-		}
-	})
-	<-longDone
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"Acquire", func() error { _, err := p.Acquire(context.Background()); return err }},
+		{"Exec", func() error { _, err := p.Exec(context.Background(), "SELECT 1"); return err }},
+	}
+	for _, c := range calls {
+		takeRun(t, 10*time.Second, c.name+" without deadline behind a deadline one", func() {
+			// An attempt the Pool started meanwhile (its backoff
+			// ended as the call began) would count, so a second try.
+			for try := 0; ; try++ {
+				before := px.refused.Load()
+				start := time.Now()
+				err := c.call()
+				d := time.Since(start)
+				if err == nil {
+					t.Errorf("%s succeeded", c.name)
+					return
+				}
+				if !SafeToRetry(err) {
+					t.Errorf("%s: %v, want an error saying nothing was sent (SafeToRetry)", c.name, err)
+				}
+				if px.refused.Load() == before {
+					return
+				}
+				if try == 1 {
+					t.Errorf("%s without deadline waited %v for the Pool's next attempt (err %v); want the last attempt's error at once", c.name, d, err)
+					return
+				}
+			}
+		})
+	}
+	if err := <-longDone; err == nil {
+		t.Error("the Acquire with a deadline succeeded")
+	}
 }
 
 // The host comes back while Acquire/Begin (with a deadline) wait for

@@ -260,6 +260,20 @@ func (p *Host) openFailedLocked(err error) {
 	}
 }
 
+// backoffErrLocked is the error that a call which does not wait for the
+// host (waitsForHost) gets at once, instead of a connection or a place
+// in line, while the next connection attempt waits out its backoff: the
+// failure of the last attempt. Nil when the host is not in backoff, for a
+// call that waits, and on a Set of several hosts (a host down there is
+// routed around, see hostDownLocked).
+func (p *Host) backoffErrLocked(ctx context.Context) error {
+	if p.multi || p.failures == 0 || p.lastErr == nil || !time.Now().Before(p.nextOpen) ||
+		p.cfg.waitsForHost(ctx, p.lastErr) {
+		return nil
+	}
+	return p.cfg.NotSent(p.lastErr)
+}
+
 // upAgainLocked notes a connection made: when the host was marked down,
 // a role check soon says what it is now.
 func (p *Host) upAgainLocked() {

@@ -139,7 +139,16 @@ func (p *Host) takeUntraced(ctx context.Context) (pc *Conn, check bool, err erro
 				// statements elsewhere (a look costs a system call).
 				return pc, p.st.IdleCheck != NoLimit, nil
 			}
-			reserved = p.reserveOpenLocked()
+		}
+		if !reserved && p.totalLocked() < p.st.MaxConns {
+			// What this call would wait for is the host, not a
+			// connection to be freed.
+			if err := p.backoffErrLocked(ctx); err != nil {
+				return nil, false, err
+			}
+			if p.takeLine.head == nil {
+				reserved = p.reserveOpenLocked()
+			}
 		}
 		if reserved {
 			wait := time.Until(p.nextOpen)
