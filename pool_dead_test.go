@@ -321,11 +321,14 @@ func testPoolTerminatedUnderLoad(t *testing.T) {
 				return fmt.Errorf("Exec: %w", err)
 			}
 		case 2:
+			// Late when Begin began after the sessions had ended: one
+			// that began before may have had its connection looked at,
+			// and found alive, before the kill.
+			late := gone.Load()
 			tx, err := p.Begin(ctx)
 			if err != nil {
 				return fmt.Errorf("Begin: %w", err)
 			}
-			late := gone.Load()
 			var v int
 			if err := tx.QueryRow(ctx, "SELECT $1::int", i).Scan(&v); err != nil {
 				tx.Rollback(ctx)
@@ -338,11 +341,11 @@ func testPoolTerminatedUnderLoad(t *testing.T) {
 				return &heldConnError{fmt.Errorf("Commit: %w", err), late}
 			}
 		case 3:
+			late := gone.Load() // as for Begin
 			pc, err := p.Acquire(ctx)
 			if err != nil {
 				return fmt.Errorf("Acquire: %w", err)
 			}
-			late := gone.Load()
 			defer pc.Release()
 			var v int
 			if err := pc.QueryRow(ctx, "SELECT $1::int", i).Scan(&v); err != nil {
