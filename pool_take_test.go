@@ -6,6 +6,7 @@ package pgline
 
 import (
 	"context"
+	"errors"
 	"net"
 	"runtime/pprof"
 	"strconv"
@@ -144,6 +145,15 @@ func TestPoolTakerNoDeadlineBehindDeadline(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A call whose ctx has ended gets its ctx's error, not the host's.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Exec(ended, "SELECT 1"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Exec with an ended ctx: %v, want context.Canceled", err)
+	}
+	if _, err := p.Acquire(ended); !errors.Is(err, context.Canceled) {
+		t.Errorf("Acquire with an ended ctx: %v, want context.Canceled", err)
 	}
 	if err := <-longDone; err == nil {
 		t.Error("the Acquire with a deadline succeeded")

@@ -261,14 +261,17 @@ func (p *Host) openFailedLocked(err error) {
 }
 
 // backoffErrLocked is the error that a call which does not wait for the
-// host (waitsForHost) gets at once, instead of a connection or a place
-// in line, while the next connection attempt waits out its backoff: the
-// failure of the last attempt. Nil when the host is not in backoff, for a
-// call that waits, and on a Set of several hosts (a host down there is
-// routed around, see hostDownLocked).
+// host (waitsForHost) gets at once, instead of a place in line, while no
+// connection to the host is open and the next attempt waits out its
+// backoff: the last attempt's failure, not sent. Nil otherwise: for a call
+// that waits, or whose ctx has ended (its own error says so); while a
+// connection is open (it may be freed for the call); on a Set of several
+// hosts (a host down there is routed around, see hostDownLocked).
 func (p *Host) backoffErrLocked(ctx context.Context) error {
-	if p.multi || p.failures == 0 || p.lastErr == nil || !time.Now().Before(p.nextOpen) ||
-		p.cfg.waitsForHost(ctx, p.lastErr) {
+	switch {
+	case p.multi, p.failures == 0, p.lastErr == nil, ctxEnded(ctx) != nil,
+		len(p.conns) > 0, p.held > p.takeOpens, // a connection is open
+		!time.Now().Before(p.nextOpen), p.cfg.waitsForHost(ctx, p.lastErr):
 		return nil
 	}
 	return p.cfg.NotSent(p.lastErr)

@@ -120,11 +120,9 @@ func (p *Host) route(ctx context.Context, rows bool) (pc *Conn, check bool, err 
 			return pc, check, nil
 		}
 		// pickLocked opened a connection if the pool may grow.
-		if len(p.conns) == 0 {
-			if err := p.backoffErrLocked(ctx); err != nil {
-				p.mu.Unlock()
-				return nil, false, err
-			}
+		if err := p.backoffErrLocked(ctx); err != nil {
+			p.mu.Unlock()
+			return nil, false, err
 		}
 	} else {
 		p.openForWaitersLocked()

@@ -140,9 +140,7 @@ func (p *Host) takeUntraced(ctx context.Context) (pc *Conn, check bool, err erro
 				return pc, p.st.IdleCheck != NoLimit, nil
 			}
 		}
-		if !reserved && p.totalLocked() < p.st.MaxConns {
-			// What this call would wait for is the host, not a
-			// connection to be freed.
+		if !reserved {
 			if err := p.backoffErrLocked(ctx); err != nil {
 				return nil, false, err
 			}
