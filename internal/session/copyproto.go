@@ -56,14 +56,15 @@ func (h *CopyHold) waitTurn(ctx context.Context, req *Request) error {
 func (c *Session) HoldForCopy(ctx context.Context, owner *Holder) (*CopyHold, error) {
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()
-	if err := c.takeGateLocked(ctx, owner); err != nil {
-		return nil, NotSent(err)
-	}
 	h := &CopyHold{c: c}
 	if owner != nil {
 		h.H.Block = owner.Block // a given-up COPY dooms its transaction
 	}
-	h.prev = c.gate.takeLocked(&h.H)
+	prev, err := c.takeGateLocked(ctx, owner, &h.H)
+	if err != nil {
+		return nil, NotSent(err)
+	}
+	h.prev = prev
 	return h, nil
 }
 

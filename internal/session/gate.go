@@ -19,8 +19,8 @@ import (
 //     it back when it ends.
 //
 // Every request is sent on behalf of a holder (nil: nobody's, outside a
-// transaction) and passes the gate in gateLocked; a holder takes it after
-// passing it in takeGateLocked.
+// transaction) and passes the gate in gateLocked; a holder passes and
+// takes it in takeGateLocked.
 //
 // The gate is fair to those who waited: the goroutines a release wakes
 // all look at the gate again before anyone takes it next. Without that, a
@@ -99,17 +99,7 @@ func (h *Holder) doom() {
 	}
 }
 
-// takeLocked gives the gate to h; the caller holds wmu and has passed the
-// gate as h's predecessor, if any (takeGateLocked). It returns the holder
-// it replaces, for a holder that gives the gate back.
-func (g *gate) takeLocked(h *Holder) (prev *Holder) {
-	prev = g.holder
-	h.free, h.waiting = make(chan struct{}), 0
-	g.holder = h
-	return prev
-}
-
-// releaseLocked gives the gate to prev (nil: everyone), as takeLocked
+// releaseLocked gives the gate to prev (nil: everyone), as takeGateLocked
 // returned, and wakes the goroutines waiting at it: until each has looked
 // at the gate again, no one takes it (see takeGateLocked). The caller
 // holds wmu.
@@ -127,11 +117,19 @@ func (c *Session) gateLocked(ctx context.Context, owner *Holder) error {
 	return c.passGateLocked(ctx, owner, false)
 }
 
-// takeGateLocked is gateLocked for a holder about to take the gate
-// (takeLocked) after owner: it also waits until the goroutines the last
-// release woke have looked at the gate again.
-func (c *Session) takeGateLocked(ctx context.Context, owner *Holder) error {
-	return c.passGateLocked(ctx, owner, true)
+// takeGateLocked waits, as gateLocked, until h may follow owner (nil: no
+// transaction) and also until the goroutines the last release woke have
+// looked at the gate again; then gives the gate to h. It returns the
+// holder h replaces, for h's release to give the gate back to. The caller
+// holds wmu; a ctx that ends first leaves the gate untaken.
+func (c *Session) takeGateLocked(ctx context.Context, owner, h *Holder) (prev *Holder, err error) {
+	if err := c.passGateLocked(ctx, owner, true); err != nil {
+		return nil, err
+	}
+	prev = c.gate.holder
+	h.free, h.waiting = make(chan struct{}), 0
+	c.gate.holder = h
+	return prev, nil
 }
 
 // passGateLocked is gateLocked, and takeGateLocked when take is set.
@@ -217,10 +215,9 @@ func (c *Session) Settle(ctx context.Context, h *Holder) error {
 func (c *Session) HoldBlock(ctx context.Context, h *Holder) error {
 	c.Wmu.Lock()
 	defer c.Wmu.Unlock()
-	if err := c.takeGateLocked(ctx, nil); err != nil {
+	if _, err := c.takeGateLocked(ctx, nil, h); err != nil { // nobody held it: nothing to give back
 		return NotSent(err)
 	}
-	c.gate.takeLocked(h) // nobody held it: nothing to give back
 	return nil
 }
 
