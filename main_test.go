@@ -178,17 +178,24 @@ func testCtx(t *testing.T) context.Context {
 // CancelTimeout is d, closed when the test ends.
 func connectCancelTimeout(t *testing.T, d time.Duration) *Conn {
 	t.Helper()
-	cfg, err := ParseConfig(srv.DSN())
+	return connectConfig(t, srv.DSN(), func(cfg *Config) { cfg.CancelTimeout = d })
+}
+
+// connectConfig opens a connection to dsn with its Config changed by set
+// (a Tracer, a TypeMap...), settled, and closes it when the test ends.
+func connectConfig(t *testing.T, dsn string, set func(*Config)) *Conn {
+	t.Helper()
+	cfg, err := ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.CancelTimeout = d
+	set(cfg)
 	c, err := ConnectConfig(testCtx(t), cfg)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c
+	return settled(c)
 }
 
 // connect opens a connection to dsn and closes it when the test ends.

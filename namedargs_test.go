@@ -270,18 +270,9 @@ func TestNamedArgsConnTxPool(t *testing.T) {
 
 // TestNamedArgsTraced: a Tracer sees the statement as sent.
 func TestNamedArgsTraced(t *testing.T) {
-	cfg, err := ParseConfig(srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
 	tr := &recordingTracer{}
-	cfg.Tracer = tr
+	c := connectConfig(t, srv.DSN(), func(cfg *Config) { cfg.Tracer = tr })
 	ctx := testCtx(t)
-	c, err := ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	var v int
 	if err := c.QueryRow(ctx, "SELECT @a::int", NamedArgs{"a": 7}).Scan(&v); err != nil || v != 7 {
 		t.Fatalf("%d, %v", v, err)

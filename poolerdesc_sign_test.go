@@ -209,18 +209,9 @@ func TestPoolerSignDeallocateConcurrent(t *testing.T) {
 	for _, capacity := range []int{3, 512} {
 		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
 			tr := &poolerTracer{}
-			cfg, err := ParseConfig(srv.DSN(fmt.Sprintf("statement_cache_capacity=%d", capacity)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Tracer = tr
+			// Settled: prepare mode, as the loops below expect.
+			c := connectConfig(t, srv.DSN(fmt.Sprintf("statement_cache_capacity=%d", capacity)), func(cfg *Config) { cfg.Tracer = tr })
 			ctx := testCtx(t)
-			c, err := ConnectConfig(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			settled(c) // prepare mode, as the loops below expect
 			deadline := time.Now().Add(2 * time.Second)
 			var wg sync.WaitGroup
 			for g := range 6 {

@@ -26,17 +26,8 @@ func TestConfigTypeMap(t *testing.T) {
 	if err := m.RegisterEnum("tm_mood", uint32(oid), uint32(arr)); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ParseConfig(srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.TypeMap = m
+	c := connectConfig(t, srv.DSN(), func(cfg *Config) { cfg.TypeMap = m })
 	ctx := testCtx(t)
-	c, err := ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	var moods []string
 	if err := c.QueryRow(ctx, "SELECT $1::tm_mood[]", []string{"happy", "sad"}).Scan(&moods); err != nil {
 		t.Fatal(err)
