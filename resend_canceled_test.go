@@ -288,13 +288,15 @@ func TestResendNotInRawTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	aDone := startAbandonedBehind(t, c, 2)
-	time.Sleep(3 * time.Millisecond)
 	begun := make(chan error, 1)
 	go func() {
 		_, err := c.Exec(ctx, "BEGIN")
 		begun <- err
 	}()
-	time.Sleep(3 * time.Millisecond)
+	// BEGIN queued behind A before B (a sleep was not enough on a loaded
+	// machine: B queued first ran outside the transaction, and was rightly
+	// sent again).
+	waitQueued(t, c, 2)
 	_, bErr := c.Exec(ctx, b)
 	t.Logf("A: %v; BEGIN: %v; B: %v; status %c", <-aDone, <-begun, bErr, c.TxStatus())
 	_, endErr := c.Exec(ctx, "ROLLBACK")
