@@ -64,11 +64,12 @@ func TestCopyCtx_EndsWhileQueued(t *testing.T) {
 		for round := 0; round < 3; round++ {
 			var wg sync.WaitGroup
 			wg.Add(1)
+			base := queuedRequests(c)
 			go func() {
 				defer wg.Done()
 				c.Exec(ctx, "SELECT pg_sleep(0.4)")
 			}()
-			time.Sleep(30 * time.Millisecond)
+			waitQueued(t, c, base+1) // the COPY waits behind it
 			cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 			start := time.Now()
 			err := run(cctx)

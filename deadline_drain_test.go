@@ -25,21 +25,6 @@ func effectsTable(t *testing.T, c *Conn, name string) {
 	}
 }
 
-// startAbandoned makes a driver CancelRequest happen while later requests
-// are queued: A holds the head running pg_sleep(0.5), its ctx ends at 30ms,
-// the drain cancels A after cancel_grace. A runs in a goroutine; the
-// channel returned receives A's error. The caller queues B right after.
-func startAbandoned(t *testing.T, c *Conn) chan error {
-	done := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-		defer cancel()
-		_, err := c.Exec(ctx, "SELECT pg_sleep(0.5) /* A */")
-		done <- err
-	}()
-	return done
-}
-
 // drainReplyMBs are the sizes of A's reply in
 // TestDrainNoCancelAfterServerEnded, in MB.
 var drainReplyMBs = []int{1, 2, 4}
@@ -134,15 +119,15 @@ func TestDrainNoCancelAfterServerEnded(t *testing.T) {
 func TestDrainOwnStatementTimeoutNotOthers(t *testing.T) {
 	for _, kind := range []string{"Exec-simple", "Exec-args", "QueryRow", "Batch"} {
 		t.Run(kind, func(t *testing.T) {
-			c := connect(t, srv.DSN())
+			c := connect(t, srv.DSN()+" cancel_grace=20ms") // A cancelled soon after its caller left
 			ctx := testCtx(t)
 			if _, err := c.Exec(ctx, "SET statement_timeout = '400ms'"); err != nil {
 				t.Fatal(err)
 			}
 			c.Prepare(ctx, "SELECT pg_sleep($1::float8)")
-			aDone := startAbandoned(t, c)
-			time.Sleep(5 * time.Millisecond)
-			start := time.Now()
+			aDone := startAbandonedBehind(t, c, 1) // given up once B is queued
+			aEnded := make(chan time.Time, 1)
+			go func() { <-aDone; aEnded <- time.Now() }()
 			var err error
 			switch kind {
 			case "Exec-simple":
@@ -158,14 +143,18 @@ func TestDrainOwnStatementTimeoutNotOthers(t *testing.T) {
 				_, err = br.Exec()
 				br.Close()
 			}
-			<-aDone
-			d := time.Since(start)
-			t.Logf("%s: err=%v ErrCanceledByOther=%v after %v", kind, err, errors.Is(err, ErrCanceledByOther), d)
+			bEnded := time.Now()
+			// B runs once A's drain has ended (after at most cancel_grace, 20 ms):
+			// B sent again after its own timeout would end 800 ms after A's
+			// caller left at the earliest (a stamp taken late only shortens
+			// d).
+			d := bEnded.Sub(<-aEnded)
+			t.Logf("%s: err=%v ErrCanceledByOther=%v, %v after A's caller left", kind, err, errors.Is(err, ErrCanceledByOther), d)
 			if errors.Is(err, ErrCanceledByOther) {
 				t.Errorf("own statement_timeout reported as ErrCanceledByOther")
 			}
-			if d > 800*time.Millisecond {
-				t.Errorf("statement that times out after 400ms (queued behind ~100ms of A) took %v: it was run again", d)
+			if d > 750*time.Millisecond {
+				t.Errorf("statement that times out after 400ms ended %v after A's caller left: it was run again", d)
 			}
 		})
 	}

@@ -173,12 +173,18 @@ func TestPipelinePrepareOnce(t *testing.T) {
 func TestPipelineCancelWaiting(t *testing.T) {
 	c := connect(t, srv.DSN())
 	ctx := testCtx(t)
+	// Prepared, each call is one request: the slow one is queued first.
+	for _, sql := range []string{"SELECT pg_sleep(0.5)::text || $1::text", "SELECT $1::int"} {
+		if _, err := c.Prepare(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
 	slow := make(chan error, 1)
 	go func() {
 		var s string
 		slow <- c.QueryRow(ctx, "SELECT pg_sleep(0.5)::text || $1::text", "done").Scan(&s)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	waitQueued(t, c, 1)
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()

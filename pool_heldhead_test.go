@@ -185,10 +185,13 @@ func TestPoolReadInsideLockingTx(t *testing.T) {
 				t.Fatal(err)
 			}
 			blocked := make(chan error, 1)
-			blockedAt.Store(time.Now().UnixNano())
 			go func() {
 				bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()
+				// Stored here, not before the goroutine starts: under load
+				// it may start late, and reads before the UPDATE is sent
+				// are not late.
+				blockedAt.Store(time.Now().UnixNano())
 				_, err := p.Exec(bctx, "UPDATE heldhead_lock SET v = v + 1 WHERE id = 1")
 				blocked <- err
 			}()

