@@ -58,10 +58,25 @@ type loopLoad struct {
 	maxErrs int64
 	bad     atomic.Int64
 	wg      sync.WaitGroup
+	// more, when set before spawn, keeps the loops going past end while
+	// it returns true, until last: for a load that must have exercised
+	// something, which a loaded machine may not do in the first d.
+	more func() bool
+	last time.Time
 }
 
 func newLoopLoad(t *testing.T, d time.Duration, maxErrs int64) *loopLoad {
-	return &loopLoad{t: t, end: time.Now().Add(d), maxErrs: maxErrs}
+	now := time.Now()
+	return &loopLoad{t: t, end: now.Add(d), last: now.Add(5 * d), maxErrs: maxErrs}
+}
+
+// running reports whether the loops go on.
+func (l *loopLoad) running() bool {
+	if l.bad.Load() >= l.maxErrs {
+		return false
+	}
+	now := time.Now()
+	return now.Before(l.end) || l.more != nil && now.Before(l.last) && l.more()
 }
 
 // fail reports a failure.
@@ -77,7 +92,7 @@ func (l *loopLoad) spawn(n int, f func()) {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			for time.Now().Before(l.end) && l.bad.Load() < l.maxErrs {
+			for l.running() {
 				f()
 			}
 		}()
@@ -149,6 +164,7 @@ func writerTakeoverMix(t *testing.T, extra string, listen bool) {
 
 	var seq atomic.Int64
 	l := newLoopLoad(t, 2*time.Second, 20)
+	l.more = func() bool { return writerTakeovers(c) == 0 } // until one has happened
 	fail, spawn := l.fail, l.spawn
 	// Echo.
 	spawn(60, func() {

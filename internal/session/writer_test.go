@@ -108,10 +108,16 @@ func TestWriterTakeoverEchoesOwnValue(t *testing.T) {
 					s = dialSessionOpts(t, syncEach(dsn))
 				}
 				ctx := testCtx(t)
-				n := runEchoLoad(t, ctx, s, g, time.Second)
+				// Rounds of a second until a takeover has happened (a
+				// loaded machine may see none in one), at most five.
+				wantTakeover := g >= 8 && g <= 50
+				var n int64
+				for round := 0; round < 5 && (round == 0 || wantTakeover && takeovers(s) == 0); round++ {
+					n += runEchoLoad(t, ctx, s, g, time.Second)
+				}
 				tk := takeovers(s)
 				t.Logf("%d statements, %d takeovers", n, tk)
-				if g >= 8 && g <= 50 && tk == 0 {
+				if wantTakeover && tk == 0 {
 					t.Errorf("no takeover happened: the test exercised nothing")
 				}
 				// The session still answers in order afterwards.
@@ -243,7 +249,7 @@ func TestWriterTakeoverShortCtx(t *testing.T) {
 							oks.Add(1)
 						case err != nil && short && errors.Is(err, context.DeadlineExceeded):
 							ctxErrs.Add(1)
-							if over := time.Since(deadline); over > 500*time.Millisecond {
+							if over := time.Since(deadline); over > time.Second { // -race on a small, loaded machine
 								late.Add(1)
 								t.Errorf("ctx error %v after the deadline", over)
 							}
@@ -295,31 +301,11 @@ func TestWriterTakeoverRunsEachInsertOnce(t *testing.T) {
 					t.Errorf(f, a...)
 				}
 			}
-			end := time.Now().Add(1500 * time.Millisecond)
-			var wg sync.WaitGroup
-			for i := 0; i < 80; i++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for time.Now().Before(end) && bad.Load() < 10 {
-						v := seq.Add(1)
-						if i%8 == 0 {
-							x, err := echo(ctx, s, "SELECT (1/($1::int8 - $1::int8))::text", v)
-							if sqlState(err) != "22012" {
-								fail("division: %s %v", x[0], err)
-							}
-							failed.Add(1)
-							continue
-						}
-						if got, err := echo(ctx, s, "INSERT INTO "+tbl+" VALUES ($1) RETURNING k::text", v); err != nil || got[0] != itoa(v) {
-							fail("insert %d: got %s %v", v, got[0], err)
-							continue
-						}
-						inserted.Add(1)
-					}
-				}()
+			// Rounds of 1.5 s until a takeover has happened (a loaded
+			// machine may see none in one), at most five.
+			for round := 0; round < 5 && bad.Load() == 0 && (round == 0 || takeovers(s) == 0); round++ {
+				insertStormRound(ctx, s, tbl, &seq, &bad, &inserted, &failed, fail)
 			}
-			wg.Wait()
 			if n, err := queryInts(ctx, other, "SELECT count(*)::text FROM "+tbl); err != nil || n[0] != inserted.Load() {
 				t.Errorf("table has %v rows, %d inserts succeeded (%v)", n, inserted.Load(), err)
 			}
@@ -331,6 +317,37 @@ func TestWriterTakeoverRunsEachInsertOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// insertStormRound is one round of TestWriterTakeoverRunsEachInsertOnce:
+// 80 goroutines for 1.5 s, one in eight running a failing division, the
+// others an INSERT of a new key that must echo its own key.
+func insertStormRound(ctx context.Context, s *Session, tbl string, seq, bad, inserted, failed *atomic.Int64, fail func(string, ...any)) {
+	end := time.Now().Add(1500 * time.Millisecond)
+	var wg sync.WaitGroup
+	for i := 0; i < 80; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) && bad.Load() < 10 {
+				v := seq.Add(1)
+				if i%8 == 0 {
+					x, err := echo(ctx, s, "SELECT (1/($1::int8 - $1::int8))::text", v)
+					if sqlState(err) != "22012" {
+						fail("division: %s %v", x[0], err)
+					}
+					failed.Add(1)
+					continue
+				}
+				if got, err := echo(ctx, s, "INSERT INTO "+tbl+" VALUES ($1) RETURNING k::text", v); err != nil || got[0] != itoa(v) {
+					fail("insert %d: got %s %v", v, got[0], err)
+					continue
+				}
+				inserted.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestWriterTakeoverCancelStorm: takeovers under cancels: pg_cancel_backend
