@@ -365,12 +365,17 @@ func TestWriterTakeoverCancelStorm(t *testing.T) {
 					o.CancelGrace = time.Millisecond // cancel_grace=1ms
 				})
 				killer := dialSession(t)
-				ctx := testCtx(t)
-				var seq, bad, oks, canceled, ctxErrs atomic.Int64
 				// Rounds of a second until a takeover has happened (it needs
 				// a writer yielding while half the queue waits: under a
-				// loaded -race run one second may see none), at most five.
-				for round := 0; round < 5 && bad.Load() == 0 && (round == 0 || takeovers(s) == 0); round++ {
+				// loaded -race run, with drains holding writes, several
+				// rounds may see none), for at most 40 s. A round ends
+				// once its calls have: seconds after its end under load,
+				// hence a ctx of the storm's own, not testCtx's 30 s.
+				ctx, cancelStorm := context.WithTimeout(context.Background(), 90*time.Second)
+				defer cancelStorm()
+				start := time.Now()
+				var seq, bad, oks, canceled, ctxErrs atomic.Int64
+				for round := 0; bad.Load() == 0 && (round == 0 || takeovers(s) == 0 && time.Since(start) < 40*time.Second); round++ {
 					end := time.Now().Add(time.Second)
 					var wg sync.WaitGroup
 					for i := 0; i < 60; i++ {
@@ -417,8 +422,9 @@ func TestWriterTakeoverCancelStorm(t *testing.T) {
 					}()
 					wg.Wait()
 				}
-				t.Logf("ok %d, 57014 %d, ctx %d, takeovers %d", oks.Load(), canceled.Load(), ctxErrs.Load(), takeovers(s))
+				t.Logf("ok %d, 57014 %d, ctx %d, takeovers %d, in %v", oks.Load(), canceled.Load(), ctxErrs.Load(), takeovers(s), time.Since(start))
 				// In sync afterwards (a stray cancel may still hit: retry once).
+				ctx = testCtx(t)
 				got, err := echo(ctx, s, "SELECT 31337::int8::text")
 				if err != nil {
 					got, err = echo(ctx, s, "SELECT 31337::int8::text")
