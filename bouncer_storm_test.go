@@ -77,7 +77,7 @@ func bouncerStorm(t *testing.T, b *pgtest.PgBouncer, table string, dur time.Dura
 				want := rng.IntN(1 << 20)
 				start := time.Now()
 				err := p.QueryRow(cctx, "SELECT $1::int FROM pg_sleep($2::float8)", want, float64(rng.IntN(40))/1000).Scan(&v)
-				if late := time.Since(start) - d; late > 150*time.Millisecond {
+				if late := time.Since(start) - d; late > 500*time.Millisecond { // -race on a small, loaded machine: stalls of 300 ms seen
 					report("canceler: returned %v after its deadline (%v)", late, err)
 				}
 				cancel()

@@ -63,7 +63,7 @@ func (st *stormStats) checkErr(op string, ctx context.Context, err error, ddl ti
 // checkErrAt applies the rules to an error an op of ctx returned at
 // returned.
 func (st *stormStats) checkErrAt(op string, ctx context.Context, err error, ddl time.Time, hasDdl bool, returned time.Time) {
-	if hasDdl && returned.After(ddl.Add(200*time.Millisecond)) {
+	if hasDdl && returned.After(ddl.Add(500*time.Millisecond)) { // -race on a small, loaded machine: stalls of 300 ms seen
 		st.bad("%s: returned %v after its deadline (err=%v)", op, returned.Sub(ddl), err)
 	}
 	if err == nil {
