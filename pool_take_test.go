@@ -112,7 +112,18 @@ func TestPoolTakerNoDeadlineBehindDeadline(t *testing.T) {
 	if !waitFor(t, 5*time.Second, func() (bool, error) { return px.refused.Load() >= 6, nil }) {
 		t.Fatalf("%d attempts refused in 5 s", px.refused.Load())
 	}
-	t.Logf("while the deadline caller waits: %+v", p.Stat())
+	// A statement with a deadline waits in the statements' line too.
+	execDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err := p.Exec(ctx, "SELECT 1")
+		execDone <- err
+	}()
+	if !waitFor(t, 5*time.Second, func() (bool, error) { return p.Stat().Waiting > 0, nil }) {
+		t.Fatalf("the statement with a deadline never waited: %+v", p.Stat())
+	}
+	t.Logf("while the deadline callers wait: %+v", p.Stat())
 	calls := []struct {
 		name string
 		call func() error
@@ -157,6 +168,9 @@ func TestPoolTakerNoDeadlineBehindDeadline(t *testing.T) {
 	}
 	if err := <-longDone; err == nil {
 		t.Error("the Acquire with a deadline succeeded")
+	}
+	if err := <-execDone; err == nil {
+		t.Error("the Exec with a deadline succeeded")
 	}
 }
 

@@ -120,12 +120,12 @@ func (p *Host) route(ctx context.Context, rows bool) (pc *Conn, check bool, err 
 			return pc, check, nil
 		}
 		// pickLocked opened a connection if the pool may grow.
-		if err := p.backoffErrLocked(ctx); err != nil {
-			p.mu.Unlock()
-			return nil, false, err
-		}
 	} else {
 		p.openForWaitersLocked()
+	}
+	if err := p.backoffErrLocked(ctx); err != nil {
+		p.mu.Unlock()
+		return nil, false, err
 	}
 	w := p.newWaiter(ctx)
 	w.rows = rows
