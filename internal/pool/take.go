@@ -133,18 +133,19 @@ func (p *Host) takeUntraced(ctx context.Context) (pc *Conn, check bool, err erro
 			return nil, false, p.cfg.closedErr()
 		}
 		p.pruneClosedLocked()
-		if !reserved && p.takeLine.head == nil { // nobody waits before this call
-			if pc := p.idleForTakeLocked(); pc != nil {
-				// Always looked at: nothing can send the holder's
-				// statements elsewhere (a look costs a system call).
-				return pc, p.st.IdleCheck != NoLimit, nil
-			}
-		}
 		if !reserved {
+			first := p.takeLine.head == nil // nobody waits before this call
+			if first {
+				if pc := p.idleForTakeLocked(); pc != nil {
+					// Always looked at: nothing can send the holder's
+					// statements elsewhere (a look costs a system call).
+					return pc, p.st.IdleCheck != NoLimit, nil
+				}
+			}
 			if err := p.backoffErrLocked(ctx); err != nil {
 				return nil, false, err
 			}
-			if p.takeLine.head == nil {
+			if first {
 				reserved = p.reserveOpenLocked()
 			}
 		}
